@@ -1,0 +1,101 @@
+# shoal: top-level driver around CMake/ctest.
+#
+#   make deps       install missing Debian packages (apt-get; sudo when not root)
+#   make configure  cmake -S . -B build (Release, -Werror)
+#   make [build]    build everything into build/ (binaries in build/bin)
+#   make run        build, then run build/bin/shoal-demo $(RUN_ARGS)
+#   make test       build, then ctest (one process per test case)
+#   make bench      build, then run every build/bin/bench-* $(BENCH_ARGS)
+#   make asan       Debug + AddressSanitizer/UBSan tree in build-asan/, build and ctest
+#   make clean      remove build/ and build-asan/
+#
+# Variables: BUILD_DIR, ASAN_DIR, BUILD_TYPE, CMAKE_ARGS, JOBS, CTEST_ARGS,
+# BENCH_ARGS, RUN_ARGS.
+
+SHELL := /bin/bash
+MAKEFLAGS += --no-print-directory
+.DEFAULT_GOAL := build
+
+BUILD_DIR  ?= build
+ASAN_DIR   ?= build-asan
+BUILD_TYPE ?= Release
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CTEST_JOBS ?= 2
+CMAKE_ARGS ?=
+CTEST_ARGS ?=
+BENCH_ARGS ?=
+RUN_ARGS   ?=
+
+CMAKE ?= cmake
+CTEST ?= ctest
+CTEST_FLAGS = --output-on-failure -j$(CTEST_JOBS) --timeout 600 $(CTEST_ARGS)
+
+DEB_PACKAGES := cmake g++ make pkg-config \
+	libboost-context-dev libcli11-dev libfmt-dev \
+	libgtest-dev libgmock-dev libbenchmark-dev \
+	nlohmann-json3-dev libssl-dev
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Sanitizer runtime settings for `make asan` (override from the environment).
+ASAN_OPTIONS  ?= detect_leaks=1:strict_init_order=1
+UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+
+.PHONY: all deps configure build run test bench asan clean
+
+all: build
+
+deps:
+	@if ! command -v dpkg-query >/dev/null 2>&1; then \
+	  echo "deps: dpkg-query not found (not Debian?); install by hand: $(DEB_PACKAGES)"; \
+	  exit 0; \
+	fi; \
+	missing=""; \
+	for pkg in $(DEB_PACKAGES); do \
+	  status="$$(dpkg-query -W -f='$${Status}' "$$pkg" 2>/dev/null || true)"; \
+	  case "$$status" in *" installed") ;; *) missing="$$missing $$pkg" ;; esac; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  $(SUDO) apt-get update && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+# cmake runs every time (cheap on an existing tree, and always applies the flags
+# below even if build/ was configured differently before).
+configure: deps
+	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSHOAL_WERROR=ON $(CMAKE_ARGS)
+
+build: configure
+	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS)
+
+run: build
+	@if [ ! -x $(BUILD_DIR)/bin/shoal-demo ]; then \
+	  echo "run: $(BUILD_DIR)/bin/shoal-demo was not built (is apps/demo.cpp there?)"; exit 1; \
+	fi
+	$(BUILD_DIR)/bin/shoal-demo $(RUN_ARGS)
+
+test: build
+	$(CTEST) --test-dir $(BUILD_DIR) $(CTEST_FLAGS)
+
+bench: build
+	@found=0; \
+	for exe in $(BUILD_DIR)/bin/bench-*; do \
+	  [ -f "$$exe" ] && [ -x "$$exe" ] || continue; \
+	  found=1; \
+	  echo "== $$exe"; \
+	  "$$exe" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+	    $(BENCH_ARGS) || exit 1; \
+	done; \
+	if [ $$found = 0 ]; then echo "bench: no $(BUILD_DIR)/bin/bench-* executables"; fi
+
+asan: deps
+	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug \
+	  -DSHOAL_SANITIZE=address,undefined -DSHOAL_BUILD_BENCHMARKS=OFF $(CMAKE_ARGS)
+	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS)
+	ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' \
+	  $(CTEST) --test-dir $(ASAN_DIR) $(CTEST_FLAGS)
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

@@ -1,0 +1,68 @@
+// completion_event: a counter of outstanding work owned by one core, with
+// waiters. enroll() adds work, complete() retires it, wait() suspends the
+// calling worker until the count is zero.
+//
+// The event belongs to the core that created it: enroll() and wait() run
+// there. complete() may run on any core of this process: off the home core it
+// forwards itself by message (one closure message per call).
+#pragma once
+
+#include <cstdint>
+
+#include "shoal/detail/intrusive_list.hpp"
+#include "shoal/detail/scheduler.hpp"
+#include "shoal/message.hpp"
+#include "shoal/runtime.hpp"
+
+namespace shoal {
+
+class completion_event {
+ public:
+  explicit completion_event(std::int64_t initial = 0) : count_(initial), home_(mycore()) {}
+  completion_event(const completion_event&) = delete;
+  completion_event& operator=(const completion_event&) = delete;
+
+  /// Adds `n` units of outstanding work. Home core only.
+  void enroll(std::int64_t n = 1) noexcept {
+    SHOAL_ASSERT(mycore() == home_, "completion_event::enroll off its home core");
+    count_ += n;
+  }
+
+  /// Retires `n` units; at zero, wakes every waiter. Any core of the process.
+  void complete(std::int64_t n = 1) {
+    if (mycore() != home_) {
+      completion_event* self = this;
+      send(home_, [self, n] { self->complete_at_home(n); });
+      return;
+    }
+    complete_at_home(n);
+  }
+
+  /// Suspends the calling worker until the count is zero. Home core only.
+  void wait() {
+    SHOAL_ASSERT(mycore() == home_, "completion_event::wait off its home core");
+    if (count_ == 0) return;
+    detail::scheduler& s = detail::this_scheduler();
+    waiters_.push(s.current());
+    s.suspend("completion_event");
+  }
+
+  std::int64_t count() const noexcept { return count_; }
+  int home() const noexcept { return home_; }
+
+ private:
+  void complete_at_home(std::int64_t n) {
+    count_ -= n;
+    SHOAL_ASSERT(count_ >= 0, "completion_event completed more often than enrolled");
+    if (count_ == 0) {
+      detail::scheduler& s = detail::this_scheduler();
+      while (detail::worker* w = waiters_.pop()) s.wake(w);
+    }
+  }
+
+  std::int64_t count_;
+  int home_;
+  detail::worker_list waiters_;
+};
+
+}  // namespace shoal

@@ -1,0 +1,87 @@
+// shoal: the one configuration object.
+//
+// Defaults, `SHOAL_*` environment variables and command-line flags are parsed
+// here and nowhere else. Precedence: flag > environment > default. Every value
+// is validated (range and cross-field consistency) before the runtime starts;
+// a bad value is reported with the flag's name and its accepted range.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace shoal {
+
+/// Thrown by `config` parsing and validation; the message names the flag
+/// (e.g. "--cores"), the value received and the accepted range.
+class config_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Runtime configuration of one process. All cores of the process share it.
+struct config {
+  /// --cores [1, 4096]: OS threads; 0 (auto) until resolve() sets the
+  /// hardware thread count.
+  int cores = 0;
+  /// --stack-kb [16, 1048576], a multiple of 4: worker stack size in KiB.
+  int stack_kb = 64;
+  /// --max-workers-per-core [1, 1000000]: most workers (stacks) alive on one core.
+  int max_workers_per_core = 8192;
+  /// --aggregation-bytes [256, 67108864]: size of one aggregation buffer.
+  std::int64_t aggregation_bytes = 16384;
+  /// --flush-us [0, 10000000]: the oldest staged message is sent after this age.
+  std::int64_t flush_us = 50;
+  /// --buffers-per-core [4, 1000000]: aggregation buffer pool per core.
+  int buffers_per_core = 64;
+  /// --heap-mb [1, 16777216]: global heap per process (lazily committed).
+  std::int64_t heap_mb = 1024;
+  /// --block-bytes [8, 1048576], a power of two: block size of linear global arrays.
+  std::int64_t block_bytes = 64;
+  /// --stats: print runtime counters at finalize.
+  bool stats = false;
+  /// --verbose: print the effective configuration at init.
+  bool verbose = false;
+
+  /// Parses `SHOAL_*` variables from `envp` (a null-terminated array of
+  /// "NAME=value" strings, like `environ`; may be null), then the flags in
+  /// argv[1..argc). Recognised shoal flags (both `--flag value` and
+  /// `--flag=value` forms; booleans take no value, or `=0|1|true|false`) are
+  /// removed from argv and argc is updated; everything else is left in order
+  /// for the application. `--help-shoal` is not handled here.
+  /// Throws config_error on a malformed or out-of-range value; the result is
+  /// resolved and validated.
+  ///
+  /// Details: only exact names are shoal flags (`--cores3` and `--stats-file`
+  /// belong to the application); `--` ends parsing and stays in argv with all
+  /// that follows; a repeated flag keeps its last value; an integer flag at
+  /// the end of argv without its value is an error ("--cores: missing
+  /// value"). A malformed `SHOAL_*` variable is an error even when a flag
+  /// overrides it; unknown `SHOAL_*` names are ignored. On a throw, argc and
+  /// argv are left unchanged; when flags are removed, the new argv[argc] is
+  /// set to null, as main() guarantees for the original.
+  /// Who: the process's main thread, before the runtime starts. Cost: local,
+  /// no messages.
+  static config parse(int& argc, char** argv, char** envp);
+
+  /// Replaces 0 (auto) fields by their effective values (cores = hardware
+  /// threads, at least 1 and at most 4096). Idempotent.
+  config& resolve();
+
+  /// Checks every field's range and cross-field consistency; throws
+  /// config_error naming the flag(s) and the accepted range. An unresolved
+  /// field (cores == 0) is checked as resolve() would set it. Cross-field
+  /// rules: heap_mb MiB / cores >= block_bytes; buffers_per_core *
+  /// aggregation_bytes <= 1 GiB; stack_kb * max_workers_per_core <= 64 TiB.
+  void validate() const;
+
+  /// One line per field, flag name padded then value ("  --cores  ...  2"),
+  /// in declaration order, each ending in '\n'; for --verbose.
+  std::string describe() const;
+
+  /// Help text listing every flag, its environment variable, default and range.
+  static std::string help();
+};
+
+}  // namespace shoal

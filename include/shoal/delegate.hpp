@@ -1,0 +1,184 @@
+// Delegate operations (Grappa section 4): instead of moving data to the
+// computation, send the operation to the core that owns the data. The
+// operation runs there in handler context, to completion and without
+// suspending, so it is atomic with respect to every other delegate on that
+// core without hardware atomics. When the data is on the calling core the
+// operation runs immediately (no message).
+//
+// Blocking forms suspend the calling worker for one round trip (two
+// messages) and return the result. async_* forms return at once: those with
+// a result give a future (two messages); the fire-and-forget ones enroll in
+// a global_completion_event (default_gce() unless given) and cost one
+// message, the completion being counted where the operation ran.
+#pragma once
+
+#include <cstring>
+#include <type_traits>
+
+#include "shoal/detail/scheduler.hpp"
+#include "shoal/future.hpp"
+#include "shoal/global_completion_event.hpp"
+#include "shoal/global_ptr.hpp"
+#include "shoal/message.hpp"
+#include "shoal/runtime.hpp"
+
+namespace shoal::delegate {
+
+namespace detail {
+template <class R>
+struct reply_slot {
+  alignas(shoal::detail::stored_t<R>) unsigned char value[sizeof(shoal::detail::stored_t<R>)];
+  shoal::detail::worker* waiter;
+};
+}  // namespace detail
+
+/// Runs f() on global core `core` and returns its result. Blocking: suspends
+/// the calling worker until the reply arrives. f must be a
+/// message_handler_like closure that does not suspend. Worker only.
+template <class F>
+auto call(int core, const F& f) -> std::invoke_result_t<const F&> {
+  using R = std::invoke_result_t<const F&>;
+  shoal::detail::check_message_closure<F>();
+  if (core == mycore()) return f();
+  shoal::detail::scheduler& s = shoal::detail::this_scheduler();
+  SHOAL_CHECK(s.in_worker(), "delegate::call outside a task (handlers must not block)");
+  detail::reply_slot<R> slot;
+  slot.waiter = s.current();
+  detail::reply_slot<R>* sp = &slot;
+  const int me = mycore();
+  send(core, [f, sp, me] {
+    if constexpr (std::is_void_v<R>) {
+      f();
+      send(me, [sp] { shoal::detail::this_scheduler().wake(sp->waiter); });
+    } else {
+      const R r = f();
+      send(me, [sp, r] {
+        std::memcpy(sp->value, &r, sizeof r);
+        shoal::detail::this_scheduler().wake(sp->waiter);
+      });
+    }
+  });
+  s.suspend("delegate");
+  if constexpr (!std::is_void_v<R>) {
+    R r;
+    std::memcpy(&r, slot.value, sizeof r);
+    return r;
+  }
+}
+
+/// Runs f() on `core` and returns a future of its result. Returns at once.
+template <class F>
+auto async_call(int core, const F& f) -> future<std::invoke_result_t<const F&>> {
+  using R = std::invoke_result_t<const F&>;
+  auto [p, fut] = make_promise_pair<R>();
+  if (core == mycore()) {
+    if constexpr (std::is_void_v<R>) {
+      f();
+      p.set_value();
+    } else {
+      p.set_value(f());
+    }
+    return std::move(fut);
+  }
+  send(core, [f, p] {
+    if constexpr (std::is_void_v<R>) {
+      f();
+      p.set_value();
+    } else {
+      p.set_value(f());
+    }
+  });
+  return std::move(fut);
+}
+
+/// Runs f() on `core` without a reply; `gce` counts it until it has run.
+template <class F>
+void async_call(int core, const F& f, global_completion_event& gce) {
+  gce.enroll();
+  if (core == mycore()) {
+    f();
+    gce.complete();
+    return;
+  }
+  global_completion_event* g = &gce;
+  send(core, [f, g] {
+    f();
+    g->complete();
+  });
+}
+
+/// The value at `p`. Blocking.
+template <class T>
+T read(global_ptr<T> p) {
+  return call(p.core(), [p] { return *p.local(); });
+}
+
+/// Stores `v` at `p`. Blocking (returns once stored).
+template <class T>
+void write(global_ptr<T> p, T v) {
+  call(p.core(), [p, v] { *p.local() = v; });
+}
+
+/// If *p == expected, stores desired; returns whether it did. Blocking.
+template <class T>
+bool compare_and_swap(global_ptr<T> p, T expected, T desired) {
+  return call(p.core(), [p, expected, desired] {
+    T* x = p.local();
+    if (!(*x == expected)) return false;
+    *x = desired;
+    return true;
+  });
+}
+
+/// Adds `inc` to *p and returns the previous value. Blocking.
+template <class T>
+T fetch_add(global_ptr<T> p, T inc) {
+  return call(p.core(), [p, inc] {
+    T* x = p.local();
+    const T old = *x;
+    *x = old + inc;
+    return old;
+  });
+}
+
+/// Future of the value at `p`.
+template <class T>
+future<T> async_read(global_ptr<T> p) {
+  return async_call(p.core(), [p] { return *p.local(); });
+}
+
+/// Future of the previous value; adds `inc` at p's home.
+template <class T>
+future<T> async_fetch_add(global_ptr<T> p, T inc) {
+  return async_call(p.core(), [p, inc] {
+    T* x = p.local();
+    const T old = *x;
+    *x = old + inc;
+    return old;
+  });
+}
+
+/// Future of whether the swap happened.
+template <class T>
+future<bool> async_compare_and_swap(global_ptr<T> p, T expected, T desired) {
+  return async_call(p.core(), [p, expected, desired] {
+    T* x = p.local();
+    if (!(*x == expected)) return false;
+    *x = desired;
+    return true;
+  });
+}
+
+/// Stores `v` at `p` without a reply; `gce` tracks completion.
+template <class T>
+void async_write(global_ptr<T> p, T v, global_completion_event& gce = default_gce()) {
+  async_call(p.core(), [p, v] { *p.local() = v; }, gce);
+}
+
+/// Adds `inc` at `p` without a reply; `gce` tracks completion.
+template <class T>
+void async_add(global_ptr<T> p, T inc, global_completion_event& gce = default_gce()) {
+  async_call(p.core(), [p, inc] { *p.local() += inc; }, gce);
+}
+
+}  // namespace shoal::delegate

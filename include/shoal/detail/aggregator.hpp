@@ -1,0 +1,149 @@
+// The aggregator of one core: per-destination staging of outgoing messages,
+// delivery of full batches, and the receive loop.
+//
+// Contract.
+// - Staging: messages to one destination on one stream (closures, or one
+//   typed channel) are appended to that pair's buffer; a buffer holds
+//   messages only while staged, and then sits in the dirty list.
+// - Flush: a staged buffer is delivered when the next message does not fit
+//   (size), when the oldest staged message is older than --flush-us (age,
+//   checked at every poll), when the core goes idle, and on flush().
+// - Delivery to a core of this process pushes the buffer pointer into that
+//   core's lock-free MPSC inbound ring and nudges it awake; no process-wide
+//   lock. The receiver runs the batch's handlers in its scheduler context and
+//   returns the buffer to its owner's return ring.
+// - Ordering: messages from one core to one core on one stream run in the
+//   order they were sent; there is no order between streams.
+// - Memory: each core owns --buffers-per-core buffers. A worker that needs a
+//   buffer when none is free first flushes everything it has staged, then
+//   yields until buffers come back (back-pressure). Handler code (scheduler
+//   context) cannot yield: it takes an overflow buffer, counted in stats;
+//   overflow buffers are freed, not pooled, when they come back.
+// - Handlers run to completion and must not suspend; one that needs to wait
+//   spawns a task.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "shoal/detail/buffer.hpp"
+#include "shoal/detail/mpsc_ring.hpp"
+#include "shoal/stats.hpp"
+
+namespace shoal::detail {
+
+class scheduler;
+
+/// A typed channel's receive side, registered per process under its id.
+struct channel_entry {
+  void (*deliver)(const void* state, const char* data, std::uint32_t count) = nullptr;
+  alignas(8) unsigned char state[64];
+  std::uint32_t value_bytes = 0;
+};
+
+inline constexpr std::uint32_t max_streams = 256;  // stream 0 = closures
+
+class aggregator {
+ public:
+  aggregator(int local_core, int rank_base, int total_cores, std::size_t buffer_bytes,
+             int pool_buffers, std::uint64_t flush_ns, scheduler& sched, core_stats& stats);
+  ~aggregator();
+  aggregator(const aggregator&) = delete;
+  aggregator& operator=(const aggregator&) = delete;
+
+  /// Reserves `n` payload bytes for one message to global core `dest` on
+  /// `stream` and returns where to write them. May suspend the calling worker
+  /// (back-pressure) when no buffer is free.
+  char* reserve(std::uint32_t stream, int dest, std::uint32_t n) {
+    buffer** row = slots_[stream];
+    if (row != nullptr) {
+      buffer* b = row[dest];
+      if (b != nullptr && b->bytes + n <= capacity_) {
+        char* p = b->data() + b->bytes;
+        b->bytes += n;
+        ++b->count;
+        ++stats_.messages_sent;
+        stats_.bytes_sent += n;
+        return p;
+      }
+    }
+    return reserve_slow(stream, dest, n);
+  }
+
+  /// Delivers every staged buffer now.
+  void flush_all();
+
+  /// Poll hook: returns, inbound batches, age flush. True when it did work.
+  bool poll();
+  /// Idle hook: flushes what is staged. True when it flushed something.
+  bool on_idle();
+
+  /// Largest payload one message may have.
+  std::uint32_t capacity() const noexcept { return capacity_; }
+
+  /// Buffers delivered to cores of this process and buffers processed here
+  /// (monotonic; for quiescence detection).
+  std::uint64_t delivered() const noexcept { return delivered_.load(std::memory_order_acquire); }
+  std::uint64_t processed() const noexcept { return processed_.load(std::memory_order_acquire); }
+  bool has_staged() const noexcept { return !dirty_.empty(); }
+  /// Whether some delivery found a full ring and waits to be retried.
+  bool has_pending_delivery() const noexcept { return pending_size_.load(std::memory_order_acquire) != 0; }
+  /// After the run: takes back returned buffers, then counts those still out.
+  std::size_t buffers_out_after_drain() {
+    drain_returns();
+    return buffers_out();
+  }
+  /// Buffers of this core's pool not currently free (staged or in flight).
+  std::size_t buffers_out() const noexcept;
+
+  mpsc_ring<buffer>& inbound() noexcept { return inbound_; }
+
+ private:
+  char* reserve_slow(std::uint32_t stream, int dest, std::uint32_t n);
+  buffer* acquire();
+  void release(buffer* b);
+  void deliver(buffer* b);
+  void unstage(buffer* b);
+  void drain_returns();
+  bool retry_pending();
+  void dispatch(buffer* b);
+
+  const int local_core_;
+  const int rank_base_;
+  const int total_cores_;
+  const std::uint32_t capacity_;
+  const std::size_t buffer_bytes_;
+  const int pool_buffers_;
+  scheduler& sched_;
+  core_stats& stats_;
+  const std::uint64_t flush_ns_;
+
+  std::array<buffer**, max_streams> slots_{};
+  std::vector<buffer*> dirty_;
+  std::uint64_t first_staged_ns_ = 0;
+  std::vector<buffer*> free_;
+  std::vector<buffer*> pending_;  // deliveries that found a full ring, in order
+  std::atomic<std::size_t> pending_size_{0};  // pending_.size(), readable by other threads
+  char* slab_ = nullptr;
+
+  mpsc_ring<buffer> inbound_;
+  mpsc_ring<buffer> returns_;
+  alignas(64) std::atomic<std::uint64_t> delivered_{0};  // written by senders
+  alignas(64) std::atomic<std::uint64_t> processed_{0};  // written by this core
+};
+
+/// The aggregator of the calling core.
+inline thread_local aggregator* tls_aggregator = nullptr;
+
+/// Process-wide table of channels (index = stream id; 0 is unused).
+channel_entry* channel_table() noexcept;
+/// Claims a free channel id; fails the job when all are taken.
+std::uint32_t claim_channel();
+void release_channel(std::uint32_t id);
+
+/// Aggregators of this process, by local core.
+aggregator& aggregator_of(int local_core) noexcept;
+
+}  // namespace shoal::detail

@@ -1,0 +1,35 @@
+// Error tiers (STYLE 10): SHOAL_CHECK is always on and ends the whole job with
+// rank, core, file:line and cause; SHOAL_ASSERT is the same in debug builds only.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string>
+
+namespace shoal::detail {
+
+/// Prints "shoal: fatal on rank R core C: <what> (file:line)" to stderr and
+/// ends the whole job with exit status 1. Never returns. Callable from any
+/// thread, inside or outside a worker.
+[[noreturn]] void fatal(const std::string& what, const char* file, int line);
+
+/// Like fatal() without a source location: for errors that are the user's to
+/// fix (bad flag, exhausted heap), where file:line would only be noise.
+[[noreturn]] void fatal_user(const std::string& what);
+
+}  // namespace shoal::detail
+
+#define SHOAL_CHECK(cond, ...)                                                              \
+  do {                                                                                      \
+    if (__builtin_expect(!(cond), 0))                                                       \
+      ::shoal::detail::fatal("check failed: " #cond ": " + ::fmt::format(__VA_ARGS__),      \
+                             __FILE__, __LINE__);                                           \
+  } while (0)
+
+#ifdef NDEBUG
+#define SHOAL_ASSERT(cond, ...) \
+  do {                          \
+  } while (0)
+#else
+#define SHOAL_ASSERT(cond, ...) SHOAL_CHECK(cond, __VA_ARGS__)
+#endif

@@ -1,0 +1,173 @@
+// The scheduler of one core (an OS thread).
+//
+// Contract. Only the owning core's thread touches the ready queue, the
+// private task queue, the idle worker list and the wait lists of objects it
+// owns; the only cross-thread entry points are the public deque (thieves),
+// notify() (wake from idle sleep) and the stop/exit flags. Priority order of a
+// scheduling decision: ready (resumed) workers, then new tasks (private queue
+// before public deque, run by an idle or new worker), then stealing, then
+// idling. Progress hooks (registered by comm) run in the scheduler's own
+// context every `poll_interval` switches and whenever the core has nothing
+// else to do; they never run inside a worker, so a message handler can never
+// interrupt a task midway. Idle policy: spin briefly, then sleep on a futex
+// with a growing timeout (50 us .. 1 ms); notify() cuts the sleep short.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "shoal/detail/chase_lev_deque.hpp"
+#include "shoal/detail/check.hpp"
+#include "shoal/detail/intrusive_list.hpp"
+#include "shoal/detail/ready_queue.hpp"
+#include "shoal/detail/task_fifo.hpp"
+#include "shoal/detail/worker.hpp"
+#include "shoal/stats.hpp"
+
+namespace shoal::detail {
+
+class stack_pool;
+class scheduler;
+
+/// A progress hook: returns true when it did some work.
+struct hook {
+  bool (*fn)(void* arg);
+  void* arg;
+};
+
+/// The cores of one process, for stealing and waking.
+struct core_group {
+  std::vector<scheduler*> cores;
+  std::atomic<int> sleepers{0};
+  std::atomic<bool> exit{false};
+};
+
+class scheduler {
+ public:
+  static constexpr std::uint32_t poll_interval = 64;
+
+  scheduler(int core, core_group& group, std::size_t stack_bytes, int max_workers);
+  ~scheduler();
+  scheduler(const scheduler&) = delete;
+  scheduler& operator=(const scheduler&) = delete;
+
+  /// Body of the core's OS thread; returns once group.exit is set.
+  void run_loop();
+
+  // ---- owning core only ----
+  void spawn_private(const inline_task& t) {
+    ++stats.tasks_spawned;
+    private_.push(t);
+  }
+  void spawn_public(const inline_task& t);
+
+  /// Requeues the running worker at the tail and runs others. Worker only.
+  void yield();
+  /// Parks the running worker until wake(); `why` names what it waits for.
+  void suspend(const char* why);
+  /// Makes a suspended worker of this core runnable.
+  void wake(worker* w) {
+    SHOAL_ASSERT(w->suspended, "waking a worker that is not suspended");
+    w->suspended = false;
+    ready_.push(w);
+  }
+  worker* current() const noexcept { return current_; }
+  bool in_worker() const noexcept { return current_ != nullptr; }
+  int core() const noexcept { return core_; }
+
+  /// Suspends the running worker until `ready(arg)` holds; the scheduler
+  /// re-evaluates it at every poll. For conditions other cores make true
+  /// (they call nudge_watchers() so a sleeping core re-checks promptly).
+  void wait_until(bool (*ready)(const void*), const void* arg, const char* why);
+
+  void add_poll_hook(hook h) { poll_hooks_.push_back(h); }
+  void add_idle_hook(hook h) { idle_hooks_.push_back(h); }
+  /// Forces the next switch to pass through the scheduler (and its hooks).
+  void request_poll() noexcept { since_poll_ = poll_interval; }
+
+  // ---- any thread ----
+  /// Cuts an idle sleep short. The caller has published its work first.
+  void notify() noexcept;
+  /// Whether the core was idle (nothing runnable, staging flushed) when last seen.
+  bool idle() const noexcept { return idle_.load(std::memory_order_acquire); }
+  bool has_watches() const noexcept { return has_watches_.load(std::memory_order_acquire); }
+  std::int64_t public_size() const noexcept { return public_.size(); }
+  std::size_t live_workers() const noexcept { return workers_created_ - idle_count_; }
+  std::size_t queued_tasks() const noexcept {
+    return private_.size() + static_cast<std::size_t>(public_.size());
+  }
+  /// Marks the core busy; called before running handlers so that the work
+  /// they create is never mistaken for quiescence.
+  void leave_idle();
+
+  core_stats stats;
+
+ private:
+  friend void worker_entry(boost::context::detail::transfer_t);
+
+  void switch_from(worker* self);
+  void resume(worker* w);
+  bool take_local_task(inline_task& out);
+  bool try_steal(inline_task& out);
+  worker* obtain_worker();
+  bool run_hooks(std::vector<hook>& hooks);
+  bool check_watches();
+  void poll();
+  void idle_step();
+  bool wants_exit() const noexcept;
+
+  const int core_;
+  core_group& group_;
+  stack_pool* stacks_;
+  const int max_workers_;
+
+  worker* current_ = nullptr;
+  fcontext sched_ctx_ = nullptr;
+  std::uint32_t since_poll_ = 0;
+  ready_queue ready_;
+  task_fifo private_;
+  worker_list idle_workers_;
+  std::size_t idle_count_ = 0;
+  std::size_t workers_created_ = 0;
+  std::vector<hook> poll_hooks_;
+  std::vector<hook> idle_hooks_;
+  struct watch {
+    bool (*ready)(const void*);
+    const void* arg;
+    worker* w;
+  };
+  std::vector<watch> watches_;
+  std::uint64_t rng_;
+
+  // Idle state machine.
+  bool idling_ = false;
+  std::uint32_t idle_spins_ = 0;
+  std::uint32_t sleep_us_ = 50;
+  std::uint64_t phase_start_ns_ = 0;
+
+  chase_lev_deque public_;
+  alignas(64) std::atomic<bool> idle_{false};
+  std::atomic<bool> has_watches_{false};
+  alignas(64) std::atomic<std::uint32_t> sleep_word_{0};
+};
+
+/// The scheduler of the calling OS thread; null outside shoal's cores.
+inline thread_local scheduler* tls_scheduler = nullptr;
+
+inline scheduler& this_scheduler() noexcept { return *tls_scheduler; }
+
+/// Set by code that may have made a watched condition true; the aggregator
+/// turns it into nudge_watchers() once per batch.
+inline thread_local bool tls_nudge = false;
+
+/// Wakes every core of the process that has a watch, so it re-checks.
+void nudge_watchers() noexcept;
+
+/// The scheduler of local core `local_core` of this process.
+scheduler& scheduler_of(int local_core) noexcept;
+
+/// Monotonic nanoseconds.
+std::uint64_t now_ns() noexcept;
+
+}  // namespace shoal::detail

@@ -1,0 +1,181 @@
+// future<T> / promise<T>: a value that arrives later, e.g. the result of an
+// asynchronous delegate.
+//
+// The shared state lives on the core that created it (from a per-core pool:
+// no allocation in steady state). A future is used on that core: get()
+// suspends the calling worker until the value is there. A promise is a small
+// trivially copyable handle that may travel in messages; set_value() on
+// another core forwards the value to the home core by one message. Set a
+// promise exactly once.
+#pragma once
+
+#include <cstring>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "shoal/detail/intrusive_list.hpp"
+#include "shoal/detail/scheduler.hpp"
+#include "shoal/detail/small_pool.hpp"
+#include "shoal/message.hpp"
+#include "shoal/runtime.hpp"
+#include "shoal/task.hpp"
+
+namespace shoal {
+
+namespace detail {
+struct unit {};
+template <class T>
+using stored_t = std::conditional_t<std::is_void_v<T>, unit, T>;
+
+template <class T>
+struct future_state {
+  alignas(stored_t<T>) unsigned char value[sizeof(stored_t<T>)];
+  worker_list waiters;
+  int refs = 2;  // the future and the promise
+  bool ready = false;
+
+  static future_state* create() {
+    static_assert(sizeof(future_state) <= small_pool::block_bytes,
+                  "shoal::future: value type too large (at most 160 bytes)");
+    return new (this_small_pool().get()) future_state;
+  }
+  void release() noexcept {
+    if (--refs == 0) {
+      this->~future_state();
+      this_small_pool().put(this);
+    }
+  }
+  void fulfil(const stored_t<T>& v) {
+    std::memcpy(value, &v, sizeof v);
+    ready = true;
+    scheduler& s = this_scheduler();
+    while (worker* w = waiters.pop()) s.wake(w);
+    release();
+  }
+  stored_t<T> get() const {
+    stored_t<T> v;
+    std::memcpy(&v, value, sizeof v);
+    return v;
+  }
+};
+}  // namespace detail
+
+template <class T>
+class promise;
+template <class T>
+class future;
+template <class T>
+std::pair<promise<T>, future<T>> make_promise_pair();
+
+template <class T>
+class future {
+ public:
+  future() = default;
+  future(future&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+  future& operator=(future&& o) noexcept {
+    if (this != &o) {
+      reset();
+      s_ = std::exchange(o.s_, nullptr);
+    }
+    return *this;
+  }
+  ~future() { reset(); }
+
+  /// Whether the value has arrived. Home core only.
+  bool ready() const noexcept { return s_ != nullptr && s_->ready; }
+
+  /// Suspends the calling worker until the value has arrived. Home core.
+  void wait() const {
+    SHOAL_CHECK(s_ != nullptr, "wait() on an empty future");
+    if (s_->ready) return;
+    detail::scheduler& sch = detail::this_scheduler();
+    s_->waiters.push(sch.current());
+    sch.suspend("future");
+  }
+
+  /// The value; suspends until it has arrived. May be called repeatedly.
+  T get() const {
+    wait();
+    if constexpr (!std::is_void_v<T>) return s_->get();
+  }
+
+  /// Runs `f(value)` in a new task on this core once the value is there and
+  /// returns a future of f's result. Consumes this future.
+  template <class F>
+  auto then(F f) && {
+    using U = std::conditional_t<std::is_void_v<T>, std::invoke_result_t<F>,
+                                 std::invoke_result_t<F, detail::stored_t<T>>>;
+    auto [p, next] = make_promise_pair<U>();
+    detail::future_state<T>* s = std::exchange(s_, nullptr);
+    spawn([s, p, f] {
+      future<T> self(s);
+      if constexpr (std::is_void_v<T>) {
+        self.wait();
+        if constexpr (std::is_void_v<U>) { f(); p.set_value(); } else { p.set_value(f()); }
+      } else {
+        if constexpr (std::is_void_v<U>) { f(self.get()); p.set_value(); } else { p.set_value(f(self.get())); }
+      }
+    });
+    return std::move(next);
+  }
+
+ private:
+  template <class U>
+  friend class promise;
+  template <class U>
+  friend std::pair<promise<U>, future<U>> make_promise_pair();
+  explicit future(detail::future_state<T>* s) : s_(s) {}
+  void reset() noexcept {
+    if (s_ != nullptr) s_->release();
+    s_ = nullptr;
+  }
+
+  detail::future_state<T>* s_ = nullptr;
+};
+
+template <class T>
+class promise {
+ public:
+  promise() = default;
+
+  /// Delivers the value; wakes waiters. Any core of the process; off the
+  /// home core this costs one message. Call exactly once.
+  template <class V = detail::stored_t<T>>
+  void set_value(const V& v = V{}) const {
+    detail::future_state<T>* s = s_;
+    const detail::stored_t<T> value = v;
+    if (mycore() == core_) {
+      s->fulfil(value);
+    } else {
+      send(core_, [s, value] { s->fulfil(value); });
+    }
+  }
+
+  int home() const noexcept { return core_; }
+
+ private:
+  template <class U>
+  friend std::pair<promise<U>, future<U>> make_promise_pair();
+  promise(detail::future_state<T>* s, int core) : s_(s), core_(core) {}
+
+  detail::future_state<T>* s_ = nullptr;
+  int core_ = -1;
+};
+
+/// A connected promise and future whose state lives on the calling core.
+template <class T>
+std::pair<promise<T>, future<T>> make_promise_pair() {
+  auto* s = detail::future_state<T>::create();
+  return {promise<T>(s, mycore()), future<T>(s)};
+}
+
+/// A future that is already ready.
+template <class T>
+future<T> make_ready_future(const detail::stored_t<T>& v) {
+  auto [p, f] = make_promise_pair<T>();
+  p.set_value(v);
+  return std::move(f);
+}
+
+}  // namespace shoal

@@ -1,0 +1,81 @@
+// Closure messages: run a small trivially copyable closure on another core.
+//
+// send(core, f) copies f's bytes into the aggregation buffer for `core`; the
+// buffer is delivered when full, after --flush-us, when this core goes idle,
+// or on flush(). At the destination f runs in handler context: to completion,
+// never suspending (spawn a task for work that must wait). Messages from one
+// core to another run in the order they were sent. Cost: 8 bytes of header
+// plus the closure rounded up to 8 bytes; no allocation.
+#pragma once
+
+#include <concepts>
+#include <cstring>
+#include <type_traits>
+
+#include "shoal/detail/aggregator.hpp"
+#include "shoal/detail/buffer.hpp"
+#include "shoal/detail/check.hpp"
+#include "shoal/detail/handler_id.hpp"
+#include "shoal/detail/process_info.hpp"
+
+namespace shoal {
+
+/// Largest closure a message may carry.
+inline constexpr std::size_t max_message_bytes = 256;
+
+/// A closure that can travel as a message: callable with no arguments,
+/// trivially copyable (it is copied as bytes, possibly to another process),
+/// at most 256 bytes, at most 8-byte aligned. Capture values and global
+/// pointers; a captured reference or local pointer is only meaningful on the
+/// sender's own process (and only while the pointee lives).
+template <class F>
+concept message_handler_like = std::invocable<F&> && std::is_trivially_copyable_v<F> &&
+                               sizeof(F) <= max_message_bytes && alignof(F) <= 8;
+
+namespace detail {
+template <class F>
+constexpr void check_message_closure() {
+  static_assert(std::invocable<F&>, "shoal::send: the message must be callable with no arguments");
+  static_assert(std::is_trivially_copyable_v<F>,
+                "shoal::send: the message closure must be trivially copyable: it is copied as "
+                "bytes to another core or process, so capture plain values and global pointers, "
+                "not std::string/std::vector/smart pointers or other objects with copy logic");
+  static_assert(sizeof(F) <= max_message_bytes,
+                "shoal::send: the message closure is larger than 256 bytes; capture less");
+  static_assert(alignof(F) <= 8, "shoal::send: the message closure may not be over-aligned");
+}
+
+/// For loop bodies that travel inside messages (forall): they take
+/// arguments, but must be copyable as bytes like any message.
+template <class F>
+constexpr void check_loop_body() {
+  static_assert(std::is_trivially_copyable_v<F>,
+                "shoal::forall: the loop body must be trivially copyable: it is copied as bytes "
+                "to every core, so capture plain values and global pointers");
+  static_assert(alignof(F) <= 8, "shoal::forall: the loop body may not be over-aligned");
+}
+
+template <class F>
+void send_closure(int core, const F& f) {
+  constexpr auto padded = static_cast<std::uint32_t>((sizeof(F) + 7) & ~std::size_t{7});
+  SHOAL_ASSERT(tls_aggregator != nullptr, "shoal::send called outside a shoal core");
+  char* p = tls_aggregator->reserve(0, core, sizeof(closure_header) + padded);
+  const closure_header h{to_handler_id(&invoke_closure<F>), static_cast<std::uint32_t>(sizeof(F))};
+  std::memcpy(p, &h, sizeof h);
+  std::memcpy(p + sizeof h, static_cast<const void*>(&f), sizeof(F));
+}
+}  // namespace detail
+
+/// Runs `f` on global core `core` (possibly this one), asynchronously.
+/// Callable from tasks and handlers; may suspend a task when every buffer of
+/// this core is in flight (back-pressure), never a handler.
+template <class F>
+void send(int core, const F& f) {
+  detail::check_message_closure<F>();
+  detail::send_closure(core, f);
+}
+
+/// Delivers every message this core has staged. Returns at once.
+inline void flush() { detail::tls_aggregator->flush_all(); }
+
+}  // namespace shoal

@@ -1,0 +1,77 @@
+// Parallel loops and SPMD helpers built on tasks and messages.
+#pragma once
+
+#include <cstdint>
+
+#include "shoal/completion_event.hpp"
+#include "shoal/message.hpp"
+#include "shoal/runtime.hpp"
+#include "shoal/task.hpp"
+
+namespace shoal {
+
+namespace detail {
+template <class F>
+struct parallel_for_state {
+  completion_event done;
+  const F* f;
+  std::int64_t grain;
+  parallel_for_state(std::int64_t n, const F* fn, std::int64_t g) : done(n), f(fn), grain(g) {}
+};
+
+// Splits [lo, hi) in halves, spawning the upper half as a stealable task,
+// until a piece is at most `grain` long; runs that piece and retires its
+// iterations (the event counts iterations, so no core needs to enroll).
+template <class F>
+void parallel_for_piece(parallel_for_state<F>* st, std::int64_t lo, std::int64_t hi) {
+  while (hi - lo > st->grain) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    spawn<stealable>([st, mid, hi] { parallel_for_piece(st, mid, hi); });
+    hi = mid;
+  }
+  for (std::int64_t i = lo; i < hi; ++i) (*st->f)(i);
+  st->done.complete(hi - lo);
+}
+}  // namespace detail
+
+/// Calls f(i) for every i in [begin, end), in parallel over this process's
+/// cores: recursive halving into a log-depth tree of stealable tasks with at
+/// most `grain` iterations each. Blocking (suspends the calling worker until
+/// every iteration has run). f is shared by reference across cores, so it
+/// must be safe to call concurrently; iterations may suspend.
+template <class F>
+void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain, const F& f) {
+  if (end <= begin) return;
+  if (grain < 1) grain = 1;
+  detail::parallel_for_state<F> st(end - begin, &f, grain);
+  detail::parallel_for_piece(&st, begin, end);
+  st.done.wait();
+}
+
+/// Runs a copy of `f` as a task on every core of the job and waits for all
+/// of them. Blocking; f must be a message_handler_like closure of at most 48
+/// bytes.
+template <class F>
+void on_all_cores(const F& f) {
+  detail::check_message_closure<F>();
+  static_assert(sizeof(F) <= 48, "shoal::on_all_cores: capture at most 48 bytes");
+  completion_event done(cores());
+  completion_event* d = &done;
+  for (int c = 0; c < cores(); ++c) {
+    send(c, [f, d] {
+      spawn([f, d] {
+        F g = f;
+        g();
+        d->complete();
+      });
+    });
+  }
+  done.wait();
+}
+
+/// Collective: suspends the calling task until one task on every core of the
+/// job has called barrier(). Call from exactly one task per core (SPMD
+/// style, e.g. inside on_all_cores). Costs 2 messages per core.
+void barrier();
+
+}  // namespace shoal

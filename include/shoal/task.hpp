@@ -1,0 +1,36 @@
+// Spawning tasks and yielding. Tasks are closures of at most 64 bytes,
+// trivially copyable (see task_like), run by lightweight workers of the core
+// they land on.
+#pragma once
+
+#include "shoal/detail/inline_task.hpp"
+#include "shoal/detail/scheduler.hpp"
+
+namespace shoal {
+
+/// Where a spawned task may run.
+enum class task_mode {
+  local,      ///< on the spawning core only (private queue, FIFO)
+  stealable,  ///< on this core or any core that steals it (public deque)
+};
+inline constexpr task_mode local = task_mode::local;
+inline constexpr task_mode stealable = task_mode::stealable;
+
+/// Queues `f` to run as a new task. Returns at once; no allocation.
+/// Callable from any task or handler. `spawn<stealable>(f)` lets idle cores
+/// of this process steal it; the default keeps it on this core.
+template <task_mode Mode = task_mode::local, class F>
+void spawn(const F& f) {
+  detail::check_task_closure<F>();
+  detail::scheduler& s = detail::this_scheduler();
+  if constexpr (Mode == task_mode::stealable) {
+    s.spawn_public(detail::inline_task::make(f));
+  } else {
+    s.spawn_private(detail::inline_task::make(f));
+  }
+}
+
+/// Lets other workers of this core run; the caller continues later. Worker only.
+inline void yield() { detail::this_scheduler().yield(); }
+
+}  // namespace shoal

@@ -1,0 +1,252 @@
+#include "shoal/detail/aggregator.hpp"
+
+#include <cstdlib>
+#include <new>
+
+#include "shoal/detail/check.hpp"
+#include "shoal/detail/handler_id.hpp"
+#include "shoal/detail/scheduler.hpp"
+
+namespace shoal::detail {
+namespace {
+
+constexpr int max_batches_per_poll = 16;
+channel_entry g_channels[max_streams];
+std::atomic<bool> g_channel_used[max_streams];
+
+}  // namespace
+
+channel_entry* channel_table() noexcept { return g_channels; }
+
+std::uint32_t claim_channel() {
+  for (std::uint32_t i = 1; i < max_streams; ++i) {
+    bool expected = false;
+    if (g_channel_used[i].compare_exchange_strong(expected, true)) return i;
+  }
+  fatal_user(fmt::format("too many typed channels open at once (at most {}); close() channels "
+                         "you no longer need",
+                         max_streams - 1));
+}
+
+void release_channel(std::uint32_t id) {
+  g_channels[id] = channel_entry{};
+  g_channel_used[id].store(false);
+}
+
+aggregator::aggregator(int local_core, int rank_base, int total_cores, std::size_t buffer_bytes,
+                       int pool_buffers, std::uint64_t flush_ns, scheduler& sched,
+                       core_stats& stats)
+    : local_core_(local_core),
+      rank_base_(rank_base),
+      total_cores_(total_cores),
+      capacity_(static_cast<std::uint32_t>(buffer_bytes - sizeof(buffer))),
+      buffer_bytes_(buffer_bytes),
+      pool_buffers_(pool_buffers),
+      sched_(sched),
+      stats_(stats),
+      flush_ns_(flush_ns),
+      inbound_(static_cast<std::size_t>(total_cores) * static_cast<std::size_t>(pool_buffers) + 64),
+      returns_(static_cast<std::size_t>(pool_buffers) + 64) {
+  slab_ = static_cast<char*>(std::aligned_alloc(64, buffer_bytes * static_cast<std::size_t>(pool_buffers)));
+  SHOAL_CHECK(slab_ != nullptr, "cannot allocate {} aggregation buffers", pool_buffers);
+  free_.reserve(static_cast<std::size_t>(pool_buffers));
+  for (int i = pool_buffers - 1; i >= 0; --i) {
+    auto* b = new (slab_ + static_cast<std::size_t>(i) * buffer_bytes) buffer;
+    b->owner = local_core;
+    free_.push_back(b);
+  }
+  dirty_.reserve(64);
+}
+
+aggregator::~aggregator() {
+  for (buffer** row : slots_) delete[] row;
+  std::free(slab_);
+}
+
+std::size_t aggregator::buffers_out() const noexcept {
+  return static_cast<std::size_t>(pool_buffers_) - free_.size();
+}
+
+char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) {
+  SHOAL_CHECK(n <= capacity_, "a message of {} bytes does not fit an aggregation buffer of {} "
+              "bytes; raise --aggregation-bytes", n, capacity_);
+  SHOAL_CHECK(dest >= 0 && dest < total_cores_, "destination core {} out of range [0, {})", dest,
+              total_cores_);
+  buffer**& row = slots_[stream];
+  if (row == nullptr) row = new buffer*[static_cast<std::size_t>(total_cores_)]();
+  if (row[dest] != nullptr) {  // full: flush on size
+    buffer* full = row[dest];
+    row[dest] = nullptr;
+    unstage(full);
+    ++stats_.flushes_on_size;
+    deliver(full);
+  }
+  buffer* b = acquire();
+  // acquire() may have suspended and other workers may have staged a buffer
+  // for this pair meanwhile: use theirs if it has room.
+  if (row[dest] != nullptr && row[dest]->bytes + n <= capacity_) {
+    release(b);
+    b = row[dest];
+  } else {
+    if (row[dest] != nullptr) {
+      buffer* full = row[dest];
+      unstage(full);
+      ++stats_.flushes_on_size;
+      deliver(full);
+    }
+    b->stream = stream;
+    b->dest = dest;
+    b->bytes = 0;
+    b->count = 0;
+    row[dest] = b;
+    if (dirty_.empty()) first_staged_ns_ = now_ns();
+    b->dirty_index = static_cast<std::int32_t>(dirty_.size());
+    dirty_.push_back(b);
+  }
+  char* p = b->data() + b->bytes;
+  b->bytes += n;
+  ++b->count;
+  ++stats_.messages_sent;
+  stats_.bytes_sent += n;
+  return p;
+}
+
+void aggregator::unstage(buffer* b) {
+  const auto i = static_cast<std::size_t>(b->dirty_index);
+  dirty_[i] = dirty_.back();
+  dirty_[i]->dirty_index = static_cast<std::int32_t>(i);
+  dirty_.pop_back();
+  b->dirty_index = -1;
+}
+
+buffer* aggregator::acquire() {
+  drain_returns();
+  if (free_.empty()) {
+    flush_all();  // put everything in flight so buffers can come back
+    if (sched_.in_worker()) {
+      ++stats_.backpressure_waits;
+      while (free_.empty()) {
+        sched_.request_poll();
+        sched_.yield();
+        drain_returns();
+      }
+    } else {
+      ++stats_.overflow_buffers;
+      void* mem = std::aligned_alloc(64, buffer_bytes_);
+      SHOAL_CHECK(mem != nullptr, "out of memory for an overflow aggregation buffer");
+      auto* b = new (mem) buffer;
+      b->owner = local_core_;
+      b->overflow = true;
+      return b;
+    }
+  }
+  buffer* b = free_.back();
+  free_.pop_back();
+  return b;
+}
+
+void aggregator::release(buffer* b) {
+  if (b->overflow) {
+    std::free(b);
+  } else {
+    free_.push_back(b);
+  }
+}
+
+void aggregator::drain_returns() {
+  while (buffer* b = returns_.try_pop()) release(b);
+}
+
+void aggregator::flush_all() {
+  for (buffer* b : dirty_) {
+    slots_[b->stream][b->dest] = nullptr;
+    b->dirty_index = -1;
+    deliver(b);
+  }
+  dirty_.clear();
+}
+
+void aggregator::deliver(buffer* b) {
+  ++stats_.packets_sent;
+  const int dest_local = b->dest - rank_base_;
+  aggregator& target = aggregator_of(dest_local);
+  if (!pending_.empty() || !target.inbound_.try_push(b)) {
+    pending_.push_back(b);
+    pending_size_.store(pending_.size(), std::memory_order_release);
+    return;
+  }
+  target.delivered_.fetch_add(1, std::memory_order_release);
+  scheduler_of(dest_local).notify();
+}
+
+bool aggregator::retry_pending() {
+  std::size_t done = 0;
+  for (; done < pending_.size(); ++done) {
+    buffer* b = pending_[done];
+    aggregator& target = aggregator_of(b->dest - rank_base_);
+    if (!target.inbound_.try_push(b)) break;
+    target.delivered_.fetch_add(1, std::memory_order_release);
+    scheduler_of(b->dest - rank_base_).notify();
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
+  pending_size_.store(pending_.size(), std::memory_order_release);
+  return done > 0;
+}
+
+void aggregator::dispatch(buffer* b) {
+  const char* p = b->data();
+  if (b->stream == 0) {
+    const char* end = p + b->bytes;
+    while (p < end) {
+      closure_header h;
+      std::memcpy(&h, p, sizeof h);
+      from_handler_id(h.handler)(const_cast<char*>(p + sizeof h));
+      p += sizeof h + ((h.size + 7u) & ~7u);
+    }
+  } else {
+    const channel_entry& e = g_channels[b->stream];
+    e.deliver(e.state, p, b->count);
+  }
+  stats_.messages_received += b->count;
+  stats_.bytes_received += b->bytes;
+  ++stats_.packets_received;
+}
+
+bool aggregator::poll() {
+  bool worked = false;
+  drain_returns();
+  if (!pending_.empty()) worked |= retry_pending();
+  for (int i = 0; i < max_batches_per_poll; ++i) {
+    buffer* b = inbound_.try_pop();
+    if (b == nullptr) break;
+    sched_.leave_idle();
+    dispatch(b);
+    if (b->overflow) {
+      std::free(b);  // overflow buffers are not pooled
+    } else {
+      // Cannot fail: the owner's return ring holds its whole pool.
+      aggregator_of(b->owner).returns_.try_push(b);
+    }
+    processed_.fetch_add(1, std::memory_order_release);
+    worked = true;
+    if (tls_nudge) {
+      tls_nudge = false;
+      nudge_watchers();
+    }
+  }
+  if (!dirty_.empty() && now_ns() - first_staged_ns_ >= flush_ns_) {
+    ++stats_.flushes_on_age;
+    flush_all();
+  }
+  return worked;
+}
+
+bool aggregator::on_idle() {
+  if (dirty_.empty() && pending_.empty()) return false;
+  ++stats_.flushes_on_idle;
+  flush_all();
+  retry_pending();
+  return true;
+}
+
+}  // namespace shoal::detail

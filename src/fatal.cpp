@@ -1,0 +1,34 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "shoal/detail/check.hpp"
+#include "shoal/detail/process_info.hpp"
+
+namespace shoal::detail {
+namespace {
+
+// One message even when several cores fail at once.
+[[noreturn]] void die(const std::string& line) {
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+std::string where() {
+  if (tls_core >= 0) return fmt::format("rank {} core {}", g_info.rank, tls_core);
+  return fmt::format("rank {}", g_info.rank);
+}
+
+}  // namespace
+
+void fatal(const std::string& what, const char* file, int line) {
+  die(fmt::format("shoal: fatal on {}: {} ({}:{})\n", where(), what, file, line));
+}
+
+void fatal_user(const std::string& what) {
+  die(fmt::format("shoal: fatal on {}: {}\n", where(), what));
+}
+
+}  // namespace shoal::detail

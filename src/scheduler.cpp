@@ -1,0 +1,323 @@
+#include "shoal/detail/scheduler.hpp"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <exception>
+
+#include "shoal/detail/process_info.hpp"
+#include "stack_pool.hpp"
+
+namespace shoal::detail {
+namespace {
+
+constexpr std::uint32_t spin_rounds = 2000;    // idle rounds before sleeping
+constexpr std::uint32_t min_sleep_us = 50;
+constexpr std::uint32_t max_sleep_us = 1000;
+
+void cpu_relax() { __builtin_ia32_pause(); }
+
+void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, std::uint32_t us) {
+  timespec ts{0, static_cast<long>(us) * 1000};
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, &ts,
+          nullptr, 0);
+}
+
+void futex_wake(std::atomic<std::uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr,
+          nullptr, 0);
+}
+
+std::uint64_t xorshift(std::uint64_t& s) {
+  s ^= s << 13;
+  s ^= s >> 7;
+  s ^= s << 17;
+  return s;
+}
+
+// An exception must not cross a context switch: one escaping a task ends the
+// job with its message (the root task catches its own and hands it to run()).
+void run_guarded(inline_task& t) {
+  try {
+    t();
+  } catch (const std::exception& e) {
+    fatal_user(fmt::format("uncaught exception in a task on core {}: {}", tls_scheduler->core(),
+                           e.what()));
+  } catch (...) {
+    fatal_user(fmt::format("uncaught exception of unknown type in a task on core {}",
+                           tls_scheduler->core()));
+  }
+}
+
+}  // namespace
+
+std::uint64_t now_ns() noexcept {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+// Every worker starts here and never returns: it runs its task, then takes
+// the next local task directly when that is cheap, else parks itself as idle.
+void worker_entry(boost::context::detail::transfer_t t) {
+  *static_cast<fcontext*>(t.data) = t.fctx;
+  scheduler& s = *tls_scheduler;
+  worker* self = s.current_;
+  for (;;) {
+    run_guarded(self->task);
+    ++s.stats.tasks_run;
+    if (s.ready_.empty() && s.since_poll_ < scheduler::poll_interval &&
+        s.take_local_task(self->task)) {
+      ++s.since_poll_;
+      continue;
+    }
+    s.idle_workers_.push(self);
+    ++s.idle_count_;
+    s.switch_from(self);
+  }
+}
+
+scheduler::scheduler(int core, core_group& group, std::size_t stack_bytes, int max_workers)
+    : core_(core),
+      group_(group),
+      stacks_(new stack_pool(core, stack_bytes)),
+      max_workers_(max_workers),
+      rng_(0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(core + 1)) {}
+
+scheduler::~scheduler() { delete stacks_; }
+
+void scheduler::spawn_public(const inline_task& t) {
+  ++stats.tasks_spawned;
+  if (!public_.push(t)) {
+    private_.push(t);  // deque full: still runs, just not stealable
+    return;
+  }
+  // Wake a sleeping core so it can steal. The seq_cst fence orders our push
+  // before reading the sleeper count (pairs with idle_step()).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (group_.sleepers.load(std::memory_order_relaxed) > 0) {
+    for (scheduler* c : group_.cores) {
+      if (c != this && c->sleep_word_.load(std::memory_order_relaxed) != 0) {
+        c->notify();
+        break;
+      }
+    }
+  }
+}
+
+void scheduler::yield() {
+  worker* self = current_;
+  ready_.push(self);
+  switch_from(self);
+}
+
+void scheduler::suspend(const char* why) {
+  worker* self = current_;
+  self->suspended = true;
+  self->waiting_on = why;
+  switch_from(self);
+}
+
+// Direct worker-to-worker switch when possible; through the scheduler when
+// a poll is due or nothing else is ready.
+void scheduler::switch_from(worker* self) {
+  if (++since_poll_ < poll_interval) {
+    worker* next = ready_.pop();
+    if (next == self) return;
+    if (next != nullptr) {
+      ++stats.context_switches;
+      ready_.prefetch_ahead();
+      current_ = next;
+      jump(&self->ctx, next->ctx);
+      return;
+    }
+  }
+  ++stats.context_switches;
+  current_ = nullptr;
+  jump(&self->ctx, sched_ctx_);
+}
+
+void scheduler::resume(worker* w) {
+  leave_idle();
+  ++stats.context_switches;
+  current_ = w;
+  since_poll_ = 0;
+  ready_.prefetch_ahead();
+  jump(&sched_ctx_, w->ctx);
+}
+
+bool scheduler::take_local_task(inline_task& out) {
+  return private_.pop(out) || public_.pop(out);
+}
+
+// Random victim, steal half of what it has (at least one).
+bool scheduler::try_steal(inline_task& out) {
+  const auto n = group_.cores.size();
+  if (n < 2) return false;
+  auto victim_index = static_cast<std::size_t>(xorshift(rng_) % (n - 1));
+  if (victim_index >= static_cast<std::size_t>(core_)) ++victim_index;
+  scheduler& victim = *group_.cores[victim_index];
+  const std::int64_t available = victim.public_.size();
+  if (available == 0) return false;
+  ++stats.steal_attempts;
+  if (!victim.public_.steal(out)) return false;
+  ++stats.tasks_stolen;
+  inline_task extra;
+  for (std::int64_t i = 1; i < available / 2 && victim.public_.steal(extra); ++i) {
+    ++stats.tasks_stolen;
+    if (!public_.push(extra)) private_.push(extra);
+  }
+  return true;
+}
+
+worker* scheduler::obtain_worker() {
+  if (worker* w = idle_workers_.pop()) {
+    --idle_count_;
+    return w;
+  }
+  if (workers_created_ >= static_cast<std::size_t>(max_workers_)) return nullptr;
+  worker* w = stacks_->create(worker_entry);
+  ++workers_created_;
+  ++stats.workers_created;
+  ready_.reserve(workers_created_ + 1);
+  return w;
+}
+
+bool scheduler::run_hooks(std::vector<hook>& hooks) {
+  bool worked = false;
+  for (const hook& h : hooks) worked |= h.fn(h.arg);
+  return worked;
+}
+
+void scheduler::wait_until(bool (*ready)(const void*), const void* arg, const char* why) {
+  if (ready(arg)) return;
+  watches_.push_back({ready, arg, current_});
+  has_watches_.store(true, std::memory_order_release);
+  suspend(why);
+}
+
+bool scheduler::check_watches() {
+  bool woke = false;
+  for (std::size_t i = 0; i < watches_.size();) {
+    if (watches_[i].ready(watches_[i].arg)) {
+      wake(watches_[i].w);
+      watches_[i] = watches_.back();
+      watches_.pop_back();
+      woke = true;
+    } else {
+      ++i;
+    }
+  }
+  if (watches_.empty()) has_watches_.store(false, std::memory_order_release);
+  return woke;
+}
+
+void nudge_watchers() noexcept {
+  for (int i = 0; i < g_info.local_cores; ++i) {
+    scheduler& s = scheduler_of(i);
+    if (s.has_watches()) s.notify();
+  }
+}
+
+void scheduler::poll() {
+  since_poll_ = 0;
+  if (tls_nudge) {
+    tls_nudge = false;
+    nudge_watchers();
+  }
+  if (!watches_.empty() && check_watches()) leave_idle();
+  const auto len = static_cast<std::uint64_t>(ready_.size());
+  stats.ready_len_sum += len;
+  ++stats.ready_len_samples;
+  if (len > stats.ready_len_max) stats.ready_len_max = len;
+  if (run_hooks(poll_hooks_)) leave_idle();
+}
+
+bool scheduler::wants_exit() const noexcept {
+  return group_.exit.load(std::memory_order_acquire);
+}
+
+void scheduler::run_loop() {
+  tls_scheduler = this;
+  install_alt_stack();
+  phase_start_ns_ = now_ns();
+  inline_task task;
+  for (;;) {
+    poll();
+    if (worker* w = ready_.pop()) {
+      resume(w);
+      continue;
+    }
+    if (idle_count_ > 0 || workers_created_ < static_cast<std::size_t>(max_workers_)) {
+      if (take_local_task(task) || try_steal(task)) {
+        worker* w = obtain_worker();
+        w->task = task;
+        resume(w);
+        continue;
+      }
+    }
+    if (wants_exit()) break;
+    idle_step();
+  }
+  leave_idle();
+  remove_alt_stack();
+  tls_scheduler = nullptr;
+}
+
+void scheduler::leave_idle() {
+  if (!idling_) return;
+  idling_ = false;
+  idle_spins_ = 0;
+  sleep_us_ = min_sleep_us;
+  idle_.store(false, std::memory_order_release);
+  const std::uint64_t t = now_ns();
+  stats.idle_ns += t - phase_start_ns_;
+  phase_start_ns_ = t;
+}
+
+void scheduler::idle_step() {
+  if (!idling_) {
+    // First idle round: flush staged messages so nothing waits on us.
+    run_hooks(idle_hooks_);
+    idling_ = true;
+    const std::uint64_t t = now_ns();
+    stats.busy_ns += t - phase_start_ns_;
+    phase_start_ns_ = t;
+    idle_.store(true, std::memory_order_release);
+    return;
+  }
+  if (++idle_spins_ < spin_rounds) {
+    cpu_relax();
+    return;
+  }
+  sleep_word_.store(1, std::memory_order_relaxed);
+  group_.sleepers.fetch_add(1, std::memory_order_relaxed);
+  // Orders publishing sleep_word_ before re-checking for work (pairs with the
+  // fence in notify()/spawn_public()).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const bool work = run_hooks(poll_hooks_) || wants_exit() || !ready_.empty() ||
+                    (!watches_.empty() && check_watches());
+  if (!work) futex_wait(&sleep_word_, 1, sleep_us_);
+  sleep_word_.store(0, std::memory_order_relaxed);
+  group_.sleepers.fetch_sub(1, std::memory_order_relaxed);
+  if (work) {
+    leave_idle();
+  } else {
+    sleep_us_ = sleep_us_ * 2 > max_sleep_us ? max_sleep_us : sleep_us_ * 2;
+  }
+}
+
+void scheduler::notify() noexcept {
+  // Orders the caller's publication before reading sleep_word_.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleep_word_.load(std::memory_order_relaxed) != 0) {
+    sleep_word_.store(0, std::memory_order_relaxed);
+    futex_wake(&sleep_word_);
+  }
+}
+
+}  // namespace shoal::detail

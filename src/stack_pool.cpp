@@ -1,0 +1,161 @@
+#include "stack_pool.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "shoal/detail/check.hpp"
+#include "shoal/detail/scheduler.hpp"
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+
+namespace shoal::detail {
+namespace {
+
+std::size_t page_size() {
+  static const auto p = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return p;
+}
+
+std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
+
+// Guard pages: prefer kernel guard regions (no VMA split), fall back to mprotect.
+void install_guard(char* lo, std::size_t bytes) {
+  static bool use_madvise = true;
+  if (use_madvise && madvise(lo, bytes, MADV_GUARD_INSTALL) == 0) return;
+  use_madvise = false;
+  if (mprotect(lo, bytes, PROT_NONE) == 0) return;
+  std::size_t max_maps = 0;
+  if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+    if (std::fscanf(f, "%zu", &max_maps) != 1) max_maps = 0;
+    std::fclose(f);
+  }
+  fatal_user(fmt::format(
+      "cannot protect a worker stack guard page ({}); the kernel's mapping limit "
+      "vm.max_map_count = {} is probably reached: lower --max-workers-per-core or raise "
+      "vm.max_map_count",
+      std::strerror(errno), max_maps));
+}
+
+std::size_t g_stack_bytes = 0;
+thread_local char* t_alt_stack = nullptr;
+constexpr std::size_t alt_stack_bytes = 64 * 1024;
+
+void append_number(char*& p, std::size_t v) {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  while (n > 0) *p++ = digits[--n];
+}
+
+void append_text(char*& p, const char* s) {
+  while (*s != '\0') *p++ = *s++;
+}
+
+// Async-signal-safe: no allocation, no stdio.
+void on_segv(int sig, siginfo_t* info, void* /*ucontext*/) {
+  scheduler* s = tls_scheduler;
+  worker* w = s != nullptr ? s->current() : nullptr;
+  const auto* addr = static_cast<const char*>(info->si_addr);
+  if (w != nullptr && addr < w->stack_lo && addr >= w->stack_lo - stack_pool::guard_bytes) {
+    char msg[160];
+    char* p = msg;
+    append_text(p, "shoal: fatal: worker stack overflow on core ");
+    append_number(p, static_cast<std::size_t>(s->core()));
+    append_text(p, " (stack ");
+    append_number(p, g_stack_bytes / 1024);
+    append_text(p, " KiB; raise --stack-kb)\n");
+    ssize_t ignored = write(STDERR_FILENO, msg, static_cast<std::size_t>(p - msg));
+    (void)ignored;
+    _exit(1);
+  }
+  // Not ours: restore the default action; returning re-executes the fault.
+  signal(sig, SIG_DFL);
+}
+
+}  // namespace
+
+stack_pool::stack_pool(int core, std::size_t stack_bytes)
+    : core_(core),
+      stack_bytes_(round_up(stack_bytes, page_size())),
+      slot_bytes_(guard_bytes + round_up(stack_bytes, page_size())) {
+  // About 16 MiB of address space per slab, at least 4 stacks.
+  slots_per_slab_ = std::max<std::size_t>(4, (std::size_t{16} << 20) / slot_bytes_);
+}
+
+stack_pool::~stack_pool() {
+  for (const slab& s : slabs_) munmap(s.base, s.bytes);
+}
+
+void stack_pool::add_slab() {
+  const std::size_t bytes = slots_per_slab_ * slot_bytes_;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    fatal_user(fmt::format("cannot map {} MiB for worker stacks on core {} ({}); lower "
+                           "--max-workers-per-core or --stack-kb",
+                           bytes >> 20, core_, std::strerror(errno)));
+  }
+  slabs_.push_back({static_cast<char*>(p), bytes});
+  next_slot_ = 0;
+}
+
+worker* stack_pool::create(void (*entry)(boost::context::detail::transfer_t)) {
+  if (slabs_.empty() || next_slot_ == slots_per_slab_) add_slab();
+  char* slot = slabs_.back().base + next_slot_++ * slot_bytes_;
+  install_guard(slot, guard_bytes);
+  char* lo = slot + guard_bytes;
+  char* hi = lo + stack_bytes_;
+  // The worker record sits at the top of its stack.
+  auto* rec = reinterpret_cast<worker*>(hi - round_up(sizeof(worker), 64));
+  auto* w = new (rec) worker;
+  w->stack_lo = lo;
+  w->stack_bytes = static_cast<std::size_t>(reinterpret_cast<char*>(rec) - lo);
+  w->core = core_;
+  w->ctx = boost::context::detail::make_fcontext(rec, w->stack_bytes, entry);
+  return w;
+}
+
+void install_overflow_handler(std::size_t stack_bytes) {
+  g_stack_bytes = round_up(stack_bytes, page_size());
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, nullptr);
+}
+
+void install_alt_stack() {
+  if (t_alt_stack != nullptr) return;
+  t_alt_stack = static_cast<char*>(std::malloc(alt_stack_bytes));
+  stack_t ss;
+  ss.ss_sp = t_alt_stack;
+  ss.ss_size = alt_stack_bytes;
+  ss.ss_flags = 0;
+  sigaltstack(&ss, nullptr);
+}
+
+void remove_alt_stack() {
+  if (t_alt_stack == nullptr) return;
+  stack_t ss;
+  std::memset(&ss, 0, sizeof ss);
+  ss.ss_flags = SS_DISABLE;
+  sigaltstack(&ss, nullptr);
+  std::free(t_alt_stack);
+  t_alt_stack = nullptr;
+}
+
+}  // namespace shoal::detail

@@ -1,0 +1,50 @@
+// Worker stacks for one core, carved out of large mappings ("slabs") so that a
+// hundred thousand workers do not need a hundred thousand kernel mappings.
+// Each stack has a guard region below it: on kernels with MADV_GUARD_INSTALL
+// (Linux 6.13+) guards cost no extra mapping; elsewhere the guard is an
+// mprotect(PROT_NONE) range, which splits the mapping and is subject to
+// vm.max_map_count (creation then fails with a message saying so).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "shoal/detail/worker.hpp"
+
+namespace shoal::detail {
+
+class stack_pool {
+ public:
+  stack_pool(int core, std::size_t stack_bytes);
+  ~stack_pool();
+  stack_pool(const stack_pool&) = delete;
+  stack_pool& operator=(const stack_pool&) = delete;
+
+  /// A new worker with a fresh stack, its context set to start at `entry`.
+  worker* create(void (*entry)(boost::context::detail::transfer_t));
+
+  static constexpr std::size_t guard_bytes = 64 * 1024;
+
+ private:
+  struct slab {
+    char* base;
+    std::size_t bytes;
+  };
+  void add_slab();
+
+  const int core_;
+  const std::size_t stack_bytes_;  // usable bytes, page multiple
+  const std::size_t slot_bytes_;   // guard + stack
+  std::size_t slots_per_slab_;
+  std::vector<slab> slabs_;
+  std::size_t next_slot_ = 0;      // in the newest slab
+};
+
+/// Installs the SIGSEGV handler that turns a guard hit into the message
+/// "worker stack overflow on core N (stack K KiB; raise --stack-kb)".
+/// Idempotent; each core thread must also call install_alt_stack().
+void install_overflow_handler(std::size_t stack_bytes);
+void install_alt_stack();
+void remove_alt_stack();
+
+}  // namespace shoal::detail
