@@ -81,10 +81,14 @@ bool quiescent_once(runtime_state& rt, std::uint64_t& signature) {
 
 void wait_quiescent(runtime_state& rt) {
   std::uint64_t signature = 0;
-  while (!rt.root_done.load(std::memory_order_acquire))
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  while (!quiescent_once(rt, signature))
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  // Block (futex) until the root task ends, so this thread takes no CPU
+  // from the cores meanwhile; then poll briefly for quiescence.
+  rt.root_done.wait(false, std::memory_order_acquire);
+  auto pause = std::chrono::microseconds(5);
+  while (!quiescent_once(rt, signature)) {
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(500));
+  }
 }
 
 void core_main(runtime_state& rt, int i) {
@@ -137,6 +141,7 @@ std::exception_ptr run_root(const inline_task& root) {
       fp->rt->root_error = std::current_exception();
     }
     fp->rt->root_done.store(true, std::memory_order_release);
+    fp->rt->root_done.notify_one();
   }));
   g_info.running = true;
   std::vector<std::thread> threads;

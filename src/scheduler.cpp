@@ -1,6 +1,7 @@
 #include "shoal/detail/scheduler.hpp"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,7 +16,12 @@
 namespace shoal::detail {
 namespace {
 
-constexpr std::uint32_t spin_rounds = 2000;    // idle rounds before sleeping
+// Idle policy: spin with pause for spin_ns, then offer the CPU with
+// sched_yield until yield_ns (cheap when the machine has spare cores, polite
+// when it is oversubscribed), then sleep on the futex. Waking a sleeping core
+// costs 10-100 us, so replies expected within a millisecond keep it awake.
+constexpr std::uint64_t spin_ns = 50'000;
+constexpr std::uint64_t yield_ns = 1'000'000;
 constexpr std::uint32_t min_sleep_us = 50;
 constexpr std::uint32_t max_sleep_us = 1000;
 
@@ -125,12 +131,15 @@ void scheduler::suspend(const char* why) {
 // Direct worker-to-worker switch when possible; through the scheduler when
 // a poll is due or nothing else is ready.
 void scheduler::switch_from(worker* self) {
-  if (++since_poll_ < poll_interval) {
+  // Direct switches skip the scheduler, which is also where new tasks start:
+  // when tasks are waiting, go through it so a yielding loop cannot starve them.
+  if (++since_poll_ < poll_interval && !startable_task_waiting()) {
     worker* next = ready_.pop();
     if (next == self) return;
     if (next != nullptr) {
       ++stats.context_switches;
-      ready_.prefetch_ahead();
+      ready_.prefetch_ahead(static_cast<std::size_t>(reinterpret_cast<char*>(self) -
+                                                     static_cast<char*>(self->ctx)));
       current_ = next;
       jump(&self->ctx, next->ctx);
       return;
@@ -146,7 +155,8 @@ void scheduler::resume(worker* w) {
   ++stats.context_switches;
   current_ = w;
   since_poll_ = 0;
-  ready_.prefetch_ahead();
+  ready_.prefetch_ahead(static_cast<std::size_t>(reinterpret_cast<char*>(w) -
+                                                 static_cast<char*>(w->ctx)));
   jump(&sched_ctx_, w->ctx);
 }
 
@@ -241,16 +251,25 @@ bool scheduler::wants_exit() const noexcept {
   return group_.exit.load(std::memory_order_acquire);
 }
 
+bool scheduler::startable_task_waiting() const noexcept {
+  return (!private_.empty() || public_.size() > 0) &&
+         (idle_count_ > 0 || workers_created_ < static_cast<std::size_t>(max_workers_));
+}
+
 void scheduler::run_loop() {
   tls_scheduler = this;
   install_alt_stack();
   phase_start_ns_ = now_ns();
   inline_task task;
+  bool start_first = false;  // alternates ready workers and new tasks when both wait
   for (;;) {
     poll();
-    if (worker* w = ready_.pop()) {
-      resume(w);
-      continue;
+    start_first = !start_first && !ready_.empty();
+    if (!start_first || !startable_task_waiting()) {
+      if (worker* w = ready_.pop()) {
+        resume(w);
+        continue;
+      }
     }
     if (idle_count_ > 0 || workers_created_ < static_cast<std::size_t>(max_workers_)) {
       if (take_local_task(task) || try_steal(task)) {
@@ -290,8 +309,14 @@ void scheduler::idle_step() {
     idle_.store(true, std::memory_order_release);
     return;
   }
-  if (++idle_spins_ < spin_rounds) {
+  if ((++idle_spins_ & 63) != 0) {
     cpu_relax();
+    return;
+  }
+  const std::uint64_t idle_for = now_ns() - phase_start_ns_;
+  if (idle_for < spin_ns) return;
+  if (idle_for < yield_ns) {
+    sched_yield();
     return;
   }
   sleep_word_.store(1, std::memory_order_relaxed);

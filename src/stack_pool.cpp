@@ -117,7 +117,11 @@ worker* stack_pool::create(void (*entry)(boost::context::detail::transfer_t)) {
   char* slot = slabs_.back().base + next_slot_++ * slot_bytes_;
   install_guard(slot, guard_bytes);
   char* lo = slot + guard_bytes;
-  char* hi = lo + stack_bytes_;
+  // Stagger the top of each stack by a different number of cache lines, so
+  // that the hot lines of many workers (record, saved registers, innermost
+  // frames) do not all fall into the same cache sets.
+  const std::size_t colour = (created_++ % 16) * 64;
+  char* hi = lo + stack_bytes_ - colour;
   // The worker record sits at the top of its stack.
   auto* rec = reinterpret_cast<worker*>(hi - round_up(sizeof(worker), 64));
   auto* w = new (rec) worker;

@@ -23,7 +23,7 @@ class stack_pool {
   /// A new worker with a fresh stack, its context set to start at `entry`.
   worker* create(void (*entry)(boost::context::detail::transfer_t));
 
-  static constexpr std::size_t guard_bytes = 64 * 1024;
+  static constexpr std::size_t guard_bytes = 4 * 1024;
 
  private:
   struct slab {
@@ -38,6 +38,7 @@ class stack_pool {
   std::size_t slots_per_slab_;
   std::vector<slab> slabs_;
   std::size_t next_slot_ = 0;      // in the newest slab
+  std::size_t created_ = 0;
 };
 
 /// Installs the SIGSEGV handler that turns a guard hit into the message

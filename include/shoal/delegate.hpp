@@ -70,7 +70,9 @@ auto call(int core, const F& f) -> std::invoke_result_t<const F&> {
 template <class F>
 auto async_call(int core, const F& f) -> future<std::invoke_result_t<const F&>> {
   using R = std::invoke_result_t<const F&>;
-  auto [p, fut] = make_promise_pair<R>();
+  auto pair = make_promise_pair<R>();
+  const promise<R> p = pair.first;
+  future<R>& fut = pair.second;
   if (core == mycore()) {
     if constexpr (std::is_void_v<R>) {
       f();

@@ -17,26 +17,57 @@ namespace shoal {
 
 namespace detail {
 
-/// Calls visit(first, last) for each maximal run [first, last) of indices in
-/// [0, n) whose elements of `base` live in the same block on core `core`.
-template <class T, class V>
-void for_each_local_run(global_ptr<T> base, std::int64_t n, int core, const V& visit) {
-  const auto bb = static_cast<std::int64_t>(g_info.block_bytes);
-  const auto ncores = static_cast<std::int64_t>(g_info.total_cores);
-  const auto size = static_cast<std::int64_t>(sizeof(T));
-  const auto a0 = static_cast<std::int64_t>(base.linear_address());
-  const std::int64_t per_block = bb / size;
-  // Index of the first element in the block holding element 0's block + k.
-  const std::int64_t block0 = a0 / bb;
-  const std::int64_t first_offset = (a0 % bb) / size;  // elements before base in its block
-  std::int64_t k = ((core - block0) % ncores + ncores) % ncores;
-  for (;; k += ncores) {
-    const std::int64_t first = std::max<std::int64_t>(0, k * per_block - first_offset);
-    if (first >= n) break;
-    const std::int64_t last = std::min<std::int64_t>(n, (k + 1) * per_block - first_offset);
-    if (last > first) visit(first, last);
+/// The blocks of a linear array that one core owns, for a forall over
+/// [0, n). Block j (relative to the array's first block) covers indices
+/// [j*per_block - skew, (j+1)*per_block - skew) and lives on core
+/// (first_block + j) mod cores; this core owns j = first_j + t*cores.
+template <class T>
+struct local_blocks {
+  std::int64_t per_block;  // elements per block
+  std::int64_t skew;       // elements of the first block that precede base
+  std::int64_t first_j;    // first owned block
+  std::int64_t count;      // owned blocks that intersect [0, n)
+
+  local_blocks(global_ptr<T> base, std::int64_t n, int core) {
+    const auto bb = static_cast<std::int64_t>(g_info.block_bytes);
+    const auto nc = static_cast<std::int64_t>(g_info.total_cores);
+    const auto a0 = static_cast<std::int64_t>(base.linear_address());
+    per_block = bb / static_cast<std::int64_t>(sizeof(T));
+    skew = (a0 % bb) / static_cast<std::int64_t>(sizeof(T));
+    first_j = ((core - a0 / bb) % nc + nc) % nc;
+    const std::int64_t blocks = (n + skew + per_block - 1) / per_block;  // blocks touching [0, n)
+    count = first_j < blocks ? (blocks - first_j + nc - 1) / nc : 0;
   }
-}
+
+  /// Calls visit(first, last) for owned blocks t in [t0, t1), clipped to [0, n).
+  template <class V>
+  void visit(std::int64_t t0, std::int64_t t1, std::int64_t n, const V& v) const {
+    const auto nc = static_cast<std::int64_t>(g_info.total_cores);
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t j = first_j + t * nc;
+      const std::int64_t lo = std::max<std::int64_t>(0, j * per_block - skew);
+      const std::int64_t hi = std::min<std::int64_t>(n, (j + 1) * per_block - skew);
+      if (lo < hi) v(lo, hi);
+    }
+  }
+};
+
+/// One core's share of a forall: its blocks split into local tasks of about
+/// `grain` elements. Lives on the stack of the core's coordinating task.
+template <class T, class F>
+struct forall_share {
+  global_ptr<T> base;
+  std::int64_t n;
+  F f;
+  local_blocks<T> blocks;
+  completion_event done;
+
+  void run_blocks(std::int64_t t0, std::int64_t t1) const {
+    blocks.visit(t0, t1, n, [this](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i) f(i, *(base + i).local());
+    });
+  }
+};
 
 }  // namespace detail
 
@@ -44,7 +75,7 @@ void for_each_local_run(global_ptr<T> base, std::int64_t n, int core, const V& v
 /// base + i (a linear pointer from global_alloc). Blocking: returns when every
 /// iteration has run. On each core the iterations are split into local tasks
 /// of about `grain` elements, so iterations that suspend (blocking delegates)
-/// overlap. f must be message_handler_like and at most 32 bytes.
+/// overlap. f must be trivially copyable and at most 32 bytes.
 template <class T, class F>
 void forall(global_ptr<T> base, std::int64_t n, const F& f, std::int64_t grain = 1024) {
   detail::check_loop_body<F>();
@@ -57,27 +88,19 @@ void forall(global_ptr<T> base, std::int64_t n, const F& f, std::int64_t grain =
   for (int c = 0; c < cores(); ++c) {
     send(c, [base, n, f, d, grain] {
       spawn([base, n, f, d, grain] {
-        completion_event local_done(0);
-        completion_event* ld = &local_done;
-        std::int64_t pending_first = -1, pending_last = -1;
-        auto launch = [&](std::int64_t lo, std::int64_t hi) {
-          ld->enroll();
-          spawn([base, f, ld, lo, hi] {
-            for (std::int64_t i = lo; i < hi; ++i) f(i, *(base + i).local());
-            ld->complete();
+        using share_t = detail::forall_share<T, F>;
+        share_t share{base, n, f, detail::local_blocks<T>(base, n, mycore()), completion_event(0)};
+        share_t* sp = &share;
+        const std::int64_t step = std::max<std::int64_t>(1, grain / share.blocks.per_block);
+        for (std::int64_t t = 0; t < share.blocks.count; t += step) {
+          const std::int64_t t1 = std::min(share.blocks.count, t + step);
+          share.done.enroll();
+          spawn([sp, t, t1] {
+            sp->run_blocks(t, t1);
+            sp->done.complete();
           });
-        };
-        detail::for_each_local_run(base, n, mycore(), [&](std::int64_t lo, std::int64_t hi) {
-          // Merge runs into tasks of about `grain` elements.
-          if (pending_first < 0) pending_first = lo;
-          pending_last = hi;
-          if (pending_last - pending_first >= grain) {
-            launch(pending_first, pending_last);
-            pending_first = -1;
-          }
-        });
-        if (pending_first >= 0) launch(pending_first, pending_last);
-        local_done.wait();
+        }
+        share.done.wait();
         d->complete();
       });
     });

@@ -104,9 +104,10 @@ class future {
   /// returns a future of f's result. Consumes this future.
   template <class F>
   auto then(F f) && {
-    using U = std::conditional_t<std::is_void_v<T>, std::invoke_result_t<F>,
-                                 std::invoke_result_t<F, detail::stored_t<T>>>;
-    auto [p, next] = make_promise_pair<U>();
+    using U = typename std::conditional_t<std::is_void_v<T>, std::invoke_result<F>,
+                                          std::invoke_result<F, detail::stored_t<T>>>::type;
+    auto pair = make_promise_pair<U>();
+    const promise<U> p = pair.first;
     detail::future_state<T>* s = std::exchange(s_, nullptr);
     spawn([s, p, f] {
       future<T> self(s);
@@ -117,7 +118,7 @@ class future {
         if constexpr (std::is_void_v<U>) { f(self.get()); p.set_value(); } else { p.set_value(f(self.get())); }
       }
     });
-    return std::move(next);
+    return std::move(pair.second);
   }
 
  private:
@@ -173,9 +174,9 @@ std::pair<promise<T>, future<T>> make_promise_pair() {
 /// A future that is already ready.
 template <class T>
 future<T> make_ready_future(const detail::stored_t<T>& v) {
-  auto [p, f] = make_promise_pair<T>();
-  p.set_value(v);
-  return std::move(f);
+  auto pair = make_promise_pair<T>();
+  pair.first.set_value(v);
+  return std::move(pair.second);
 }
 
 }  // namespace shoal

@@ -28,16 +28,23 @@ class ready_queue {
     return w;
   }
 
-  /// Two-stage prefetch: the record of the worker `2*d` ahead (so its `ctx`
-  /// field is cached by the time we need it) and the saved context on the
-  /// stack of the worker `d` ahead.
-  void prefetch_ahead() const noexcept {
+  /// Prefetches what the worker `d` places ahead touches when it resumes:
+  /// its record at the top of its stack and the frames just below it, down
+  /// to where it saved its registers. The depth is predicted from the worker
+  /// that just ran, so no line of the future worker is demand-loaded here
+  /// (a demand miss would stall the switch we are making).
+  void prefetch_ahead(std::size_t depth) const noexcept {
     constexpr std::size_t d = 4;
-    if (size_ > 2 * d) __builtin_prefetch(ring_[(head_ + 2 * d) & (cap_ - 1)], 1);
-    if (size_ > d) {
-      const worker* w = ring_[(head_ + d) & (cap_ - 1)];
-      __builtin_prefetch(w->ctx, 1);
-      __builtin_prefetch(static_cast<const char*>(w->ctx) + 64, 1);
+    if (size_ <= d) return;
+    const char* top = reinterpret_cast<const char*>(ring_[(head_ + d) & (cap_ - 1)] + 1);
+    const char* low = top - sizeof(worker) - (depth < 1024 ? depth : 1024);
+    for (const char* p = low; p < top; p += 64) __builtin_prefetch(p, 1);
+    if (size_ > 4 * d) {
+      // A real (but unused) load further ahead: unlike a prefetch it is
+      // never dropped on a TLB miss, so the page walk for that worker's stack
+      // starts early; out-of-order execution does not wait for it.
+      const auto* far = reinterpret_cast<const volatile char*>(ring_[(head_ + 4 * d) & (cap_ - 1)]);
+      (void)*far;
     }
   }
 

@@ -11,6 +11,9 @@
 // else to do; they never run inside a worker, so a message handler can never
 // interrupt a task midway. Idle policy: spin briefly, then sleep on a futex
 // with a growing timeout (50 us .. 1 ms); notify() cuts the sleep short.
+// Fairness: when resumed workers and new tasks both wait, the scheduler
+// alternates between them, so a task that yields in a loop cannot starve a
+// task it spawned.
 #pragma once
 
 #include <atomic>
@@ -116,6 +119,7 @@ class scheduler {
   void poll();
   void idle_step();
   bool wants_exit() const noexcept;
+  bool startable_task_waiting() const noexcept;
 
   const int core_;
   core_group& group_;

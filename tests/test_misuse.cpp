@@ -1,0 +1,187 @@
+// Misuse and fatal errors: each must end the process with the documented
+// exit status and a message that names the cause and the flag to change.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using ::testing::ExitedWithCode;
+
+class misuse : public ::testing::Test {
+ protected:
+  void SetUp() override {  // NOLINT(readability-identifier-naming): gtest
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+  }
+  void TearDown() override {  // NOLINT(readability-identifier-naming): gtest
+    if (shoal::initialized()) shoal::finalize();
+  }
+};
+
+/// shoal::init(argc, argv) with "prog" followed by `args`.
+void init_with_flags(std::vector<std::string> args) {
+  args.insert(args.begin(), "prog");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  shoal::init(argc, argv.data());
+}
+
+/// init(cfg); run(body); finalize() — for statements expected to die.
+template <class F>
+void run_to_death(const shoal::config& cfg, F body) {
+  shoal::init(cfg);
+  shoal::run(body);
+  shoal::finalize();
+}
+
+// ------------------------------------------------------------------ flags
+
+TEST_F(misuse, BadCoresFlagExitsWithStatus2NamingTheFlag) {
+  EXPECT_EXIT(init_with_flags({"--cores", "0"}), ExitedWithCode(2),
+              "shoal: error: --cores: expected an integer in \\[1, 4096\\], got '0'");
+}
+
+TEST_F(misuse, NonNumericStackKbExitsWithStatus2NamingTheFlag) {
+  EXPECT_EXIT(init_with_flags({"--stack-kb", "abc"}), ExitedWithCode(2),
+              "shoal: error: --stack-kb: .*'abc'");
+}
+
+TEST_F(misuse, CrossFieldErrorFromFlagsExitsWithStatus2) {
+  EXPECT_EXIT(init_with_flags({"--cores=4096", "--heap-mb=1", "--block-bytes=512"}),
+              ExitedWithCode(2), "shoal: error: --heap-mb: .*raise --heap-mb or lower --cores");
+}
+
+TEST_F(misuse, MissingFlagValueExitsWithStatus2) {
+  EXPECT_EXIT(init_with_flags({"--cores"}), ExitedWithCode(2), "--cores: missing value");
+}
+
+TEST_F(misuse, InitFromAnInvalidConfigThrowsAndLeavesTheRuntimeDown) {
+  shoal::config c;
+  c.cores = 2;
+  c.block_bytes = 48;
+  EXPECT_THROW(shoal::init(c), shoal::config_error);
+  EXPECT_FALSE(shoal::initialized());
+  // A valid configuration still works afterwards.
+  c.block_bytes = 64;
+  int cores = 0;
+  shoal_test::run_checked(c, [&] { cores = shoal::cores(); });
+  EXPECT_EQ(cores, 2);
+}
+
+// ------------------------------------------------------------ global heap
+
+TEST_F(misuse, ExhaustedGlobalHeapNamesHeapMb) {
+  shoal::config c = shoal_test::make_config(2);
+  c.heap_mb = 16;
+  EXPECT_EXIT(run_to_death(c, [] { shoal::global_alloc<std::int64_t>(std::int64_t{1} << 40); }),
+              ExitedWithCode(1), "global heap exhausted.*raise --heap-mb \\(now 16\\)");
+}
+
+TEST_F(misuse, ElementThatDoesNotDivideTheBlockNamesBlockBytes) {
+  struct three_words {
+    std::int64_t a, b, c;
+  };
+  static_assert(sizeof(three_words) == 24);
+  EXPECT_EXIT(
+      run_to_death(shoal_test::make_config(1), [] { shoal::global_alloc<three_words>(10); }),
+      ExitedWithCode(1),
+      "element of 24 bytes does not divide the block of 64 bytes.*--block-bytes");
+}
+
+TEST_F(misuse, NegativeElementCountIsFatal) {
+  EXPECT_EXIT(
+      run_to_death(shoal_test::make_config(1), [] { shoal::global_alloc<std::int64_t>(-1); }),
+      ExitedWithCode(1), "negative element count -1");
+}
+
+// ---------------------------------------------------------------- workers
+
+[[gnu::noinline]] int recurse(int depth) {
+  volatile char frame[1024];
+  frame[0] = static_cast<char>(depth);
+  frame[sizeof frame - 1] = static_cast<char>(depth);
+  if (depth > 100'000'000) return frame[0];
+  return recurse(depth + 1) + frame[sizeof frame - 1];  // not a tail call
+}
+
+TEST_F(misuse, WorkerStackOverflowIsReportedWithTheStackSize) {
+  shoal::config c = shoal_test::make_config(1);
+  c.stack_kb = 64;
+  EXPECT_EXIT(run_to_death(c, [] { shoal::spawn([] { recurse(0); }); }), ExitedWithCode(1),
+              "worker stack overflow on core 0 \\(stack 64 KiB; raise --stack-kb\\)");
+}
+
+TEST_F(misuse, RootTaskStackOverflowIsReportedToo) {
+  shoal::config c = shoal_test::make_config(2);
+  c.stack_kb = 128;
+  EXPECT_EXIT(run_to_death(c, [] { recurse(0); }), ExitedWithCode(1),
+              "worker stack overflow on core 0 \\(stack 128 KiB; raise --stack-kb\\)");
+}
+
+TEST_F(misuse, ExceptionEscapingANonRootTaskEndsTheJob) {
+  EXPECT_EXIT(run_to_death(shoal_test::make_config(1),
+                           [] { shoal::spawn([] { throw std::runtime_error("boom"); }); }),
+              ExitedWithCode(1), "uncaught exception in a task on core 0: boom");
+}
+
+TEST_F(misuse, ExceptionEscapingATaskOnAnotherCoreNamesThatCore) {
+  EXPECT_EXIT(run_to_death(shoal_test::make_config(2),
+                           [] { shoal::send(1, [] { shoal::spawn([] { throw 7; }); }); }),
+              ExitedWithCode(1), "uncaught exception of unknown type in a task on core 1");
+}
+
+// -------------------------------------------------------------- messages
+
+TEST_F(misuse, MessageLargerThanAnAggregationBufferNamesTheFlag) {
+  shoal::config c = shoal_test::make_config(1);
+  c.aggregation_bytes = 256;  // 192 bytes of payload
+  c.buffers_per_core = 4;
+  struct big {
+    char bytes[240];
+  };
+  EXPECT_EXIT(run_to_death(c,
+                           [] {
+                             big b{};
+                             shoal::send(0, [b] { (void)b; });
+                           }),
+              ExitedWithCode(1), "raise --aggregation-bytes");
+}
+
+TEST_F(misuse, BlockingDelegateFromAHandlerIsFatal) {
+  EXPECT_EXIT(
+      run_to_death(shoal_test::make_config(2),
+                   [] { shoal::send(0, [] { shoal::delegate::call(1, [] { return 1; }); }); }),
+      ExitedWithCode(1), "delegate::call outside a task");
+}
+
+TEST_F(misuse, TooManyOpenChannelsIsFatal) {
+  EXPECT_EXIT(run_to_death(shoal_test::make_config(1),
+                           [] {
+                             for (int i = 0; i < 300; ++i)
+                               shoal::make_channel<int>([](const int&) {});
+                           }),
+              ExitedWithCode(1), "too many typed channels open at once \\(at most 255\\)");
+}
+
+// ------------------------------------------------------------- lifecycle
+
+TEST_F(misuse, RunBeforeInitIsFatal) {
+  EXPECT_EXIT(shoal::run([] {}), ExitedWithCode(1),
+              "shoal::run\\(\\) called before shoal::init\\(\\)");
+}
+
+TEST_F(misuse, InitTwiceIsFatal) {
+  EXPECT_EXIT(
+      {
+        shoal::init(shoal_test::make_config(1));
+        shoal::init(shoal_test::make_config(1));
+      },
+      ExitedWithCode(1), "shoal::init\\(\\) called twice without finalize\\(\\)");
+}
+
+}  // namespace
