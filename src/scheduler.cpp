@@ -240,10 +240,12 @@ void scheduler::poll() {
     nudge_watchers();
   }
   if (!watches_.empty() && check_watches()) leave_idle();
-  const auto len = static_cast<std::uint64_t>(ready_.size());
-  stats.ready_len_sum += len;
-  ++stats.ready_len_samples;
-  if (len > stats.ready_len_max) stats.ready_len_max = len;
+  if (!idling_) {  // sample the ready queue while working, not while spinning idle
+    const auto len = static_cast<std::uint64_t>(ready_.size());
+    stats.ready_len_sum += len;
+    ++stats.ready_len_samples;
+    if (len > stats.ready_len_max) stats.ready_len_max = len;
+  }
   if (run_hooks(poll_hooks_)) leave_idle();
 }
 
