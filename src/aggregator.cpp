@@ -103,12 +103,7 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
     b->dirty_index = static_cast<std::int32_t>(dirty_.size());
     dirty_.push_back(b);
   }
-  char* p = b->data() + b->bytes;
-  b->bytes += n;
-  ++b->count;
-  ++stats_.messages_sent;
-  stats_.bytes_sent += n;
-  return p;
+  return append(b, n);
 }
 
 void aggregator::unstage(buffer* b) {

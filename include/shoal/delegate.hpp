@@ -73,23 +73,19 @@ auto async_call(int core, const F& f) -> future<std::invoke_result_t<const F&>> 
   auto pair = make_promise_pair<R>();
   const promise<R> p = pair.first;
   future<R>& fut = pair.second;
+  auto run_and_fulfil = [f, p] {
+    if constexpr (std::is_void_v<R>) {
+      f();
+      p.set_value();
+    } else {
+      p.set_value(f());
+    }
+  };
   if (core == mycore()) {
-    if constexpr (std::is_void_v<R>) {
-      f();
-      p.set_value();
-    } else {
-      p.set_value(f());
-    }
-    return std::move(fut);
+    run_and_fulfil();
+  } else {
+    send(core, run_and_fulfil);
   }
-  send(core, [f, p] {
-    if constexpr (std::is_void_v<R>) {
-      f();
-      p.set_value();
-    } else {
-      p.set_value(f());
-    }
-  });
   return std::move(fut);
 }
 

@@ -60,14 +60,7 @@ class aggregator {
     buffer** row = slots_[stream];
     if (row != nullptr) {
       buffer* b = row[dest];
-      if (b != nullptr && b->bytes + n <= capacity_) {
-        char* p = b->data() + b->bytes;
-        b->bytes += n;
-        ++b->count;
-        ++stats_.messages_sent;
-        stats_.bytes_sent += n;
-        return p;
-      }
+      if (b != nullptr && b->bytes + n <= capacity_) return append(b, n);
     }
     return reserve_slow(stream, dest, n);
   }
@@ -102,6 +95,14 @@ class aggregator {
 
  private:
   char* reserve_slow(std::uint32_t stream, int dest, std::uint32_t n);
+  char* append(buffer* b, std::uint32_t n) noexcept {
+    char* p = b->data() + b->bytes;
+    b->bytes += n;
+    ++b->count;
+    ++stats_.messages_sent;
+    stats_.bytes_sent += n;
+    return p;
+  }
   buffer* acquire();
   void release(buffer* b);
   void deliver(buffer* b);
