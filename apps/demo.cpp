@@ -34,10 +34,13 @@ int main(int argc, char** argv) {
     shoal::on_all_cores([table] {
       const auto me = static_cast<std::uint64_t>(shoal::mycore());
       for (std::int64_t i = 0; i < updates_per_core; ++i)
-        shoal::delegate::async_add(table + static_cast<std::int64_t>(key_of(me, static_cast<std::uint64_t>(i))), std::int64_t{1});
+        shoal::delegate::async_add(
+            table + static_cast<std::int64_t>(key_of(me, static_cast<std::uint64_t>(i))),
+            std::int64_t{1});
       shoal::default_gce().wait();
     });
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::vector<std::int64_t> expected(buckets, 0);
     for (int c = 0; c < shoal::cores(); ++c)
       for (std::int64_t i = 0; i < updates_per_core; ++i)

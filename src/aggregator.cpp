@@ -1,11 +1,11 @@
 #include "shoal/detail/aggregator.hpp"
 
-#include <cstdlib>
-#include <new>
-
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/handler_id.hpp"
 #include "shoal/detail/scheduler.hpp"
+
+#include <cstdlib>
+#include <new>
 
 namespace shoal::detail {
 namespace {
@@ -23,9 +23,10 @@ std::uint32_t claim_channel() {
     bool expected = false;
     if (g_channel_used[i].compare_exchange_strong(expected, true)) return i;
   }
-  fatal_user(fmt::format("too many typed channels open at once (at most {}); close() channels "
-                         "you no longer need",
-                         max_streams - 1));
+  fatal_user(
+      fmt::format("too many typed channels open at once (at most {}); close() channels "
+                  "you no longer need",
+                  max_streams - 1));
 }
 
 void release_channel(std::uint32_t id) {
@@ -47,7 +48,8 @@ aggregator::aggregator(int local_core, int rank_base, int total_cores, std::size
       flush_ns_(flush_ns),
       inbound_(static_cast<std::size_t>(total_cores) * static_cast<std::size_t>(pool_buffers) + 64),
       returns_(static_cast<std::size_t>(pool_buffers) + 64) {
-  slab_ = static_cast<char*>(std::aligned_alloc(64, buffer_bytes * static_cast<std::size_t>(pool_buffers)));
+  slab_ = static_cast<char*>(
+      std::aligned_alloc(64, buffer_bytes * static_cast<std::size_t>(pool_buffers)));
   SHOAL_CHECK(slab_ != nullptr, "cannot allocate {} aggregation buffers", pool_buffers);
   free_.reserve(static_cast<std::size_t>(pool_buffers));
   for (int i = pool_buffers - 1; i >= 0; --i) {
@@ -68,8 +70,10 @@ std::size_t aggregator::buffers_out() const noexcept {
 }
 
 char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) {
-  SHOAL_CHECK(n <= capacity_, "a message of {} bytes does not fit an aggregation buffer of {} "
-              "bytes; raise --aggregation-bytes", n, capacity_);
+  SHOAL_CHECK(n <= capacity_,
+              "a message of {} bytes does not fit an aggregation buffer of {} "
+              "bytes; raise --aggregation-bytes",
+              n, capacity_);
   SHOAL_CHECK(dest >= 0 && dest < total_cores_, "destination core {} out of range [0, {})", dest,
               total_cores_);
   buffer**& row = slots_[stream];

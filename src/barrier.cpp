@@ -1,7 +1,7 @@
-#include <vector>
-
 #include "shoal/detail/scheduler.hpp"
 #include "shoal/parallel.hpp"
+
+#include <vector>
 
 namespace shoal {
 namespace {

@@ -1,10 +1,10 @@
-#include <unistd.h>
+#include "shoal/detail/check.hpp"
+#include "shoal/detail/process_info.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 
-#include "shoal/detail/check.hpp"
-#include "shoal/detail/process_info.hpp"
+#include <unistd.h>
 
 namespace shoal::detail {
 namespace {

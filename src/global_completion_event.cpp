@@ -21,8 +21,10 @@ void global_completion_event::complete(std::int64_t n) noexcept {
 bool global_completion_event::done() const noexcept {
   std::uint64_t completed = 0;
   std::uint64_t enrolled = 0;
-  for (int i = 0; i < cores_; ++i) completed += counters_[i].completed.load(std::memory_order_acquire);
-  for (int i = 0; i < cores_; ++i) enrolled += counters_[i].enrolled.load(std::memory_order_acquire);
+  for (int i = 0; i < cores_; ++i)
+    completed += counters_[i].completed.load(std::memory_order_acquire);
+  for (int i = 0; i < cores_; ++i)
+    enrolled += counters_[i].enrolled.load(std::memory_order_acquire);
   SHOAL_ASSERT(completed <= enrolled, "global_completion_event completed more than enrolled");
   return completed == enrolled;
 }

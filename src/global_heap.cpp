@@ -1,13 +1,13 @@
-#include "global_heap_impl.hpp"
-
-#include <sys/mman.h>
+#include "shoal/detail/check.hpp"
+#include "shoal/detail/process_info.hpp"
+#include "shoal/runtime.hpp"
 
 #include <cerrno>
 #include <cstring>
 
-#include "shoal/detail/check.hpp"
-#include "shoal/detail/process_info.hpp"
-#include "shoal/runtime.hpp"
+#include <sys/mman.h>
+
+#include "global_heap_impl.hpp"
 
 namespace shoal::detail {
 

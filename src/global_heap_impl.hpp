@@ -34,7 +34,7 @@ class global_heap {
   std::size_t mapped_ = 0;
   std::size_t segment_ = 0;
   std::size_t block_ = 0;
-  mutable std::mutex mu_;  // allocation is rare and off the hot path
+  mutable std::mutex mu_;                    // allocation is rare and off the hot path
   std::map<std::size_t, std::size_t> free_;  // offset -> bytes
   std::map<std::size_t, std::size_t> used_;  // offset -> bytes
 };

@@ -2,20 +2,22 @@
 // (comm) and the global heap (memory), and runs the root task.
 #include "shoal/runtime.hpp"
 
-#include <unistd.h>
+#include "shoal/detail/aggregator.hpp"
+#include "shoal/detail/scheduler.hpp"
+#include "shoal/global_completion_event.hpp"
+#include "shoal/stats.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <string_view>
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "global_heap_impl.hpp"
-#include "shoal/detail/aggregator.hpp"
-#include "shoal/detail/scheduler.hpp"
-#include "shoal/global_completion_event.hpp"
-#include "shoal/stats.hpp"
 #include "stack_pool.hpp"
 
 extern char** environ;
@@ -155,7 +157,9 @@ std::exception_ptr run_root(const inline_task& root) {
   return rt.root_error;
 }
 
-teardown_report last_teardown() noexcept { return g_rt != nullptr ? g_rt->last : teardown_report{}; }
+teardown_report last_teardown() noexcept {
+  return g_rt != nullptr ? g_rt->last : teardown_report{};
+}
 
 }  // namespace detail
 
@@ -174,8 +178,8 @@ void setup(const config& cfg) {
   g_info.rank_base = 0;
   g_info.block_bytes = cfg.block_bytes;
   g_rt = rt.release();
-  g_rt->heap = std::make_unique<global_heap>(static_cast<std::size_t>(cfg.heap_mb) << 20,
-                                             cfg.cores, static_cast<std::size_t>(cfg.block_bytes));
+  g_rt->heap = std::make_unique<global_heap>(static_cast<std::size_t>(cfg.heap_mb) << 20, cfg.cores,
+                                             static_cast<std::size_t>(cfg.block_bytes));
   build_cores(*g_rt);
   g_rt->default_gce = std::make_unique<global_completion_event>();
   reset_barrier(cfg.cores);
@@ -187,6 +191,13 @@ void setup(const config& cfg) {
 }  // namespace
 
 void init(int& argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") break;
+    if (std::string_view(argv[i]) == "--help-shoal") {
+      std::fputs(config::help().c_str(), stdout);
+      std::exit(0);
+    }
+  }
   config cfg;
   try {
     cfg = config::parse(argc, argv, environ);

@@ -1,16 +1,17 @@
 #include "shoal/detail/scheduler.hpp"
 
+#include "shoal/detail/process_info.hpp"
+
+#include <chrono>
+#include <climits>
+#include <exception>
+
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <climits>
-#include <exception>
-
-#include "shoal/detail/process_info.hpp"
 #include "stack_pool.hpp"
 
 namespace shoal::detail {
@@ -138,8 +139,8 @@ void scheduler::switch_from(worker* self) {
     if (next == self) return;
     if (next != nullptr) {
       ++stats.context_switches;
-      ready_.prefetch_ahead(static_cast<std::size_t>(reinterpret_cast<char*>(self) -
-                                                     static_cast<char*>(self->ctx)));
+      ready_.prefetch_ahead(
+          static_cast<std::size_t>(reinterpret_cast<char*>(self) - static_cast<char*>(self->ctx)));
       current_ = next;
       jump(&self->ctx, next->ctx);
       return;
@@ -155,14 +156,12 @@ void scheduler::resume(worker* w) {
   ++stats.context_switches;
   current_ = w;
   since_poll_ = 0;
-  ready_.prefetch_ahead(static_cast<std::size_t>(reinterpret_cast<char*>(w) -
-                                                 static_cast<char*>(w->ctx)));
+  ready_.prefetch_ahead(
+      static_cast<std::size_t>(reinterpret_cast<char*>(w) - static_cast<char*>(w->ctx)));
   jump(&sched_ctx_, w->ctx);
 }
 
-bool scheduler::take_local_task(inline_task& out) {
-  return private_.pop(out) || public_.pop(out);
-}
+bool scheduler::take_local_task(inline_task& out) { return private_.pop(out) || public_.pop(out); }
 
 // Random victim, steal half of what it has (at least one).
 bool scheduler::try_steal(inline_task& out) {
@@ -249,9 +248,7 @@ void scheduler::poll() {
   if (run_hooks(poll_hooks_)) leave_idle();
 }
 
-bool scheduler::wants_exit() const noexcept {
-  return group_.exit.load(std::memory_order_acquire);
-}
+bool scheduler::wants_exit() const noexcept { return group_.exit.load(std::memory_order_acquire); }
 
 bool scheduler::startable_task_waiting() const noexcept {
   return (!private_.empty() || public_.size() > 0) &&

@@ -1,8 +1,7 @@
 #include "stack_pool.hpp"
 
-#include <signal.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include "shoal/detail/check.hpp"
+#include "shoal/detail/scheduler.hpp"
 
 #include <cerrno>
 #include <cstdint>
@@ -11,8 +10,9 @@
 #include <cstring>
 #include <new>
 
-#include "shoal/detail/check.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
@@ -104,9 +104,10 @@ void stack_pool::add_slab() {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
-    fatal_user(fmt::format("cannot map {} MiB for worker stacks on core {} ({}); lower "
-                           "--max-workers-per-core or --stack-kb",
-                           bytes >> 20, core_, std::strerror(errno)));
+    fatal_user(
+        fmt::format("cannot map {} MiB for worker stacks on core {} ({}); lower "
+                    "--max-workers-per-core or --stack-kb",
+                    bytes >> 20, core_, std::strerror(errno)));
   }
   slabs_.push_back({static_cast<char*>(p), bytes});
   next_slot_ = 0;

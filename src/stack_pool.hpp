@@ -6,10 +6,10 @@
 // vm.max_map_count (creation then fails with a message saying so).
 #pragma once
 
+#include "shoal/detail/worker.hpp"
+
 #include <cstddef>
 #include <vector>
-
-#include "shoal/detail/worker.hpp"
 
 namespace shoal::detail {
 
@@ -37,7 +37,7 @@ class stack_pool {
   const std::size_t slot_bytes_;   // guard + stack
   std::size_t slots_per_slab_;
   std::vector<slab> slabs_;
-  std::size_t next_slot_ = 0;      // in the newest slab
+  std::size_t next_slot_ = 0;  // in the newest slab
   std::size_t created_ = 0;
 };
 

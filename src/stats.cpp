@@ -82,14 +82,15 @@ std::vector<std::pair<std::string, double>> stats_fields() {
 
 std::string stats_table() {
   const std::vector<core_stats> per_core = stats_per_core();
-  std::string out = fmt::format("{:>5} {:>12} {:>12} {:>9} {:>10} {:>12} {:>10} {:>8} {:>6} {:>9}\n",
-                                "core", "msgs sent", "msgs recv", "packets", "avg pkt B",
-                                "ctx switch", "spawned", "stolen", "idle", "ready avg");
+  std::string out = fmt::format(
+      "{:>5} {:>12} {:>12} {:>9} {:>10} {:>12} {:>10} {:>8} {:>6} {:>9}\n", "core", "msgs sent",
+      "msgs recv", "packets", "avg pkt B", "ctx switch", "spawned", "stolen", "idle", "ready avg");
   auto row = [&out](const std::string& name, const core_stats& s) {
-    out += fmt::format("{:>5} {:>12} {:>12} {:>9} {:>10.0f} {:>12} {:>10} {:>8} {:>5.0f}% {:>9.1f}\n",
-                       name, s.messages_sent, s.messages_received, s.packets_sent,
-                       s.average_packet_bytes(), s.context_switches, s.tasks_spawned,
-                       s.tasks_stolen, 100 * s.idle_fraction(), s.average_ready_length());
+    out +=
+        fmt::format("{:>5} {:>12} {:>12} {:>9} {:>10.0f} {:>12} {:>10} {:>8} {:>5.0f}% {:>9.1f}\n",
+                    name, s.messages_sent, s.messages_received, s.packets_sent,
+                    s.average_packet_bytes(), s.context_switches, s.tasks_spawned, s.tasks_stolen,
+                    100 * s.idle_fraction(), s.average_ready_length());
   };
   core_stats total;
   for (std::size_t i = 0; i < per_core.size(); ++i) {

@@ -10,14 +10,14 @@
 // (message.hpp). The handler runs in handler context: no suspension.
 #pragma once
 
+#include "shoal/detail/aggregator.hpp"
+#include "shoal/detail/check.hpp"
+
 #include <concepts>
 #include <cstdint>
 #include <cstring>
 #include <new>
 #include <type_traits>
-
-#include "shoal/detail/aggregator.hpp"
-#include "shoal/detail/check.hpp"
 
 namespace shoal {
 
@@ -30,7 +30,7 @@ concept channel_value_like = std::is_trivially_copyable_v<T> && alignof(T) <= 8;
 /// copyable (it is replicated to every core and process), at most 64 bytes.
 template <class H, class T>
 concept channel_handler_like = std::invocable<const H&, const T&> &&
-                               std::is_trivially_copyable_v<H> && sizeof(H) <= 64 &&
+                                   std::is_trivially_copyable_v<H> && sizeof(H) <= 64 &&
                                alignof(H) <= 8;
 
 template <channel_value_like T>
@@ -57,7 +57,7 @@ class channel {
 
  private:
   template <channel_value_like U, class H>
-    requires channel_handler_like<H, U>
+  requires channel_handler_like<H, U>
   friend channel<U> make_channel(const H& handler);
 
   explicit channel(std::uint32_t id) : id_(id) {}
@@ -68,8 +68,7 @@ class channel {
 /// the returned handle is small and trivially copyable, so closures and
 /// other cores may use it.
 template <channel_value_like T, class H>
-  requires channel_handler_like<H, T>
-channel<T> make_channel(const H& handler) {
+requires channel_handler_like<H, T> channel<T> make_channel(const H& handler) {
   const std::uint32_t id = detail::claim_channel();
   detail::channel_entry& e = detail::channel_table()[id];
   std::memcpy(e.state, static_cast<const void*>(&handler), sizeof(H));

@@ -7,12 +7,12 @@
 // forwards itself by message (one closure message per call).
 #pragma once
 
-#include <cstdint>
-
 #include "shoal/detail/intrusive_list.hpp"
 #include "shoal/detail/scheduler.hpp"
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
+
+#include <cstdint>
 
 namespace shoal {
 

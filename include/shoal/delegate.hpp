@@ -12,15 +12,15 @@
 // message, the completion being counted where the operation ran.
 #pragma once
 
-#include <cstring>
-#include <type_traits>
-
 #include "shoal/detail/scheduler.hpp"
 #include "shoal/future.hpp"
 #include "shoal/global_completion_event.hpp"
 #include "shoal/global_ptr.hpp"
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
+
+#include <cstring>
+#include <type_traits>
 
 namespace shoal::delegate {
 
@@ -170,13 +170,15 @@ future<bool> async_compare_and_swap(global_ptr<T> p, T expected, T desired) {
 /// Stores `v` at `p` without a reply; `gce` tracks completion.
 template <class T>
 void async_write(global_ptr<T> p, T v, global_completion_event& gce = default_gce()) {
-  async_call(p.core(), [p, v] { *p.local() = v; }, gce);
+  async_call(
+      p.core(), [p, v] { *p.local() = v; }, gce);
 }
 
 /// Adds `inc` at `p` without a reply; `gce` tracks completion.
 template <class T>
 void async_add(global_ptr<T> p, T inc, global_completion_event& gce = default_gce()) {
-  async_call(p.core(), [p, inc] { *p.local() += inc; }, gce);
+  async_call(
+      p.core(), [p, inc] { *p.local() += inc; }, gce);
 }
 
 }  // namespace shoal::delegate

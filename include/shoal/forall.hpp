@@ -3,15 +3,15 @@
 // core that owns its element, so the body touches the element directly.
 #pragma once
 
-#include <algorithm>
-#include <cstdint>
-
 #include "shoal/completion_event.hpp"
 #include "shoal/global_ptr.hpp"
 #include "shoal/message.hpp"
 #include "shoal/parallel.hpp"
 #include "shoal/runtime.hpp"
 #include "shoal/task.hpp"
+
+#include <algorithm>
+#include <cstdint>
 
 namespace shoal {
 

@@ -4,11 +4,11 @@
 // suspends the worker. Belongs to the core that created it.
 #pragma once
 
-#include <utility>
-
 #include "shoal/detail/intrusive_list.hpp"
 #include "shoal/detail/scheduler.hpp"
 #include "shoal/runtime.hpp"
+
+#include <utility>
 
 namespace shoal {
 

@@ -9,17 +9,17 @@
 // promise exactly once.
 #pragma once
 
-#include <cstring>
-#include <new>
-#include <type_traits>
-#include <utility>
-
 #include "shoal/detail/intrusive_list.hpp"
 #include "shoal/detail/scheduler.hpp"
 #include "shoal/detail/small_pool.hpp"
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
 #include "shoal/task.hpp"
+
+#include <cstring>
+#include <new>
+#include <type_traits>
+#include <utility>
 
 namespace shoal {
 
@@ -113,9 +113,19 @@ class future {
       future<T> self(s);
       if constexpr (std::is_void_v<T>) {
         self.wait();
-        if constexpr (std::is_void_v<U>) { f(); p.set_value(); } else { p.set_value(f()); }
+        if constexpr (std::is_void_v<U>) {
+          f();
+          p.set_value();
+        } else {
+          p.set_value(f());
+        }
       } else {
-        if constexpr (std::is_void_v<U>) { f(self.get()); p.set_value(); } else { p.set_value(f(self.get())); }
+        if constexpr (std::is_void_v<U>) {
+          f(self.get());
+          p.set_value();
+        } else {
+          p.set_value(f(self.get()));
+        }
       }
     });
     return std::move(pair.second);

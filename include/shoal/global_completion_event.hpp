@@ -13,12 +13,12 @@
 // completing cores nudge a sleeping waiter core once per batch.
 #pragma once
 
+#include "shoal/detail/check.hpp"
+#include "shoal/detail/process_info.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
-
-#include "shoal/detail/check.hpp"
-#include "shoal/detail/process_info.hpp"
 
 namespace shoal {
 

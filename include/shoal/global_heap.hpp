@@ -1,12 +1,12 @@
 // Allocation in the global heap.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/process_info.hpp"
 #include "shoal/global_ptr.hpp"
+
+#include <cstddef>
+#include <cstdint>
 
 namespace shoal {
 

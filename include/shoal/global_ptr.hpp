@@ -11,14 +11,14 @@
 // cores for linear). local() gives a plain pointer, valid only on core().
 #pragma once
 
-#include <fmt/format.h>
+#include "shoal/detail/check.hpp"
+#include "shoal/detail/process_info.hpp"
 
 #include <compare>
 #include <cstdint>
 #include <ostream>
 
-#include "shoal/detail/check.hpp"
-#include "shoal/detail/process_info.hpp"
+#include <fmt/format.h>
 
 namespace shoal {
 
@@ -89,12 +89,16 @@ class global_ptr {
   global_ptr operator[](std::int64_t) const = delete;  // no implicit remote access
 
   friend constexpr bool operator==(global_ptr, global_ptr) noexcept = default;
-  friend constexpr auto operator<=>(global_ptr a, global_ptr b) noexcept { return a.bits_ <=> b.bits_; }
+  friend constexpr auto operator<=>(global_ptr a, global_ptr b) noexcept {
+    return a.bits_ <=> b.bits_;
+  }
   explicit operator bool() const noexcept { return bits_ != 0; }
 
   /// Same address, other element type.
   template <class U>
-  global_ptr<U> reinterpret() const noexcept { return global_ptr<U>::from_bits(bits_); }
+  global_ptr<U> reinterpret() const noexcept {
+    return global_ptr<U>::from_bits(bits_);
+  }
 
   friend std::ostream& operator<<(std::ostream& os, global_ptr p) { return os << p.to_string(); }
   std::string to_string() const {

@@ -8,15 +8,15 @@
 // plus the closure rounded up to 8 bytes; no allocation.
 #pragma once
 
-#include <concepts>
-#include <cstring>
-#include <type_traits>
-
 #include "shoal/detail/aggregator.hpp"
 #include "shoal/detail/buffer.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/handler_id.hpp"
 #include "shoal/detail/process_info.hpp"
+
+#include <concepts>
+#include <cstring>
+#include <type_traits>
 
 namespace shoal {
 
@@ -30,7 +30,8 @@ inline constexpr std::size_t max_message_bytes = 256;
 /// sender's own process (and only while the pointee lives).
 template <class F>
 concept message_handler_like = std::invocable<F&> && std::is_trivially_copyable_v<F> &&
-                               sizeof(F) <= max_message_bytes && alignof(F) <= 8;
+                                   sizeof(F) <= max_message_bytes
+                               && alignof(F) <= 8;
 
 namespace detail {
 template <class F>

@@ -1,12 +1,12 @@
 // Parallel loops and SPMD helpers built on tasks and messages.
 #pragma once
 
-#include <cstdint>
-
 #include "shoal/completion_event.hpp"
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
 #include "shoal/task.hpp"
+
+#include <cstdint>
 
 namespace shoal {
 

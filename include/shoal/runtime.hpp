@@ -7,19 +7,20 @@
 //   }
 #pragma once
 
-#include <exception>
-#include <utility>
-
 #include "shoal/config.hpp"
 #include "shoal/detail/inline_task.hpp"
 #include "shoal/detail/process_info.hpp"
+
+#include <exception>
+#include <utility>
 
 namespace shoal {
 
 /// Parses shoal's flags and SHOAL_* variables (removing the flags from argv),
 /// validates them and sets the runtime up. On a bad value prints
 /// "shoal: error: <flag>: <what> ..." and exits with status 2 before anything
-/// starts. Call once per process from main, before run().
+/// starts. `--help-shoal` prints every flag with its environment variable,
+/// default and range, and exits. Call once per process from main, before run().
 void init(int& argc, char** argv);
 
 /// Sets the runtime up from an explicit configuration (tests, embedding).
@@ -63,9 +64,9 @@ std::exception_ptr run_root(const inline_task& root);
 
 /// State left behind by the last run, for teardown checks in tests.
 struct teardown_report {
-  std::size_t live_workers = 0;    // workers still suspended
-  std::size_t queued_tasks = 0;    // tasks never run
-  std::size_t buffers_out = 0;     // aggregation buffers not back in their pools
+  std::size_t live_workers = 0;  // workers still suspended
+  std::size_t queued_tasks = 0;  // tasks never run
+  std::size_t buffers_out = 0;   // aggregation buffers not back in their pools
 };
 teardown_report last_teardown() noexcept;
 }  // namespace detail

@@ -23,14 +23,14 @@
 //   spawns a task.
 #pragma once
 
+#include "shoal/detail/buffer.hpp"
+#include "shoal/detail/mpsc_ring.hpp"
+#include "shoal/stats.hpp"
+
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <vector>
-
-#include "shoal/detail/buffer.hpp"
-#include "shoal/detail/mpsc_ring.hpp"
-#include "shoal/stats.hpp"
 
 namespace shoal::detail {
 
@@ -82,7 +82,9 @@ class aggregator {
   std::uint64_t processed() const noexcept { return processed_.load(std::memory_order_acquire); }
   bool has_staged() const noexcept { return !dirty_.empty(); }
   /// Whether some delivery found a full ring and waits to be retried.
-  bool has_pending_delivery() const noexcept { return pending_size_.load(std::memory_order_acquire) != 0; }
+  bool has_pending_delivery() const noexcept {
+    return pending_size_.load(std::memory_order_acquire) != 0;
+  }
   /// After the run: takes back returned buffers, then counts those still out.
   std::size_t buffers_out_after_drain() {
     drain_returns();
@@ -125,7 +127,7 @@ class aggregator {
   std::vector<buffer*> dirty_;
   std::uint64_t first_staged_ns_ = 0;
   std::vector<buffer*> free_;
-  std::vector<buffer*> pending_;  // deliveries that found a full ring, in order
+  std::vector<buffer*> pending_;              // deliveries that found a full ring, in order
   std::atomic<std::size_t> pending_size_{0};  // pending_.size(), readable by other threads
   char* slab_ = nullptr;
 

@@ -9,13 +9,13 @@
 // Owner-written `bottom_` and thief-written `top_` sit on separate cache lines.
 #pragma once
 
+#include "shoal/detail/inline_task.hpp"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
-
-#include "shoal/detail/inline_task.hpp"
 
 namespace shoal::detail {
 

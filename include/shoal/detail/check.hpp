@@ -2,9 +2,9 @@
 // rank, core, file:line and cause; SHOAL_ASSERT is the same in debug builds only.
 #pragma once
 
-#include <fmt/format.h>
-
 #include <string>
+
+#include <fmt/format.h>
 
 namespace shoal::detail {
 
@@ -19,11 +19,11 @@ namespace shoal::detail {
 
 }  // namespace shoal::detail
 
-#define SHOAL_CHECK(cond, ...)                                                              \
-  do {                                                                                      \
-    if (__builtin_expect(!(cond), 0))                                                       \
-      ::shoal::detail::fatal("check failed: " #cond ": " + ::fmt::format(__VA_ARGS__),      \
-                             __FILE__, __LINE__);                                           \
+#define SHOAL_CHECK(cond, ...)                                                                   \
+  do {                                                                                           \
+    if (__builtin_expect(!(cond), 0))                                                            \
+      ::shoal::detail::fatal("check failed: " #cond ": " + ::fmt::format(__VA_ARGS__), __FILE__, \
+                             __LINE__);                                                          \
   } while (0)
 
 #ifdef NDEBUG

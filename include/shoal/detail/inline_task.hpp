@@ -19,7 +19,8 @@ inline constexpr std::size_t max_closure_bytes = 64;
 /// than the data itself.
 template <class F>
 concept task_like = std::invocable<F&> && std::is_trivially_copyable_v<F> &&
-                    sizeof(F) <= max_closure_bytes && alignof(F) <= 8;
+                        sizeof(F) <= max_closure_bytes
+                    && alignof(F) <= 8;
 
 namespace detail {
 
@@ -27,9 +28,10 @@ namespace detail {
 template <class F>
 constexpr void check_task_closure() {
   static_assert(std::invocable<F&>, "shoal: a task must be callable with no arguments");
-  static_assert(std::is_trivially_copyable_v<F>,
-                "shoal: a task closure must be trivially copyable: capture pointers or plain "
-                "values, not std::string/std::vector/smart pointers (they cannot be copied as bytes)");
+  static_assert(
+      std::is_trivially_copyable_v<F>,
+      "shoal: a task closure must be trivially copyable: capture pointers or plain "
+      "values, not std::string/std::vector/smart pointers (they cannot be copied as bytes)");
   static_assert(sizeof(F) <= max_closure_bytes,
                 "shoal: a task closure is limited to 64 bytes: capture a pointer to a struct "
                 "holding the data instead");
@@ -45,9 +47,7 @@ struct inline_task {
     check_task_closure<F>();
     inline_task t;
     std::memcpy(t.storage, static_cast<const void*>(&f), sizeof(F));
-    t.run = [](inline_task& self) {
-      (*std::launder(reinterpret_cast<F*>(self.storage)))();
-    };
+    t.run = [](inline_task& self) { (*std::launder(reinterpret_cast<F*>(self.storage)))(); };
     return t;
   }
 

@@ -3,10 +3,10 @@
 // the workers a few places ahead without chasing pointers (Grappa 3.1).
 #pragma once
 
+#include "shoal/detail/worker.hpp"
+
 #include <cstddef>
 #include <memory>
-
-#include "shoal/detail/worker.hpp"
 
 namespace shoal::detail {
 

@@ -16,10 +16,6 @@
 // task it spawned.
 #pragma once
 
-#include <atomic>
-#include <cstdint>
-#include <vector>
-
 #include "shoal/detail/chase_lev_deque.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/intrusive_list.hpp"
@@ -27,6 +23,10 @@
 #include "shoal/detail/task_fifo.hpp"
 #include "shoal/detail/worker.hpp"
 #include "shoal/stats.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
 
 namespace shoal::detail {
 

@@ -3,9 +3,9 @@
 // steady state allocates nothing.
 #pragma once
 
-#include <cstddef>
-
 #include "shoal/detail/inline_task.hpp"
+
+#include <cstddef>
 
 namespace shoal::detail {
 

@@ -4,26 +4,26 @@
 // neighbour (see stack_pool). Workers never migrate between cores.
 #pragma once
 
-#include <boost/context/detail/fcontext.hpp>
+#include "shoal/detail/inline_task.hpp"
 
 #include <cstddef>
 #include <cstdint>
 
-#include "shoal/detail/inline_task.hpp"
+#include <boost/context/detail/fcontext.hpp>
 
 namespace shoal::detail {
 
 using fcontext = boost::context::detail::fcontext_t;
 
 struct worker {
-  fcontext ctx = nullptr;        // saved context while not running
-  inline_task task;              // the task this worker runs next / is running
-  worker* next = nullptr;        // intrusive link for wait lists and the idle list
-  char* stack_lo = nullptr;      // lowest usable stack byte (guard lies below)
-  std::size_t stack_bytes = 0;   // usable stack size
-  const char* waiting_on = "";   // what a suspended worker waits for (watchdog, debugging)
-  int core = 0;                  // local core index that owns it
-  bool suspended = false;        // suspended and not in the ready queue
+  fcontext ctx = nullptr;       // saved context while not running
+  inline_task task;             // the task this worker runs next / is running
+  worker* next = nullptr;       // intrusive link for wait lists and the idle list
+  char* stack_lo = nullptr;     // lowest usable stack byte (guard lies below)
+  std::size_t stack_bytes = 0;  // usable stack size
+  const char* waiting_on = "";  // what a suspended worker waits for (watchdog, debugging)
+  int core = 0;                 // local core index that owns it
+  bool suspended = false;       // suspended and not in the ready queue
 };
 
 /// Switches from the running context to `to`, saving the current context in
