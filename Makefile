@@ -6,11 +6,13 @@
 #   make run        build, then run build/bin/shoal-demo $(RUN_ARGS)
 #   make test       build, then ctest (one process per test case)
 #   make bench      build, then run every build/bin/bench-* $(BENCH_ARGS)
+#   make bench-mpi  build the plain-MPI baseline, then run it on MPI_NP (default 2) ranks:
+#                   mpirun --oversubscribe -np 2 build/bin/bench-mpi-message-rate $(BENCH_MPI_ARGS)
 #   make asan       Debug + AddressSanitizer/UBSan tree in build-asan/, build and ctest
 #   make clean      remove build/ and build-asan/
 #
 # Variables: BUILD_DIR, ASAN_DIR, BUILD_TYPE, CMAKE_ARGS, JOBS, CTEST_ARGS,
-# BENCH_ARGS, RUN_ARGS.
+# BENCH_ARGS, RUN_ARGS, MPI_NP, BENCH_MPI_ARGS.
 
 SHELL := /bin/bash
 MAKEFLAGS += --no-print-directory
@@ -25,6 +27,8 @@ CMAKE_ARGS ?=
 CTEST_ARGS ?=
 BENCH_ARGS ?=
 RUN_ARGS   ?=
+MPI_NP     ?= 2
+BENCH_MPI_ARGS ?=
 
 CMAKE ?= cmake
 CTEST ?= ctest
@@ -33,7 +37,8 @@ CTEST_FLAGS = --output-on-failure -j$(CTEST_JOBS) --timeout 600 $(CTEST_ARGS)
 DEB_PACKAGES := cmake g++ make pkg-config \
 	libboost-context-dev libcli11-dev libfmt-dev \
 	libgtest-dev libgmock-dev libbenchmark-dev \
-	nlohmann-json3-dev libssl-dev
+	nlohmann-json3-dev libssl-dev \
+	libopenmpi-dev openmpi-bin
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -41,7 +46,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ASAN_OPTIONS  ?= detect_leaks=1:strict_init_order=1
 UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
-.PHONY: all deps configure build run test bench asan clean
+.PHONY: all deps configure build run test bench bench-mpi asan clean
 
 all: build
 
@@ -89,6 +94,16 @@ bench: build
 	    $(BENCH_ARGS) || exit 1; \
 	done; \
 	if [ $$found = 0 ]; then echo "bench: no $(BUILD_DIR)/bin/bench-* executables"; fi
+
+# The plain-MPI baselines (bench/mpi/). Builds only its own target, so a broken
+# tree elsewhere does not stop it. OpenMPI refuses to run as root without the two
+# OMPI_ALLOW_RUN_AS_ROOT* variables.
+bench-mpi: configure
+	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target bench-mpi-message-rate || { \
+	  echo "bench-mpi: could not build bench-mpi-message-rate (is MPI installed? make deps)"; \
+	  exit 1; }
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	  mpirun --oversubscribe -np $(MPI_NP) $(BUILD_DIR)/bin/bench-mpi-message-rate $(BENCH_MPI_ARGS)
 
 asan: deps
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug \

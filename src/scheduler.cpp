@@ -172,6 +172,9 @@ bool scheduler::try_steal(inline_task& out) {
   scheduler& victim = *group_.cores[victim_index];
   const std::int64_t available = victim.public_.size();
   if (available == 0) return false;
+  // Busy before taking: a stolen task must never be in flight while both
+  // this core and its victim look idle (run() would see quiescence).
+  leave_idle();
   ++stats.steal_attempts;
   if (!victim.public_.steal(out)) return false;
   ++stats.tasks_stolen;
