@@ -84,6 +84,8 @@ constexpr std::array int_options{
         "heap-mb", rule::none, "global heap of this process in MiB (committed lazily)"),
     make_int_option<&config::block_bytes, 8, 1048576>(
         "block-bytes", rule::power_of_two, "block size of linear global arrays in bytes"),
+    make_int_option<&config::watchdog_s, 0, 86400>(
+        "watchdog-s", rule::none, "end a job that makes no progress for this many s (0 = off)"),
 };
 
 constexpr std::array bool_options{

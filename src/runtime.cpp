@@ -81,11 +81,43 @@ bool quiescent_once(runtime_state& rt, std::uint64_t& signature) {
   return same;
 }
 
+std::uint64_t total_progress(const runtime_state& rt) {
+  std::uint64_t sum = 0;
+  for (const auto& s : rt.schedulers) sum += s->progress();
+  return sum;
+}
+
+// Waits for the root task like wait_quiescent, but ends the job with a
+// report when no core has made progress for --watchdog-s seconds.
+void watch_root(runtime_state& rt) {
+  using clock = std::chrono::steady_clock;
+  std::uint64_t last = total_progress(rt);
+  auto last_change = clock::now();
+  while (!rt.root_done.load(std::memory_order_acquire)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const std::uint64_t now = total_progress(rt);
+    if (now != last) {
+      last = now;
+      last_change = clock::now();
+      continue;
+    }
+    if (clock::now() - last_change < std::chrono::seconds(rt.cfg.watchdog_s)) continue;
+    std::string report =
+        fmt::format("watchdog: no progress for {} s (--watchdog-s); ", rt.cfg.watchdog_s);
+    for (const auto& s : rt.schedulers) report += s->describe() + "; ";
+    fatal_user(report);
+  }
+}
+
 void wait_quiescent(runtime_state& rt) {
   std::uint64_t signature = 0;
   // Block (futex) until the root task ends, so this thread takes no CPU
   // from the cores meanwhile; then poll briefly for quiescence.
-  rt.root_done.wait(false, std::memory_order_acquire);
+  if (rt.cfg.watchdog_s > 0) {
+    watch_root(rt);
+  } else {
+    rt.root_done.wait(false, std::memory_order_acquire);
+  }
   auto pause = std::chrono::microseconds(5);
   while (!quiescent_once(rt, signature)) {
     std::this_thread::sleep_for(pause);

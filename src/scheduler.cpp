@@ -5,6 +5,8 @@
 #include <chrono>
 #include <climits>
 #include <exception>
+#include <map>
+#include <string>
 
 #include <linux/futex.h>
 #include <sched.h>
@@ -237,6 +239,9 @@ void nudge_watchers() noexcept {
 
 void scheduler::poll() {
   since_poll_ = 0;
+  // Relaxed: a monotonic hint for the watchdog, nothing is published with it.
+  progress_.store(stats.tasks_run + stats.context_switches + stats.messages_received,
+                  std::memory_order_relaxed);
   if (tls_nudge) {
     tls_nudge = false;
     nudge_watchers();
@@ -345,6 +350,22 @@ void scheduler::notify() noexcept {
     sleep_word_.store(0, std::memory_order_relaxed);
     futex_wake(&sleep_word_);
   }
+}
+
+}  // namespace shoal::detail
+
+namespace shoal::detail {
+
+std::string scheduler::describe() const {
+  std::map<std::string, int> waits;
+  stacks_->for_each_worker([&waits](const worker& w) {
+    if (w.suspended) ++waits[w.waiting_on];
+  });
+  std::string out =
+      fmt::format("core {}: {}, {} ready, {} tasks queued, {} workers", core_,
+                  idle() ? "idle" : "busy", ready_.size(), queued_tasks(), workers_created_);
+  for (const auto& [why, n] : waits) out += fmt::format(", {} waiting on {}", n, why);
+  return out;
 }
 
 }  // namespace shoal::detail

@@ -130,6 +130,7 @@ worker* stack_pool::create(void (*entry)(boost::context::detail::transfer_t)) {
   w->stack_bytes = static_cast<std::size_t>(reinterpret_cast<char*>(rec) - lo);
   w->core = core_;
   w->ctx = boost::context::detail::make_fcontext(rec, w->stack_bytes, entry);
+  workers_.push_back(w);
   return w;
 }
 

@@ -23,6 +23,12 @@ class stack_pool {
   /// A new worker with a fresh stack, its context set to start at `entry`.
   worker* create(void (*entry)(boost::context::detail::transfer_t));
 
+  /// Calls f(worker) for every worker created so far.
+  template <class F>
+  void for_each_worker(F f) const {
+    for (const worker* w : workers_) f(*w);
+  }
+
   static constexpr std::size_t guard_bytes = 4 * 1024;
 
  private:
@@ -39,6 +45,7 @@ class stack_pool {
   std::vector<slab> slabs_;
   std::size_t next_slot_ = 0;  // in the newest slab
   std::size_t created_ = 0;
+  std::vector<worker*> workers_;  // every worker created, for diagnostics
 };
 
 /// Installs the SIGSEGV handler that turns a guard hit into the message

@@ -514,7 +514,16 @@ INSTANTIATE_TEST_SUITE_P(
                       {7, 4, 1048577, 2097152},
                       {"--cores=1"},
                       [](const shoal::config& c) -> std::int64_t { return c.block_bytes; },
-                      [](shoal::config& c, std::int64_t v) { c.block_bytes = v; }}),
+                      [](shoal::config& c, std::int64_t v) { c.block_bytes = v; }},
+        boundary_case{"--watchdog-s",
+                      "SHOAL_WATCHDOG_S",
+                      "an integer in [0, 86400]",
+                      0,
+                      86400,
+                      {86401},
+                      {},
+                      [](const shoal::config& c) -> std::int64_t { return c.watchdog_s; },
+                      [](shoal::config& c, std::int64_t v) { c.watchdog_s = static_cast<int>(v); }}),
     [](const ::testing::TestParamInfo<boundary_case>& info) {
       std::string name;
       for (const char ch : info.param.flag) {
@@ -638,6 +647,7 @@ TEST(ConfigDescribe, OneLinePerFieldWithItsValue) {
       {"--buffers-per-core", "64"},
       {"--heap-mb", "1024"},
       {"--block-bytes", "64"},
+      {"--watchdog-s", "0"},
       {"--stats", "true"},
       {"--verbose", "false"}};
   ASSERT_EQ(lines.size(), expected.size());

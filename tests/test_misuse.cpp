@@ -1,5 +1,6 @@
 // Misuse and fatal errors: each must end the process with the documented
 // exit status and a message that names the cause and the flag to change.
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -182,6 +183,41 @@ TEST_F(misuse, InitTwiceIsFatal) {
         shoal::init(shoal_test::make_config(1));
       },
       ExitedWithCode(1), "shoal::init\\(\\) called twice without finalize\\(\\)");
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ watchdog
+
+namespace {
+
+TEST_F(misuse, WatchdogEndsAJobThatMakesNoProgressAndSaysWhatItWaitsOn) {
+  shoal::config c = shoal_test::make_config(2);
+  c.watchdog_s = 1;
+  // The root waits on an event nobody completes: every core goes idle.
+  EXPECT_EXIT(run_to_death(c,
+                           [] {
+                             shoal::completion_event never(1);
+                             never.wait();
+                           }),
+              ExitedWithCode(1),
+              "watchdog: no progress for 1 s \\(--watchdog-s\\); core 0: idle.*1 waiting on "
+              "completion_event; core 1: idle");
+}
+
+TEST_F(misuse, WatchdogStaysQuietWhileTheJobProgresses) {
+  shoal::config c = shoal_test::make_config(2);
+  c.watchdog_s = 1;
+  long rounds = 0;
+  // 1.5 s of blocking delegates: slow, but always progressing.
+  shoal_test::run_checked(c, [&] {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+    while (std::chrono::steady_clock::now() < end) {
+      shoal::delegate::call(1, [] { return 0; });
+      ++rounds;
+    }
+  });
+  EXPECT_GT(rounds, 0);
 }
 
 }  // namespace

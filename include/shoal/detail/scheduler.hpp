@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace shoal::detail {
@@ -97,6 +98,12 @@ class scheduler {
   bool has_watches() const noexcept { return has_watches_.load(std::memory_order_acquire); }
   std::int64_t public_size() const noexcept { return public_.size(); }
   std::size_t live_workers() const noexcept { return workers_created_ - idle_count_; }
+  /// Grows whenever the core runs a task, switches or handles a message;
+  /// published at each poll. Any thread (the watchdog).
+  std::uint64_t progress() const noexcept { return progress_.load(std::memory_order_relaxed); }
+  /// What the core is doing and what its suspended workers wait for: a racy
+  /// snapshot for the watchdog's report, read from another thread.
+  std::string describe() const;
   std::size_t queued_tasks() const noexcept {
     return private_.size() + static_cast<std::size_t>(public_.size());
   }
@@ -152,6 +159,7 @@ class scheduler {
 
   chase_lev_deque public_;
   alignas(64) std::atomic<bool> idle_{false};
+  std::atomic<std::uint64_t> progress_{0};
   std::atomic<bool> has_watches_{false};
   alignas(64) std::atomic<std::uint32_t> sleep_word_{0};
 };
