@@ -40,8 +40,10 @@ aggregator::aggregator(int local_core, int rank_base, int total_cores, std::size
     : local_core_(local_core),
       rank_base_(rank_base),
       total_cores_(total_cores),
-      capacity_(static_cast<std::uint32_t>(buffer_bytes - sizeof(buffer))),
-      buffer_bytes_(buffer_bytes),
+      // Buffers sit back to back in one slab: round the stride to 64 bytes so
+      // every buffer (and the 8-byte aligned payloads in it) stays aligned.
+      capacity_(static_cast<std::uint32_t>((buffer_bytes + 63) / 64 * 64 - sizeof(buffer))),
+      buffer_bytes_((buffer_bytes + 63) / 64 * 64),
       pool_buffers_(pool_buffers),
       sched_(sched),
       stats_(stats),
@@ -49,11 +51,11 @@ aggregator::aggregator(int local_core, int rank_base, int total_cores, std::size
       inbound_(static_cast<std::size_t>(total_cores) * static_cast<std::size_t>(pool_buffers) + 64),
       returns_(static_cast<std::size_t>(pool_buffers) + 64) {
   slab_ = static_cast<char*>(
-      std::aligned_alloc(64, buffer_bytes * static_cast<std::size_t>(pool_buffers)));
+      std::aligned_alloc(64, buffer_bytes_ * static_cast<std::size_t>(pool_buffers)));
   SHOAL_CHECK(slab_ != nullptr, "cannot allocate {} aggregation buffers", pool_buffers);
   free_.reserve(static_cast<std::size_t>(pool_buffers));
   for (int i = pool_buffers - 1; i >= 0; --i) {
-    auto* b = new (slab_ + static_cast<std::size_t>(i) * buffer_bytes) buffer;
+    auto* b = new (slab_ + static_cast<std::size_t>(i) * buffer_bytes_) buffer;
     b->owner = local_core;
     free_.push_back(b);
   }

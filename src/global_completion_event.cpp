@@ -15,7 +15,9 @@ global_completion_event::~global_completion_event() = default;
 
 void global_completion_event::complete(std::int64_t n) noexcept {
   bump(counters_[local()].completed, n);
-  if (waiting_core_.load(std::memory_order_relaxed) >= 0) detail::tls_nudge = true;
+  // No fence: a nudge missed here only delays the waiter to its next poll or
+  // sleep timeout (at most 1 ms); the watch itself re-checks done().
+  if (waiters_.load(std::memory_order_relaxed) > 0) detail::tls_nudge = true;
 }
 
 bool global_completion_event::done() const noexcept {
@@ -32,13 +34,11 @@ bool global_completion_event::done() const noexcept {
 void global_completion_event::wait() {
   flush();
   if (done()) return;
-  waiting_core_.store(local(), std::memory_order_relaxed);
-  // Orders announcing the waiter before the first check (pairs with complete()).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  waiters_.fetch_add(1, std::memory_order_relaxed);
   detail::this_scheduler().wait_until(
       [](const void* self) { return static_cast<const global_completion_event*>(self)->done(); },
       this, "global_completion_event");
-  waiting_core_.store(-1, std::memory_order_relaxed);
+  waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace shoal

@@ -9,8 +9,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -34,6 +36,8 @@ struct runtime_state {
   std::unique_ptr<global_heap> heap;
   std::unique_ptr<global_completion_event> default_gce;
   std::atomic<bool> root_done{false};
+  std::mutex root_mu;  // with root_cv: wakes run()'s thread at once
+  std::condition_variable root_cv;
   std::exception_ptr root_error;
   teardown_report last{};
 };
@@ -61,24 +65,44 @@ void build_cores(runtime_state& rt) {
   }
 }
 
-// Quiescent: every core idle and every delivered buffer processed, seen the
-// same way twice in a row.
-bool quiescent_once(runtime_state& rt, std::uint64_t& signature) {
-  for (auto& s : rt.schedulers)
+bool all_idle(const runtime_state& rt) {
+  for (const auto& s : rt.schedulers)
     if (!s->idle()) return false;
+  return true;
+}
+
+// Quiescent: every core idle with no watched condition pending, and every
+// delivered buffer processed, seen the same way twice in a row. A pending
+// watch (a worker in global_completion_event::wait) may already be true and
+// about to wake its worker, so it counts as work.
+bool quiescent_once(const runtime_state& rt, std::uint64_t& signature) {
+  if (!all_idle(rt)) return false;
+  for (const auto& s : rt.schedulers)
+    if (s->has_watches()) return false;
   std::uint64_t delivered = 0, processed = 0;
-  for (auto& a : rt.aggregators) {
+  for (const auto& a : rt.aggregators) {
     processed += a->processed();
     delivered += a->delivered();
   }
-  for (auto& a : rt.aggregators)
+  for (const auto& a : rt.aggregators)
     if (a->has_pending_delivery()) return false;
-  if (delivered != processed) return false;
-  for (auto& s : rt.schedulers)
-    if (!s->idle()) return false;
+  if (delivered != processed || !all_idle(rt)) return false;
   const bool same = signature == delivered + 1;
   signature = delivered + 1;
   return same;
+}
+
+// Quiescent, yet tasks wait for a worker on some core: every worker there is
+// suspended and the cap stops it from creating more, and nothing left can
+// wake them. End the job instead of returning with work undone.
+void fail_if_starved(const runtime_state& rt) {
+  std::size_t starved = 0;
+  for (const auto& s : rt.schedulers) starved += s->starved_tasks();
+  if (starved == 0) return;
+  fatal_user(fmt::format(
+      "deadlock: {} tasks wait for a worker, but every core's {} workers are suspended and "
+      "nothing can wake them; raise --max-workers-per-core",
+      starved, rt.cfg.max_workers_per_core));
 }
 
 std::uint64_t total_progress(const runtime_state& rt) {
@@ -87,42 +111,60 @@ std::uint64_t total_progress(const runtime_state& rt) {
   return sum;
 }
 
-// Waits for the root task like wait_quiescent, but ends the job with a
-// report when no core has made progress for --watchdog-s seconds.
-void watch_root(runtime_state& rt) {
-  using clock = std::chrono::steady_clock;
-  std::uint64_t last = total_progress(rt);
-  auto last_change = clock::now();
-  while (!rt.root_done.load(std::memory_order_acquire)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const std::uint64_t now = total_progress(rt);
-    if (now != last) {
-      last = now;
-      last_change = clock::now();
-      continue;
+// --watchdog-s: ends the job when every core has been idle, without any
+// progress, for that long while the job is unfinished (a deadlock: all
+// workers suspended on something that will not happen). A task computing
+// without yielding keeps its core busy, so it never trips the watchdog.
+class watchdog {
+ public:
+  explicit watchdog(const runtime_state& rt) : rt_(rt), last_(total_progress(rt)) {}
+
+  void check() {
+    const std::uint64_t now = total_progress(rt_);
+    if (now != last_ || !all_idle(rt_)) {
+      last_ = now;
+      since_ = clock::now();
+      return;
     }
-    if (clock::now() - last_change < std::chrono::seconds(rt.cfg.watchdog_s)) continue;
+    if (clock::now() - since_ < std::chrono::seconds(rt_.cfg.watchdog_s)) return;
     std::string report =
-        fmt::format("watchdog: no progress for {} s (--watchdog-s); ", rt.cfg.watchdog_s);
-    for (const auto& s : rt.schedulers) report += s->describe() + "; ";
+        fmt::format("watchdog: no progress for {} s (--watchdog-s); ", rt_.cfg.watchdog_s);
+    for (const auto& s : rt_.schedulers) report += s->describe() + "; ";
     fatal_user(report);
   }
-}
 
+ private:
+  using clock = std::chrono::steady_clock;
+  const runtime_state& rt_;
+  std::uint64_t last_;
+  clock::time_point since_ = clock::now();
+};
+
+// Waits for the root task to end and the job to be quiescent. Sleeps with a
+// growing pause (up to 20 ms while the root runs, so this thread takes next
+// to no CPU from the cores); checks for a worker-cap deadlock and, with
+// --watchdog-s, for a job that has stopped making progress.
 void wait_quiescent(runtime_state& rt) {
+  const bool watched = rt.cfg.watchdog_s > 0;
+  watchdog dog(rt);
   std::uint64_t signature = 0;
-  // Block (futex) until the root task ends, so this thread takes no CPU
-  // from the cores meanwhile; then poll briefly for quiescence.
-  if (rt.cfg.watchdog_s > 0) {
-    watch_root(rt);
-  } else {
-    rt.root_done.wait(false, std::memory_order_acquire);
-  }
   auto pause = std::chrono::microseconds(5);
-  while (!quiescent_once(rt, signature)) {
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(500));
+  for (;;) {
+    const bool root_done = rt.root_done.load(std::memory_order_acquire);
+    if (quiescent_once(rt, signature)) {
+      if (root_done) break;
+      fail_if_starved(rt);  // quiescent with the root unfinished: stuck for good?
+    }
+    if (root_done) {
+      std::this_thread::sleep_for(pause);
+    } else {
+      std::unique_lock<std::mutex> lock(rt.root_mu);
+      rt.root_cv.wait_for(lock, pause, [&rt] { return rt.root_done.load(); });
+    }
+    pause = std::min(pause * 2, std::chrono::microseconds(root_done ? 500 : 20000));
+    if (watched) dog.check();
   }
+  fail_if_starved(rt);
 }
 
 void core_main(runtime_state& rt, int i) {
@@ -174,8 +216,11 @@ std::exception_ptr run_root(const inline_task& root) {
     } catch (...) {
       fp->rt->root_error = std::current_exception();
     }
-    fp->rt->root_done.store(true, std::memory_order_release);
-    fp->rt->root_done.notify_one();
+    {
+      std::lock_guard<std::mutex> lock(fp->rt->root_mu);
+      fp->rt->root_done.store(true, std::memory_order_release);
+    }
+    fp->rt->root_cv.notify_one();
   }));
   g_info.running = true;
   std::vector<std::thread> threads;

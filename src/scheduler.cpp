@@ -310,6 +310,7 @@ void scheduler::idle_step() {
     // First idle round: flush staged messages so nothing waits on us.
     run_hooks(idle_hooks_);
     idling_ = true;
+    starved_.store(queued_tasks(), std::memory_order_release);
     const std::uint64_t t = now_ns();
     stats.busy_ns += t - phase_start_ns_;
     phase_start_ns_ = t;

@@ -3,6 +3,7 @@
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/scheduler.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -30,9 +31,11 @@ std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m;
 
 // Guard pages: prefer kernel guard regions (no VMA split), fall back to mprotect.
 void install_guard(char* lo, std::size_t bytes) {
-  static bool use_madvise = true;
-  if (use_madvise && madvise(lo, bytes, MADV_GUARD_INSTALL) == 0) return;
-  use_madvise = false;
+  // Shared by every core thread; relaxed: a stale true only costs one failed madvise.
+  static std::atomic<bool> use_madvise{true};
+  if (use_madvise.load(std::memory_order_relaxed) && madvise(lo, bytes, MADV_GUARD_INSTALL) == 0)
+    return;
+  use_madvise.store(false, std::memory_order_relaxed);
   if (mprotect(lo, bytes, PROT_NONE) == 0) return;
   std::size_t max_maps = 0;
   if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
@@ -130,7 +133,10 @@ worker* stack_pool::create(void (*entry)(boost::context::detail::transfer_t)) {
   w->stack_bytes = static_cast<std::size_t>(reinterpret_cast<char*>(rec) - lo);
   w->core = core_;
   w->ctx = boost::context::detail::make_fcontext(rec, w->stack_bytes, entry);
-  workers_.push_back(w);
+  {
+    std::lock_guard<std::mutex> lock(workers_mu_);
+    workers_.push_back(w);
+  }
   return w;
 }
 

@@ -9,6 +9,7 @@
 #include "shoal/detail/worker.hpp"
 
 #include <cstddef>
+#include <mutex>
 #include <vector>
 
 namespace shoal::detail {
@@ -24,8 +25,10 @@ class stack_pool {
   worker* create(void (*entry)(boost::context::detail::transfer_t));
 
   /// Calls f(worker) for every worker created so far.
+  /// Any thread (the watchdog); the fields it reads are a racy snapshot.
   template <class F>
   void for_each_worker(F f) const {
+    std::lock_guard<std::mutex> lock(workers_mu_);
     for (const worker* w : workers_) f(*w);
   }
 
@@ -45,7 +48,8 @@ class stack_pool {
   std::vector<slab> slabs_;
   std::size_t next_slot_ = 0;  // in the newest slab
   std::size_t created_ = 0;
-  std::vector<worker*> workers_;  // every worker created, for diagnostics
+  mutable std::mutex workers_mu_;  // creation is rare: a lock costs nothing there
+  std::vector<worker*> workers_;   // every worker created, for diagnostics
 };
 
 /// Installs the SIGSEGV handler that turns a guard hit into the message

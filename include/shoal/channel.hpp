@@ -41,6 +41,7 @@ class channel {
   /// Sends `value` to global core `core`; the handler runs there. Returns
   /// at once (may suspend a task under back-pressure). Any core.
   void send(int core, const T& value) const {
+    SHOAL_ASSERT(id_ != 0, "send on a closed or default-constructed channel");
     char* p = detail::tls_aggregator->reserve(id_, core, static_cast<std::uint32_t>(sizeof(T)));
     std::memcpy(p, &value, sizeof(T));
   }

@@ -121,8 +121,13 @@ void forall(std::int64_t begin, std::int64_t end, const F& f, std::int64_t grain
   completion_event done(cores());
   completion_event* d = &done;
   for (int c = 0; c < cores(); ++c) {
-    const std::int64_t lo = begin + n * c / cores();
-    const std::int64_t hi = begin + n * (c + 1) / cores();
+    // floor(n * k / cores) without forming n * k, which could overflow.
+    const auto share = [n](std::int64_t k) {
+      const std::int64_t nc = cores();
+      return n / nc * k + n % nc * k / nc;
+    };
+    const std::int64_t lo = begin + share(c);
+    const std::int64_t hi = begin + share(c + 1);
     send(c, [lo, hi, f, d, grain] {
       spawn([lo, hi, f, d, grain] {
         parallel_for(lo, hi, grain, f);

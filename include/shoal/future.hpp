@@ -32,18 +32,23 @@ template <class T>
 struct future_state {
   alignas(stored_t<T>) unsigned char value[sizeof(stored_t<T>)];
   worker_list waiters;
-  int refs = 2;  // the future and the promise
+  small_pool* pool = nullptr;  // the home core's pool, where the block returns
+  int refs = 2;                // the future and the promise
   bool ready = false;
 
   static future_state* create() {
     static_assert(sizeof(future_state) <= small_pool::block_bytes,
                   "shoal::future: value type too large (at most 160 bytes)");
-    return new (this_small_pool().get()) future_state;
+    small_pool& pool = this_scheduler().pool();
+    auto* s = new (pool.get()) future_state;
+    s->pool = &pool;
+    return s;
   }
   void release() noexcept {
     if (--refs == 0) {
+      small_pool* home = pool;
       this->~future_state();
-      this_small_pool().put(this);
+      home->put(this);
     }
   }
   void fulfil(const stored_t<T>& v) {

@@ -25,7 +25,7 @@ namespace shoal {
 class global_completion_event {
  public:
   /// Creates an event usable from every core of the process. Any context
-  /// after init().
+  /// after init(); enroll/complete/wait are for tasks and handlers only.
   global_completion_event();
   ~global_completion_event();
   global_completion_event(const global_completion_event&) = delete;
@@ -50,7 +50,10 @@ class global_completion_event {
     std::atomic<std::uint64_t> completed{0};
   };
 
-  static int local() noexcept { return detail::tls_core - detail::g_info.rank_base; }
+  static int local() noexcept {
+    SHOAL_ASSERT(detail::tls_core >= 0, "global_completion_event used outside a shoal core");
+    return detail::tls_core - detail::g_info.rank_base;
+  }
   static void bump(std::atomic<std::uint64_t>& c, std::int64_t n) noexcept {
     // Single writer (the owning core); release publishes what led to it.
     c.store(c.load(std::memory_order_relaxed) + static_cast<std::uint64_t>(n),
@@ -59,7 +62,7 @@ class global_completion_event {
 
   std::unique_ptr<counters[]> counters_;
   int cores_;
-  std::atomic<int> waiting_core_{-1};  // local core with a waiter, or -1
+  std::atomic<int> waiters_{0};  // workers in wait(); completions nudge while any
 };
 
 /// The event async delegates use when no other is given. Created by init().

@@ -33,7 +33,13 @@ global_ptr<T> global_alloc(std::int64_t n) {
         "global_alloc: an element of {} bytes does not divide the block of {} bytes, so elements "
         "would straddle cores; pad the type to a divisor of the block or raise --block-bytes",
         sizeof(T), bb));
-  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<std::size_t>(n), sizeof(T), &bytes) ||
+      bytes > (std::size_t{1} << 62))
+    detail::fatal_user(fmt::format(
+        "global_alloc: {} elements of {} bytes exceed the addressable global heap; raise "
+        "--heap-mb only if that is really meant",
+        n, sizeof(T)));
   const std::size_t blocks = (bytes + bb - 1) / bb;
   const auto cores = static_cast<std::size_t>(detail::g_info.total_cores);
   const std::size_t per_core = (blocks + cores - 1) / cores * bb;

@@ -20,6 +20,7 @@
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/intrusive_list.hpp"
 #include "shoal/detail/ready_queue.hpp"
+#include "shoal/detail/small_pool.hpp"
 #include "shoal/detail/task_fifo.hpp"
 #include "shoal/detail/worker.hpp"
 #include "shoal/stats.hpp"
@@ -96,6 +97,9 @@ class scheduler {
   /// Whether the core was idle (nothing runnable, staging flushed) when last seen.
   bool idle() const noexcept { return idle_.load(std::memory_order_acquire); }
   bool has_watches() const noexcept { return has_watches_.load(std::memory_order_acquire); }
+  /// Tasks queued when the core last went idle: nonzero only when every
+  /// worker was suspended and the cap forbade new ones.
+  std::size_t starved_tasks() const noexcept { return starved_.load(std::memory_order_acquire); }
   std::int64_t public_size() const noexcept { return public_.size(); }
   std::size_t live_workers() const noexcept { return workers_created_ - idle_count_; }
   /// Grows whenever the core runs a task, switches or handles a message;
@@ -110,6 +114,9 @@ class scheduler {
   /// Marks the core busy; called before running handlers so that the work
   /// they create is never mistaken for quiescence.
   void leave_idle();
+
+  /// Fixed-size blocks (future states) of this core; lives until finalize().
+  small_pool& pool() noexcept { return pool_; }
 
   core_stats stats;
 
@@ -157,9 +164,11 @@ class scheduler {
   std::uint32_t sleep_us_ = 50;
   std::uint64_t phase_start_ns_ = 0;
 
+  small_pool pool_;
   chase_lev_deque public_;
   alignas(64) std::atomic<bool> idle_{false};
   std::atomic<std::uint64_t> progress_{0};
+  std::atomic<std::size_t> starved_{0};
   std::atomic<bool> has_watches_{false};
   alignas(64) std::atomic<std::uint32_t> sleep_word_{0};
 };

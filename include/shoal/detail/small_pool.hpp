@@ -1,6 +1,7 @@
 // Per-core free list of fixed-size blocks (future states and the like).
-// Grows by chunks; blocks are recycled, never returned to the system until
-// the thread ends, so a steady state allocates nothing. Single core only.
+// Owned by the core's scheduler, so it lives until finalize(). Grows by
+// chunks; blocks are recycled, never returned to the system before then, so
+// a steady state allocates nothing. Used by one thread at a time.
 #pragma once
 
 #include <cstddef>
@@ -53,11 +54,5 @@ class small_pool {
   node* free_ = nullptr;
   node* chunks_ = nullptr;
 };
-
-/// The pool of the calling thread.
-inline small_pool& this_small_pool() {
-  thread_local small_pool pool;
-  return pool;
-}
 
 }  // namespace shoal::detail
