@@ -214,29 +214,15 @@ TEST_P(no_alloc, YieldsBetweenTwoWorkers) {
   std::int64_t total_yields = 0;
   run([&] {
     during = allocations_in_second_run([&] {
-      // Both tasks suspend on a gate first, so that they are both workers
-      // in the ready queue and each yield switches to the other.
-      shoal::completion_event arrived(2);
-      shoal::completion_event gate(1);
-      shoal::completion_event done(2);
-      shoal::completion_event* a = &arrived;
-      shoal::completion_event* g = &gate;
-      shoal::completion_event* d = &done;
+      // Both tasks are workers in the ready queue, so each yield switches
+      // to the other.
       std::int64_t* t = &total_yields;
-      for (int w = 0; w < 2; ++w) {
-        shoal::spawn([a, g, d, t] {
-          a->complete();
-          g->wait();
-          for (int i = 0; i < yields_each; ++i) {
-            shoal::yield();
-            ++*t;
-          }
-          d->complete();
-        });
-      }
-      arrived.wait();
-      gate.complete();
-      done.wait();
+      shoal_test::run_gated_workers(2, [t](int) {
+        for (int i = 0; i < yields_each; ++i) {
+          shoal::yield();
+          ++*t;
+        }
+      });
     });
   });
   EXPECT_EQ(total_yields, 4 * yields_each);

@@ -202,6 +202,31 @@ struct alignas(64) padded_counter {
   std::atomic<std::int64_t> value{0};
 };
 
+/// Spawns `workers` local tasks that each first suspend on a gate, so that
+/// all of them are workers in the ready queue when released; each then runs
+/// body(index). Returns when every body has finished. Call from a task.
+template <class Body>
+void run_gated_workers(int workers, const Body& body) {
+  shoal::completion_event arrived(workers);
+  shoal::completion_event gate(1);
+  shoal::completion_event done(workers);
+  auto* a = &arrived;
+  auto* g = &gate;
+  auto* d = &done;
+  const Body* b = &body;
+  for (int w = 0; w < workers; ++w) {
+    shoal::spawn([a, g, d, b, w] {
+      a->complete();
+      g->wait();
+      (*b)(w);
+      d->complete();
+    });
+  }
+  arrived.wait();
+  gate.complete();
+  done.wait();
+}
+
 }  // namespace shoal_test
 
 /// Instantiates a cores_test-derived suite for cores 1, 2 and 4.

@@ -254,28 +254,13 @@ TEST_P(task_yield, RoundRobinAmongReadyWorkersOfOneCore) {
   std::vector<int> order;
   order.reserve(tasks * rounds);
   run([&] {
-    shoal::completion_event arrived(tasks);
-    shoal::completion_event gate(1);
-    shoal::completion_event done(tasks);
     auto* o = &order;
-    auto* a = &arrived;
-    auto* g = &gate;
-    auto* d = &done;
-    for (int t = 0; t < tasks; ++t) {
-      shoal::spawn([o, a, g, d, t] {
-        // Become a suspended worker first, so all are workers when released.
-        a->complete();
-        g->wait();
-        for (int r = 0; r < rounds; ++r) {
-          o->push_back(t);
-          shoal::yield();
-        }
-        d->complete();
-      });
-    }
-    arrived.wait();
-    gate.complete();
-    done.wait();
+    shoal_test::run_gated_workers(tasks, [o](int t) {
+      for (int r = 0; r < rounds; ++r) {
+        o->push_back(t);
+        shoal::yield();
+      }
+    });
   });
   ASSERT_EQ(order.size(), static_cast<std::size_t>(tasks * rounds));
   // Each round holds every task once, in the same order as the first round.

@@ -80,7 +80,6 @@ class aggregator {
   /// (monotonic; for quiescence detection).
   std::uint64_t delivered() const noexcept { return delivered_.load(std::memory_order_acquire); }
   std::uint64_t processed() const noexcept { return processed_.load(std::memory_order_acquire); }
-  bool has_staged() const noexcept { return !dirty_.empty(); }
   /// Whether some delivery found a full ring and waits to be retried.
   bool has_pending_delivery() const noexcept {
     return pending_size_.load(std::memory_order_acquire) != 0;
@@ -92,8 +91,6 @@ class aggregator {
   }
   /// Buffers of this core's pool not currently free (staged or in flight).
   std::size_t buffers_out() const noexcept;
-
-  mpsc_ring<buffer>& inbound() noexcept { return inbound_; }
 
  private:
   char* reserve_slow(std::uint32_t stream, int dest, std::uint32_t n);

@@ -100,7 +100,6 @@ class scheduler {
   /// Tasks queued when the core last went idle: nonzero only when every
   /// worker was suspended and the cap forbade new ones.
   std::size_t starved_tasks() const noexcept { return starved_.load(std::memory_order_acquire); }
-  std::int64_t public_size() const noexcept { return public_.size(); }
   std::size_t live_workers() const noexcept { return workers_created_ - idle_count_; }
   /// Grows whenever the core runs a task, switches or handles a message;
   /// published at each poll. Any thread (the watchdog).
