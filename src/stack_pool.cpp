@@ -96,6 +96,10 @@ stack_pool::stack_pool(int core, std::size_t stack_bytes)
       slot_bytes_(guard_bytes + round_up(stack_bytes, page_size())) {
   // About 16 MiB of address space per slab, at least 4 stacks.
   slots_per_slab_ = std::max<std::size_t>(4, (std::size_t{16} << 20) / slot_bytes_);
+  // Room up front, so the first workers a core creates (possibly late, when it
+  // first steals) do not allocate in a steady state.
+  slabs_.reserve(64);
+  workers_.reserve(1024);
 }
 
 stack_pool::~stack_pool() {

@@ -11,7 +11,8 @@ namespace shoal::detail {
 
 class task_fifo {
  public:
-  task_fifo() = default;
+  // One spare chunk up front: a core's first queued tasks do not allocate.
+  task_fifo() : free_(new chunk) {}
   task_fifo(const task_fifo&) = delete;
   task_fifo& operator=(const task_fifo&) = delete;
   ~task_fifo() {
