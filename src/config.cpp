@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace shoal {
 namespace {
@@ -91,6 +92,24 @@ constexpr std::array int_options{
 constexpr std::array bool_options{
     bool_option{"stats", "print runtime counters at finalize", &config::stats},
     bool_option{"verbose", "print the effective configuration at init", &config::verbose},
+};
+
+/// An option that takes one of a few words (stored as an int-backed enum).
+struct choice_option {
+  std::string_view name;
+  std::string_view meaning;
+  std::array<std::string_view, 3> words;  // index = enum value
+  int (*get)(const config&);
+  void (*set)(config&, int);
+};
+
+constexpr std::array choice_options{
+    choice_option{"transport",
+                  "how processes reach each other: auto (mpi when launched by mpirun/srun "
+                  "with several ranks), local, mpi",
+                  {"auto", "local", "mpi"},
+                  [](const config& c) { return static_cast<int>(c.transport); },
+                  [](config& c, int v) { c.transport = static_cast<transport_kind>(v); }},
 };
 
 std::string flag_name(std::string_view name) { return fmt::format("--{}", name); }
@@ -174,7 +193,22 @@ std::optional<std::string_view> find_env(char** envp, std::string_view name) {
   return std::nullopt;
 }
 
+std::string words_of(const choice_option& option) {
+  return fmt::format("{}", fmt::join(option.words, ", "));
+}
+
+int read_choice(const choice_option& option, std::string_view source, std::string_view text) {
+  for (std::size_t i = 0; i < option.words.size(); ++i)
+    if (option.words[i] == text) return static_cast<int>(i);
+  fail(source, fmt::format("expected one of {}, got '{}'", words_of(option), text));
+}
+
 void apply_env(config& c, char** envp) {
+  for (const auto& option : choice_options) {
+    if (const auto text = find_env(envp, env_name(option.name))) {
+      option.set(c, read_choice(option, env_source(option.name), *text));
+    }
+  }
   for (const auto& option : int_options) {
     if (const auto text = find_env(envp, env_name(option.name))) {
       option.set(c, read_int(option, env_source(option.name), *text));
@@ -218,6 +252,12 @@ std::string_view next_value(std::string_view source, int argc, char** argv, int&
 bool apply_flag(config& c, const flag& f, int argc, char** argv, int& i) {
   if (const auto* option = find_option(bool_options, f.name)) {
     c.*option->member = f.value ? read_bool(flag_name(option->name), *f.value) : true;
+    return true;
+  }
+  if (const auto* choice = find_option(choice_options, f.name)) {
+    const std::string source = flag_name(choice->name);
+    const std::string_view text = f.value ? *f.value : next_value(source, argc, argv, i);
+    choice->set(c, read_choice(*choice, source, text));
     return true;
   }
   const auto* option = find_option(int_options, f.name);
@@ -336,6 +376,9 @@ std::string config::describe() const {
   for (const auto& option : bool_options) {
     out += describe_line(option.name, this->*option.member ? "true" : "false");
   }
+  for (const auto& option : choice_options) {
+    out += describe_line(option.name, option.words[static_cast<std::size_t>(option.get(*this))]);
+  }
   return out;
 }
 
@@ -353,6 +396,13 @@ std::string config::help() {
     const std::string shown = defaults.*option.member ? "true" : "false";
     out += help_entry(flag_name(option.name) + "[=0|1]", option.name,
                       shown + "; 0, 1, true or false", option.meaning);
+  }
+  for (const auto& option : choice_options) {
+    out += help_entry(flag_name(option.name) + " WORD", option.name,
+                      fmt::format("{}; one of {}",
+                                  option.words[static_cast<std::size_t>(option.get(defaults))],
+                                  words_of(option)),
+                      option.meaning);
   }
   return out;
 }

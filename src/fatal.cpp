@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include "transport.hpp"
+
 namespace shoal::detail {
 namespace {
 
@@ -13,6 +15,8 @@ namespace {
 [[noreturn]] void die(const std::string& line) {
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
+  // Across processes: end every rank of the job, not only this one.
+  if (transport* t = current_transport(); t != nullptr && t->ranks() > 1) t->abort(1);
   std::_Exit(1);
 }
 

@@ -21,6 +21,7 @@
 
 #include "global_heap_impl.hpp"
 #include "stack_pool.hpp"
+#include "transport.hpp"
 
 extern char** environ;
 
@@ -201,6 +202,12 @@ void reset_barrier(int local_cores);
 std::exception_ptr run_root(const inline_task& root) {
   SHOAL_CHECK(g_rt != nullptr, "shoal::run() called before shoal::init()");
   SHOAL_CHECK(!g_info.running, "shoal::run() called while the runtime is already running");
+  if (g_info.ranks > 1)
+    fatal_user(fmt::format(
+        "shoal::run() on {} processes: the distributed engine (messages between processes, "
+        "job-wide termination) is not built yet; run one process per job for now (start "
+        "without mpirun, or --transport local on each rank)",
+        g_info.ranks));
   runtime_state& rt = *g_rt;
   rt.root_done.store(false);
   rt.root_error = nullptr;
@@ -247,12 +254,14 @@ void setup(const config& cfg) {
   SHOAL_CHECK(g_rt == nullptr, "shoal::init() called twice without finalize()");
   auto rt = std::make_unique<runtime_state>();
   rt->cfg = cfg;
+  transport& net = obtain_transport(cfg.transport);
+  check_job_consistency(net, cfg);
   g_info = process_info{};
-  g_info.rank = 0;
-  g_info.ranks = 1;
+  g_info.rank = net.rank();
+  g_info.ranks = net.ranks();
   g_info.local_cores = cfg.cores;
-  g_info.total_cores = cfg.cores;
-  g_info.rank_base = 0;
+  g_info.total_cores = cfg.cores * net.ranks();
+  g_info.rank_base = cfg.cores * net.rank();
   g_info.block_bytes = cfg.block_bytes;
   g_rt = rt.release();
   g_rt->heap = std::make_unique<global_heap>(static_cast<std::size_t>(cfg.heap_mb) << 20, cfg.cores,
@@ -262,7 +271,8 @@ void setup(const config& cfg) {
   reset_barrier(cfg.cores);
   install_overflow_handler(static_cast<std::size_t>(cfg.stack_kb) * 1024);
   if (cfg.verbose && g_info.rank == 0)
-    std::fprintf(stderr, "shoal: configuration\n%s", cfg.describe().c_str());
+    std::fprintf(stderr, "shoal: configuration (%d ranks, transport %s)\n%s", net.ranks(),
+                 net.name(), cfg.describe().c_str());
 }
 
 }  // namespace

@@ -649,7 +649,8 @@ TEST(ConfigDescribe, OneLinePerFieldWithItsValue) {
       {"--block-bytes", "64"},
       {"--watchdog-s", "0"},
       {"--stats", "true"},
-      {"--verbose", "false"}};
+      {"--verbose", "false"},
+      {"--transport", "auto"}};
   ASSERT_EQ(lines.size(), expected.size());
   const std::size_t value_column = lines[0].find_last_of(' ') + 1;
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -697,3 +698,22 @@ TEST(ConfigHelp, ListsEveryFlagVariableDefaultAndRange) {
 }
 
 }  // namespace
+
+TEST(ConfigTransport, FlagEnvironmentAndDefault) {
+  EXPECT_EQ(parse({}).cfg.transport, shoal::transport_kind::automatic);
+  EXPECT_EQ(parse({"--transport", "local"}).cfg.transport, shoal::transport_kind::local);
+  EXPECT_EQ(parse({"--transport=mpi"}).cfg.transport, shoal::transport_kind::mpi);
+  EXPECT_EQ(parse({}, {"SHOAL_TRANSPORT=local"}).cfg.transport, shoal::transport_kind::local);
+  EXPECT_EQ(parse({"--transport", "mpi"}, {"SHOAL_TRANSPORT=local"}).cfg.transport,
+            shoal::transport_kind::mpi);
+}
+
+TEST(ConfigTransport, UnknownWordIsRejectedWithTheChoices) {
+  try {
+    (void)parse({"--transport", "tcp"});
+    FAIL() << "--transport tcp was accepted";
+  } catch (const shoal::config_error& e) {
+    EXPECT_STREQ(e.what(), "--transport: expected one of auto, local, mpi, got 'tcp'");
+  }
+  EXPECT_NE(shoal::config::help().find("--transport WORD"), std::string::npos);
+}

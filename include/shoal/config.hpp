@@ -20,6 +20,13 @@ class config_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// How processes of a job reach each other (--transport).
+enum class transport_kind : int {
+  automatic = 0,  // mpi when launched by mpirun/srun with more than one rank, else local
+  local = 1,      // one process, no MPI
+  mpi = 2,        // MPI (OpenMPI or MPICH), even for one rank
+};
+
 /// Runtime configuration of one process. All cores of the process share it.
 struct config {
   /// --cores [1, 4096]: OS threads; 0 (auto) until resolve() sets the
@@ -47,6 +54,8 @@ struct config {
   bool stats = false;
   /// --verbose: print the effective configuration at init.
   bool verbose = false;
+  /// --transport auto|local|mpi: see transport_kind.
+  transport_kind transport = transport_kind::automatic;
 
   /// Parses `SHOAL_*` variables from `envp` (a null-terminated array of
   /// "NAME=value" strings, like `environ`; may be null), then the flags in

@@ -1,0 +1,68 @@
+// Layer 1, transport: moves bytes between the processes of a job and offers
+// the few collectives the runtime needs. Two implementations: `local` (one
+// process; every call is trivial) and `mpi` (transport_mpi.cpp, the only file
+// of shoal that includes <mpi.h>).
+//
+// Contract.
+// - One transport per process, made by init() and kept until the process
+//   exits (MPI cannot be initialised twice, so finalize() keeps it and a
+//   later init() reuses it; MPI_Finalize runs at exit).
+// - Collectives are called by every rank in the same order, from one thread
+//   at a time (MPI_THREAD_SERIALIZED).
+// - abort() ends the whole job from any thread: every rank, promptly, with
+//   the launcher's exit status non-zero.
+#pragma once
+
+#include "shoal/config.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace shoal::detail {
+
+class transport {
+ public:
+  virtual ~transport() = default;
+  virtual const char* name() const noexcept = 0;
+  virtual int rank() const noexcept = 0;
+  virtual int ranks() const noexcept = 0;
+
+  /// Every rank waits until all have arrived.
+  virtual void barrier() = 0;
+  /// In place: v[i] becomes the sum of v[i] over all ranks.
+  virtual void allreduce_sum(std::uint64_t* v, int n) = 0;
+  /// `all` (ranks() * bytes) receives every rank's `mine` (bytes), by rank.
+  virtual void allgather(const void* mine, void* all, std::size_t bytes) = 0;
+  /// Ends every process of the job with a non-zero status. Any thread.
+  [[noreturn]] virtual void abort(int status) noexcept = 0;
+};
+
+/// Whether this process was started by an MPI launcher (mpirun, mpiexec,
+/// srun), judged by the variables they set; `ranks` gets the job size they
+/// announce (1 when unknown).
+bool launched_by_mpi(int& ranks) noexcept;
+
+/// The transport this process uses for `kind` (automatic: mpi when launched
+/// by an MPI launcher with more than one rank, else local). Made once;
+/// asking again returns the same one. Fails the job (exit 2) when `mpi` is
+/// asked for and cannot be had, or when a different kind was made before.
+transport& obtain_transport(transport_kind kind);
+
+/// The transport made by obtain_transport, or null.
+transport* current_transport() noexcept;
+
+/// Made by transport_mpi.cpp; null when the library was built without MPI.
+std::unique_ptr<transport> make_mpi_transport();
+
+/// A 64-bit hash of this process's executable file: ranks compare it at
+/// start-up and refuse to run different binaries together.
+std::uint64_t build_fingerprint();
+
+/// Checks that every rank runs the same binary with the same job-shaping
+/// configuration (cores, heap, block and buffer sizes); otherwise every rank
+/// exits with status 2 and rank 0 says which rank differs in what.
+void check_job_consistency(transport& t, const config& cfg);
+
+}  // namespace shoal::detail

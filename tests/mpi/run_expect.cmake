@@ -1,0 +1,31 @@
+# Runs one command and checks how it ends: cmake -P run_expect.cmake with
+#   -DCMD="a|b|c"        the command, arguments separated by |
+#   -DEXPECT=zero|nonzero the exit status wanted
+#   -DREGEX=...           must match stdout+stderr (optional)
+#   -DMAX_S=N             the command must end within N seconds
+#   -DCOPY_FROM/-DCOPY_TO a file to copy first, with one byte appended (a
+#                         different binary with the same behaviour)
+if(DEFINED COPY_FROM)
+  file(COPY_FILE ${COPY_FROM} ${COPY_TO})
+  file(APPEND ${COPY_TO} "x")
+  file(CHMOD ${COPY_TO} PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+endif()
+string(REPLACE "|" ";" CMD "${CMD}")
+string(TIMESTAMP t0 "%s")
+execute_process(COMMAND ${CMD}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${MAX_S})
+string(TIMESTAMP t1 "%s")
+math(EXPR took "${t1} - ${t0}")
+message("exit: ${rc} after ${took} s\n--- stdout\n${out}\n--- stderr\n${err}")
+if(rc MATCHES "timeout|Process terminated")
+  message(FATAL_ERROR "did not end within ${MAX_S} s")
+endif()
+if(EXPECT STREQUAL "zero" AND NOT rc EQUAL 0)
+  message(FATAL_ERROR "expected exit status 0, got ${rc}")
+endif()
+if(EXPECT STREQUAL "nonzero" AND rc EQUAL 0)
+  message(FATAL_ERROR "expected a non-zero exit status, got 0")
+endif()
+if(DEFINED REGEX AND NOT "${out}${err}" MATCHES "${REGEX}")
+  message(FATAL_ERROR "output does not match: ${REGEX}")
+endif()
