@@ -25,6 +25,33 @@ class local_transport final : public transport {
     std::memcpy(all, mine, bytes);
   }
   [[noreturn]] void abort(int status) noexcept override { std::_Exit(status); }
+
+  // One rank: a message to itself is copied and reported at the next poll.
+  void start_messages(std::size_t max_bytes, int) override { max_bytes_ = max_bytes; }
+  void send(int dest, const void* data, std::size_t bytes, void* token) override {
+    SHOAL_CHECK(dest == 0 && bytes <= max_bytes_, "local transport: send of {} bytes to rank {}",
+                bytes, dest);
+    const auto* p = static_cast<const char*>(data);
+    queued_.push_back({std::vector<char>(p, p + bytes), token});
+  }
+  bool poll(const events& e) override {
+    if (queued_.empty()) return false;
+    std::vector<message> now;
+    now.swap(queued_);
+    for (const message& m : now) {
+      e.received(e.context, 0, m.bytes.data(), m.bytes.size());
+      e.sent(e.context, m.token);
+    }
+    return true;
+  }
+
+ private:
+  struct message {
+    std::vector<char> bytes;
+    void* token;
+  };
+  std::vector<message> queued_;
+  std::size_t max_bytes_ = 0;
 };
 
 std::unique_ptr<transport> g_transport;
@@ -67,16 +94,18 @@ transport& obtain_transport(transport_kind kind) {
     want = by_launcher && announced > 1 ? transport_kind::mpi : transport_kind::local;
   if (g_transport != nullptr) {
     if (want != g_made_kind)
-      refuse(fmt::format("--transport {} asked for, but this process already uses the {} "
-                         "transport (one per process)",
-                         want == transport_kind::mpi ? "mpi" : "local", g_transport->name()));
+      refuse(
+          fmt::format("--transport {} asked for, but this process already uses the {} "
+                      "transport (one per process)",
+                      want == transport_kind::mpi ? "mpi" : "local", g_transport->name()));
     return *g_transport;
   }
   if (want == transport_kind::mpi) {
     g_transport = make_mpi_transport();
     if (g_transport == nullptr)
-      refuse("--transport mpi: this shoal was built without MPI (install libopenmpi-dev and "
-             "rebuild)");
+      refuse(
+          "--transport mpi: this shoal was built without MPI (install libopenmpi-dev and "
+          "rebuild)");
   } else {
     g_transport = std::make_unique<local_transport>();
   }

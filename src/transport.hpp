@@ -37,6 +37,30 @@ class transport {
   virtual void allgather(const void* mine, void* all, std::size_t bytes) = 0;
   /// Ends every process of the job with a non-zero status. Any thread.
   [[noreturn]] virtual void abort(int status) noexcept = 0;
+
+  // ---- Point to point (aggregated buffers between processes).
+  // One thread at a time (the caller serialises, e.g. with a try-lock).
+
+  /// What poll() reports.
+  struct events {
+    void* context = nullptr;
+    /// A send finished: its buffer may be reused.
+    void (*sent)(void* context, void* token) = nullptr;
+    /// A message arrived; `data` is valid only during the call.
+    void (*received)(void* context, int source, const char* data, std::size_t bytes) = nullptr;
+  };
+
+  /// Pre-posts `receives` receives of at most `max_bytes` each. Once, before
+  /// the first send or poll; every rank the same values.
+  virtual void start_messages(std::size_t max_bytes, int receives) = 0;
+  /// Starts sending `bytes` (at most max_bytes) at `data` to rank `dest`
+  /// (any, including this one). Non-blocking; the buffer stays untouched
+  /// until poll() reports `token` sent. Messages from one rank to another
+  /// arrive in the order they were sent.
+  virtual void send(int dest, const void* data, std::size_t bytes, void* token) = 0;
+  /// Reports finished sends and arrived messages; re-posts receives. True
+  /// when it reported anything.
+  virtual bool poll(const events& e) = 0;
 };
 
 /// Whether this process was started by an MPI launcher (mpirun, mpiexec,

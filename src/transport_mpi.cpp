@@ -3,9 +3,12 @@
 
 #ifdef SHOAL_HAVE_MPI
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
+#include <vector>
 
 #include <mpi.h>
 
@@ -61,8 +64,8 @@ class mpi_transport final : public transport {
   }
   void allgather(const void* mine, void* all, std::size_t bytes) override {
     std::lock_guard<std::mutex> lock(mu_);
-    MPI_Allgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes),
-                  MPI_BYTE, comm_);
+    MPI_Allgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes), MPI_BYTE,
+                  comm_);
   }
   [[noreturn]] void abort(int status) noexcept override {
     // No lock: abort must work while another thread is inside MPI.
@@ -70,7 +73,85 @@ class mpi_transport final : public transport {
     std::_Exit(status);  // MPI_Abort does not return; be sure
   }
 
+  void start_messages(std::size_t max_bytes, int receives) override {
+    if (!recv_requests_.empty()) return;  // kept across init/finalize cycles
+    max_bytes_ = max_bytes;
+    recv_buffers_.resize(static_cast<std::size_t>(receives));
+    recv_requests_.assign(static_cast<std::size_t>(receives), MPI_REQUEST_NULL);
+    for (int i = 0; i < receives; ++i) {
+      recv_buffers_[static_cast<std::size_t>(i)].resize(max_bytes);
+      post_receive(i);
+    }
+    done_.resize(static_cast<std::size_t>(receives));
+  }
+
+  void send(int dest, const void* data, std::size_t bytes, void* token) override {
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, message_tag, comm_, &r);
+    send_requests_.push_back(r);
+    send_tokens_.push_back(token);
+  }
+
+  bool poll(const events& e) override {
+    bool any = false;
+    if (!send_requests_.empty()) {
+      int n = 0;
+      done_.resize(std::max(done_.size(), send_requests_.size()));
+      MPI_Testsome(static_cast<int>(send_requests_.size()), send_requests_.data(), &n, done_.data(),
+                   MPI_STATUSES_IGNORE);
+      if (n > 0 && n != MPI_UNDEFINED) {
+        any = true;
+        for (int k = 0; k < n; ++k)
+          e.sent(e.context,
+                 send_tokens_[static_cast<std::size_t>(done_[static_cast<std::size_t>(k)])]);
+        // Compact: drop the finished (now MPI_REQUEST_NULL) entries, keep order.
+        std::size_t w = 0;
+        for (std::size_t i = 0; i < send_requests_.size(); ++i) {
+          if (send_requests_[i] == MPI_REQUEST_NULL) continue;
+          send_requests_[w] = send_requests_[i];
+          send_tokens_[w] = send_tokens_[i];
+          ++w;
+        }
+        send_requests_.resize(w);
+        send_tokens_.resize(w);
+      }
+    }
+    // Receives are matched in the order they were posted, so delivering
+    // them in that order keeps each source's messages in sending order.
+    while (!posted_.empty()) {
+      const int i = posted_.front();
+      int complete = 0;
+      MPI_Status status;
+      MPI_Test(&recv_requests_[static_cast<std::size_t>(i)], &complete, &status);
+      if (!complete) break;
+      posted_.pop_front();
+      any = true;
+      int bytes = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes);
+      e.received(e.context, status.MPI_SOURCE, recv_buffers_[static_cast<std::size_t>(i)].data(),
+                 static_cast<std::size_t>(bytes));
+      post_receive(i);
+    }
+    return any;
+  }
+
  private:
+  static constexpr int message_tag = 7;
+
+  void post_receive(int i) {
+    MPI_Irecv(recv_buffers_[static_cast<std::size_t>(i)].data(), static_cast<int>(max_bytes_),
+              MPI_BYTE, MPI_ANY_SOURCE, message_tag, comm_,
+              &recv_requests_[static_cast<std::size_t>(i)]);
+    posted_.push_back(i);
+  }
+
+  std::size_t max_bytes_ = 0;
+  std::vector<std::vector<char>> recv_buffers_;
+  std::vector<MPI_Request> recv_requests_;
+  std::vector<MPI_Request> send_requests_;
+  std::vector<void*> send_tokens_;
+  std::vector<int> done_;
+  std::deque<int> posted_;  // receive indices in posting order
   std::mutex mu_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

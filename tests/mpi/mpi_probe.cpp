@@ -6,11 +6,16 @@
 //   mpi_probe --fail-rank K           rank K fails (shoal's fatal path) after
 //                                     init while the others wait in a barrier
 //   mpi_probe --kill-rank K           rank K dies by SIGKILL after init
+//   mpi_probe --exchange N            every rank sends N messages of varying
+//                                     size (up to 64 KiB) to every rank, at
+//                                     most 8 in flight per destination;
+//                                     receivers check order and contents
 //
 // Every rank checks what it can see itself; a wrong value exits non-zero.
 #include "shoal/shoal.hpp"
 
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,12 +37,108 @@ int fail(const std::string& what) {
   return 1;
 }
 
+constexpr std::size_t max_bytes = 64 << 10;
+
+struct exchange {
+  int rank = 0;
+  int ranks = 1;
+  std::vector<int> in_flight;   // per destination
+  std::vector<char> slot_busy;  // per (destination, window slot)
+  int window = 8;
+  std::vector<std::int64_t> next_expected;  // per source
+  std::int64_t received = 0;
+  std::int64_t sent = 0;
+  std::string error;
+};
+
+std::size_t size_of(int src, std::int64_t seq) {
+  // 16..64 KiB, varied and reproducible on both sides.
+  return 16 + static_cast<std::size_t>((src * 7919 + seq * 104729) % (max_bytes - 16));
+}
+
+char byte_at(int src, std::int64_t seq, std::size_t j) {
+  return static_cast<char>((src * 131 + seq * 17 + static_cast<std::int64_t>(j)) & 0xff);
+}
+
+void on_sent(void* ctx, void* token) {
+  auto* x = static_cast<exchange*>(ctx);
+  // Sends may finish in any order: the token names the slot it used.
+  const auto slot = static_cast<std::size_t>(reinterpret_cast<std::intptr_t>(token));
+  x->slot_busy[slot] = 0;
+  --x->in_flight[slot / static_cast<std::size_t>(x->window)];
+  ++x->sent;
+}
+
+void on_received(void* ctx, int source, const char* data, std::size_t bytes) {
+  auto* x = static_cast<exchange*>(ctx);
+  ++x->received;
+  std::int64_t seq = 0;
+  std::memcpy(&seq, data + 8, sizeof seq);
+  std::int64_t& want = x->next_expected[static_cast<std::size_t>(source)];
+  if (seq != want && x->error.empty())
+    x->error = "message " + std::to_string(seq) + " from rank " + std::to_string(source) +
+               " arrived when " + std::to_string(want) + " was due";
+  want = seq + 1;
+  if (bytes != size_of(source, seq) && x->error.empty())
+    x->error = "message of wrong size from rank " + std::to_string(source);
+  for (std::size_t j = 16; j < bytes; ++j)
+    if (data[j] != byte_at(source, seq, j) && x->error.empty())
+      x->error = "corrupted byte in a message from rank " + std::to_string(source);
+}
+
+int run_exchange(shoal::detail::transport& net, std::int64_t n) {
+  exchange x;
+  x.rank = net.rank();
+  x.ranks = net.ranks();
+  x.in_flight.assign(static_cast<std::size_t>(x.ranks), 0);
+  x.next_expected.assign(static_cast<std::size_t>(x.ranks), 0);
+  net.start_messages(max_bytes, 16);
+  const int window = x.window;
+  x.slot_busy.assign(static_cast<std::size_t>(x.ranks * window), 0);
+  // One buffer per (destination, window slot); a slot is reused once sent.
+  std::vector<std::vector<char>> slots(static_cast<std::size_t>(x.ranks * window),
+                                       std::vector<char>(max_bytes));
+  const shoal::detail::transport::events ev{&x, on_sent, on_received};
+  std::vector<std::int64_t> next_seq(static_cast<std::size_t>(x.ranks), 0);
+  const std::int64_t total = n * x.ranks;
+  while (x.received < total || x.sent < total) {
+    for (int d = 0; d < x.ranks; ++d) {
+      const auto du = static_cast<std::size_t>(d);
+      while (next_seq[du] < n && x.in_flight[du] < window) {
+        const std::int64_t seq = next_seq[du]++;
+        std::size_t slot = du * static_cast<std::size_t>(window);
+        while (x.slot_busy[slot]) ++slot;  // in_flight < window: one is free
+        x.slot_busy[slot] = 1;
+        std::vector<char>& b = slots[slot];
+        const std::size_t bytes = size_of(x.rank, seq);
+        const std::int64_t src = x.rank;
+        std::memcpy(b.data(), &src, 8);
+        std::memcpy(b.data() + 8, &seq, 8);
+        for (std::size_t j = 16; j < bytes; ++j) b[j] = byte_at(x.rank, seq, j);
+        ++x.in_flight[du];
+        net.send(d, b.data(), bytes, reinterpret_cast<void*>(static_cast<std::intptr_t>(slot)));
+      }
+    }
+    net.poll(ev);
+  }
+  if (!x.error.empty()) return fail(x.error);
+  for (int s = 0; s < x.ranks; ++s)
+    if (x.next_expected[static_cast<std::size_t>(s)] != n)
+      return fail("wrong message count from rank " + std::to_string(s));
+  net.barrier();
+  if (x.rank == 0)
+    std::printf("exchange: %lld messages per rank pair, order and contents checked: PASSED\n",
+                static_cast<long long>(n));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   shoal::init(argc, argv);
   const int fail_rank = flag_value(argc, argv, "--fail-rank");
   const int kill_rank = flag_value(argc, argv, "--kill-rank");
+  const int exchange_n = flag_value(argc, argv, "--exchange");
   auto* net = shoal::detail::current_transport();
   if (net == nullptr) return fail("no transport after init");
   const int rank = shoal::myrank();
@@ -52,6 +153,12 @@ int main(int argc, char** argv) {
   if (fail_rank >= 0 || kill_rank >= 0) {
     net->barrier();  // the failed rank never arrives: the job must end anyway
     return fail("barrier passed although a rank failed");
+  }
+
+  if (exchange_n > 0) {
+    const int rc = run_exchange(*net, exchange_n);
+    shoal::finalize();
+    return rc;
   }
 
   // Collectives: sums and a gather of values every rank can predict.
