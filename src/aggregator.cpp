@@ -2,7 +2,10 @@
 
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/handler_id.hpp"
+#include "shoal/detail/process_info.hpp"
 #include "shoal/detail/scheduler.hpp"
+
+#include "network.hpp"
 
 #include <cstdlib>
 #include <new>
@@ -167,8 +170,31 @@ void aggregator::flush_all() {
   dirty_.clear();
 }
 
+void aggregator::give_back(buffer* b) {
+  if (b->overflow) {
+    std::free(b);
+    return;
+  }
+  // Cannot fail: the return ring holds the whole pool.
+  returns_.try_push(b);
+}
+
+bool aggregator::accept_remote(buffer* b) {
+  if (!inbound_.try_push(b)) return false;
+  delivered_.fetch_add(1, std::memory_order_release);
+  scheduler_of(local_core_).notify();
+  return true;
+}
+
 void aggregator::deliver(buffer* b) {
   ++stats_.packets_sent;
+  const int dest_rank = b->dest / g_info.local_cores;
+  if (dest_rank != g_info.rank) {
+    // Another process: the network copies the batch into its buffer for
+    // that rank and gives ours back once that buffer has been sent.
+    this_network()->stage(b, dest_rank);
+    return;
+  }
   const int dest_local = b->dest - rank_base_;
   aggregator& target = aggregator_of(dest_local);
   if (!pending_.empty() || !target.inbound_.try_push(b)) {
@@ -206,6 +232,10 @@ void aggregator::dispatch(buffer* b) {
     }
   } else {
     const channel_entry& e = g_channels[b->stream];
+    SHOAL_CHECK(e.deliver != nullptr,
+                "a batch for typed channel {} arrived, but that channel is not open in this "
+                "process (channels are not yet opened across processes)",
+                b->stream);
     e.deliver(e.state, p, b->count);
   }
   stats_.messages_received += b->count;
@@ -223,6 +253,7 @@ bool aggregator::poll() {
     sched_.leave_idle();
     dispatch(b);
     if (b->overflow) {
+      if (b->owner < 0) this_network()->consumed(b->bytes);  // arrived from another process
       std::free(b);  // overflow buffers are not pooled
     } else {
       // Cannot fail: the owner's return ring holds its whole pool.
@@ -239,14 +270,17 @@ bool aggregator::poll() {
     ++stats_.flushes_on_age;
     flush_all();
   }
+  if (network* n = this_network()) worked |= n->progress();
   return worked;
 }
 
 bool aggregator::on_idle() {
-  if (dirty_.empty() && pending_.empty()) return false;
+  network* n = this_network();
+  if (dirty_.empty() && pending_.empty()) return n != nullptr && n->progress();
   ++stats_.flushes_on_idle;
   flush_all();
   retry_pending();
+  if (n != nullptr) n->progress();
   return true;
 }
 

@@ -81,6 +81,8 @@ constexpr std::array int_options{
         "flush-us", rule::none, "a staged message is sent at the latest after this many us"),
     make_int_option<&config::buffers_per_core, 4, 1000000>(
         "buffers-per-core", rule::none, "aggregation buffers in each core's pool"),
+    make_int_option<&config::network_bytes, 4096, 67108864>(
+        "network-bytes", rule::none, "size of one network buffer between processes in bytes"),
     make_int_option<&config::heap_mb, 1, 16777216>(
         "heap-mb", rule::none, "global heap of this process in MiB (committed lazily)"),
     make_int_option<&config::block_bytes, 8, 1048576>(
@@ -92,6 +94,8 @@ constexpr std::array int_options{
 constexpr std::array bool_options{
     bool_option{"stats", "print runtime counters at finalize", &config::stats},
     bool_option{"verbose", "print the effective configuration at init", &config::verbose},
+    bool_option{"progress-thread", "drive MPI from a dedicated thread (jobs of several processes)",
+                &config::progress_thread},
 };
 
 /// An option that takes one of a few words (stored as an int-backed enum).
@@ -314,6 +318,17 @@ void check_buffer_pool(const config& c) {
                    c.aggregation_bytes, bytes));
 }
 
+void check_network_buffer(const config& c) {
+  // A core's aggregation buffer (header included, 64-byte stride) travels
+  // whole inside one network buffer.
+  const std::int64_t stride = (c.aggregation_bytes + 63) / 64 * 64;
+  if (c.network_bytes >= stride) return;
+  fail("--network-bytes",
+       fmt::format("{} bytes cannot hold one aggregation buffer of {} bytes (--aggregation-bytes "
+                   "{} rounded up to 64); raise --network-bytes or lower --aggregation-bytes",
+                   c.network_bytes, stride, c.aggregation_bytes));
+}
+
 void check_stack_reserve(const config& c) {
   // Stacks are address space reserved up front; 64 TiB is half of the user
   // address space of x86-64 with 4-level paging.
@@ -365,6 +380,7 @@ void config::validate() const {
   // The cross-field checks rely on the ranges: cores >= 1 and no overflow.
   check_heap(effective);
   check_buffer_pool(effective);
+  check_network_buffer(effective);
   check_stack_reserve(effective);
 }
 

@@ -1,5 +1,6 @@
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/process_info.hpp"
+#include "shoal/delegate.hpp"
 #include "shoal/runtime.hpp"
 
 #include <cerrno>
@@ -86,9 +87,18 @@ void global_heap::free(std::size_t offset) {
 
 }  // namespace shoal::detail
 
+// Rank 0's allocator hands out offsets for the whole job: every process maps
+// the same segment size per core, so an offset chosen there is valid on
+// every core of every rank. Other ranks ask it by delegate (one round trip).
 namespace shoal::detail {
 std::size_t heap_allocate(std::size_t bytes_per_core, std::size_t bytes_requested) {
-  return heap().allocate(bytes_per_core, bytes_requested);
+  if (g_info.rank == 0) return heap().allocate(bytes_per_core, bytes_requested);
+  return delegate::call(0, [bytes_per_core, bytes_requested] {
+    return heap().allocate(bytes_per_core, bytes_requested);
+  });
 }
-void heap_free(std::size_t offset) { heap().free(offset); }
+void heap_free(std::size_t offset) {
+  if (g_info.rank == 0) return heap().free(offset);
+  delegate::call(0, [offset] { heap().free(offset); });
+}
 }  // namespace shoal::detail

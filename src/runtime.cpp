@@ -7,6 +7,7 @@
 #include "shoal/global_completion_event.hpp"
 #include "shoal/stats.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -21,6 +22,7 @@
 
 #include "global_heap_impl.hpp"
 #include "stack_pool.hpp"
+#include "network.hpp"
 #include "transport.hpp"
 
 extern char** environ;
@@ -35,6 +37,7 @@ struct runtime_state {
   std::vector<std::unique_ptr<scheduler>> schedulers;
   std::vector<std::unique_ptr<aggregator>> aggregators;
   std::unique_ptr<global_heap> heap;
+  std::unique_ptr<network> net;  // jobs of several processes only
   std::unique_ptr<global_completion_event> default_gce;
   std::atomic<bool> root_done{false};
   std::mutex root_mu;  // with root_cv: wakes run()'s thread at once
@@ -87,6 +90,7 @@ bool quiescent_once(const runtime_state& rt, std::uint64_t& signature) {
   }
   for (const auto& a : rt.aggregators)
     if (a->has_pending_delivery()) return false;
+  if (rt.net != nullptr && !rt.net->idle()) return false;
   if (delivered != processed || !all_idle(rt)) return false;
   const bool same = signature == delivered + 1;
   signature = delivered + 1;
@@ -120,9 +124,12 @@ class watchdog {
  public:
   explicit watchdog(const runtime_state& rt) : rt_(rt), last_(total_progress(rt)) {}
 
-  void check() {
-    const std::uint64_t now = total_progress(rt_);
-    if (now != last_ || !all_idle(rt_)) {
+  void check() { check(total_progress(rt_), all_idle(rt_)); }
+
+  /// `now`: a progress count (monotonic); `idle`: whether nothing computes.
+  /// In a job of several processes both are job-wide (summed over ranks).
+  void check(std::uint64_t now, bool idle) {
+    if (now != last_ || !idle) {
       last_ = now;
       since_ = clock::now();
       return;
@@ -168,6 +175,81 @@ void wait_quiescent(runtime_state& rt) {
   fail_if_starved(rt);
 }
 
+// Job of several processes: every rank's main thread drives the network
+// when the cores do not, and runs termination waves (Active Pebbles 3.6):
+// non-blocking allreduces of (ranks not locally quiescent, batches sent,
+// batches received, ranks whose root is finished, busy ranks, progress).
+// The job is over when a wave finds every rank quiescent, every sent batch
+// received and the root finished, with the same counts as the wave before
+// it: the counts are monotonic, so equal sums over two consecutive waves
+// mean nothing was sent or received in between, and no message was in
+// flight (sent == received) while every rank was quiet.
+void wait_terminated(runtime_state& rt) {
+  network& net = *rt.net;
+  const bool watched = rt.cfg.watchdog_s > 0;
+  watchdog dog(rt);
+  std::uint64_t signature = 0;
+  enum { not_quiet, sent, received, roots_done, busy, progress, fields };
+  std::uint64_t wave[fields] = {};
+  std::uint64_t previous[fields] = {1};
+  bool in_flight = false;
+  auto pause = std::chrono::microseconds(5);
+  for (;;) {
+    const bool moved = !rt.cfg.progress_thread && net.progress();
+    if (!in_flight) {
+      const bool root_done = rt.root_done.load(std::memory_order_acquire);
+      // Counts first, then quiescence: a batch counted as received before a
+      // quiet verdict has been handled (it was in an inbound ring).
+      wave[sent] = net.batches_sent();
+      wave[received] = net.batches_received();
+      const bool quiet = quiescent_once(rt, signature) && quiescent_once(rt, signature);
+      wave[not_quiet] = quiet && wave[sent] == net.batches_sent() &&
+                                wave[received] == net.batches_received()
+                            ? 0
+                            : 1;
+      wave[roots_done] = root_done ? 1 : 0;
+      wave[busy] = all_idle(rt) ? 0 : 1;
+      wave[progress] = total_progress(rt);
+      net.with_transport([&wave](transport& t) { t.start_allreduce_sum(wave, fields); });
+      in_flight = true;
+    }
+    if (net.with_transport([](transport& t) { return t.allreduce_done(); })) {
+      in_flight = false;
+      const bool finished = wave[not_quiet] == 0 && wave[sent] == wave[received] &&
+                            wave[roots_done] == static_cast<std::uint64_t>(g_info.ranks);
+      if (finished && std::equal(wave, wave + fields - 2, previous)) break;
+      if (watched) dog.check(wave[progress], wave[busy] == 0);
+      std::copy(wave, wave + fields, previous);
+      if (finished) continue;  // confirm at once with a second wave
+    }
+    if (moved) {
+      pause = std::chrono::microseconds(5);
+      continue;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(200));
+  }
+  fail_if_starved(rt);
+}
+
+// --progress-thread: drives the network continuously while the job runs.
+class progress_thread {
+ public:
+  explicit progress_thread(network& net)
+      : thread_([this, &net] {
+          while (!stop_.load(std::memory_order_acquire))
+            if (!net.progress()) std::this_thread::yield();
+        }) {}
+  ~progress_thread() {
+    stop_.store(true, std::memory_order_release);
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 void core_main(runtime_state& rt, int i) {
   tls_core = g_info.rank_base + i;
   tls_aggregator = rt.aggregators[static_cast<std::size_t>(i)].get();
@@ -202,12 +284,6 @@ void reset_barrier(int local_cores);
 std::exception_ptr run_root(const inline_task& root) {
   SHOAL_CHECK(g_rt != nullptr, "shoal::run() called before shoal::init()");
   SHOAL_CHECK(!g_info.running, "shoal::run() called while the runtime is already running");
-  if (g_info.ranks > 1)
-    fatal_user(fmt::format(
-        "shoal::run() on {} processes: the distributed engine (messages between processes, "
-        "job-wide termination) is not built yet; run one process per job for now (start "
-        "without mpirun, or --transport local on each rank)",
-        g_info.ranks));
   runtime_state& rt = *g_rt;
   rt.root_done.store(false);
   rt.root_error = nullptr;
@@ -217,7 +293,7 @@ std::exception_ptr run_root(const inline_task& root) {
     runtime_state* rt;
   } frame{root, &rt};
   root_frame* fp = &frame;
-  rt.schedulers[0]->spawn_private(inline_task::make([fp] {
+  if (g_info.rank == 0) rt.schedulers[0]->spawn_private(inline_task::make([fp] {
     try {
       fp->task();
     } catch (...) {
@@ -229,10 +305,17 @@ std::exception_ptr run_root(const inline_task& root) {
     }
     fp->rt->root_cv.notify_one();
   }));
+  if (g_info.rank != 0) rt.root_done.store(true);  // the root runs on rank 0 only
   g_info.running = true;
   std::vector<std::thread> threads;
   for (int i = 0; i < rt.cfg.cores; ++i) threads.emplace_back(core_main, std::ref(rt), i);
-  wait_quiescent(rt);
+  if (rt.net != nullptr) {
+    std::unique_ptr<progress_thread> driver;
+    if (rt.cfg.progress_thread) driver = std::make_unique<progress_thread>(*rt.net);
+    wait_terminated(rt);
+  } else {
+    wait_quiescent(rt);
+  }
   rt.group.exit.store(true, std::memory_order_release);
   for (auto& s : rt.schedulers) s->notify();
   for (auto& t : threads) t.join();
@@ -266,6 +349,11 @@ void setup(const config& cfg) {
   g_rt = rt.release();
   g_rt->heap = std::make_unique<global_heap>(static_cast<std::size_t>(cfg.heap_mb) << 20, cfg.cores,
                                              static_cast<std::size_t>(cfg.block_bytes));
+  if (net.ranks() > 1)
+    g_rt->net = std::make_unique<network>(
+        net, static_cast<std::size_t>(cfg.network_bytes), 4,
+        static_cast<std::size_t>(cfg.cores) * static_cast<std::size_t>(cfg.buffers_per_core) *
+            static_cast<std::size_t>(cfg.aggregation_bytes));
   build_cores(*g_rt);
   g_rt->default_gce = std::make_unique<global_completion_event>();
   reset_barrier(cfg.cores);
@@ -322,6 +410,7 @@ void finalize() {
   if (g_rt->cfg.stats) std::fputs(stats_table().c_str(), stderr);
   g_rt->default_gce.reset();
   g_rt->aggregators.clear();
+  g_rt->net.reset();
   g_rt->schedulers.clear();
   g_rt->heap.reset();
   delete g_rt;

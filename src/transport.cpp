@@ -21,6 +21,8 @@ class local_transport final : public transport {
   int ranks() const noexcept override { return 1; }
   void barrier() override {}
   void allreduce_sum(std::uint64_t*, int) override {}
+  void start_allreduce_sum(std::uint64_t*, int) override {}
+  bool allreduce_done() override { return true; }
   void allgather(const void* mine, void* all, std::size_t bytes) override {
     std::memcpy(all, mine, bytes);
   }
@@ -34,8 +36,8 @@ class local_transport final : public transport {
     const auto* p = static_cast<const char*>(data);
     queued_.push_back({std::vector<char>(p, p + bytes), token});
   }
-  bool poll(const events& e) override {
-    if (queued_.empty()) return false;
+  bool poll(const events& e, bool receive) override {
+    if (queued_.empty() || !receive) return false;
     std::vector<message> now;
     now.swap(queued_);
     for (const message& m : now) {
@@ -139,10 +141,10 @@ void check_job_consistency(transport& t, const config& cfg) {
   if (t.ranks() == 1) return;
   struct shape {
     std::uint64_t binary;
-    std::int64_t cores, heap_mb, block_bytes, aggregation_bytes;
+    std::int64_t cores, heap_mb, block_bytes, aggregation_bytes, network_bytes;
   };
-  const shape mine{build_fingerprint(), cfg.cores, cfg.heap_mb, cfg.block_bytes,
-                   cfg.aggregation_bytes};
+  const shape mine{build_fingerprint(), cfg.cores,          cfg.heap_mb,
+                   cfg.block_bytes,     cfg.aggregation_bytes, cfg.network_bytes};
   std::vector<shape> all(static_cast<std::size_t>(t.ranks()));
   t.allgather(&mine, all.data(), sizeof(shape));
   std::string problem;
@@ -155,12 +157,13 @@ void check_job_consistency(transport& t, const config& cfg) {
           "from rank 0's ({:016x}); launch the same build on every rank",
           r, b.binary, a.binary);
     } else if (b.cores != a.cores || b.heap_mb != a.heap_mb || b.block_bytes != a.block_bytes ||
-               b.aggregation_bytes != a.aggregation_bytes) {
+               b.aggregation_bytes != a.aggregation_bytes || b.network_bytes != a.network_bytes) {
       problem = fmt::format(
           "ranks disagree on the job's shape: rank {} has --cores {} --heap-mb {} --block-bytes "
-          "{} --aggregation-bytes {}, rank 0 has {} {} {} {}; pass the same values to every rank",
-          r, b.cores, b.heap_mb, b.block_bytes, b.aggregation_bytes, a.cores, a.heap_mb,
-          a.block_bytes, a.aggregation_bytes);
+          "{} --aggregation-bytes {} --network-bytes {}, rank 0 has {} {} {} {} {}; pass the "
+          "same values to every rank",
+          r, b.cores, b.heap_mb, b.block_bytes, b.aggregation_bytes, b.network_bytes, a.cores,
+          a.heap_mb, a.block_bytes, a.aggregation_bytes, a.network_bytes);
     }
   }
   if (problem.empty()) return;

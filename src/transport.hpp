@@ -58,9 +58,19 @@ class transport {
   /// until poll() reports `token` sent. Messages from one rank to another
   /// arrive in the order they were sent.
   virtual void send(int dest, const void* data, std::size_t bytes, void* token) = 0;
-  /// Reports finished sends and arrived messages; re-posts receives. True
-  /// when it reported anything.
-  virtual bool poll(const events& e) = 0;
+  /// Reports finished sends and, when `receive`, arrived messages (re-posting
+  /// their receives; with `receive` false arrivals wait in the transport,
+  /// which holds their senders back: receive-side flow control). True when
+  /// it reported anything.
+  virtual bool poll(const events& e, bool receive) = 0;
+
+  // ---- Non-blocking collective (termination waves). Same thread rules.
+
+  /// Starts an in-place sum of v[0..n) over all ranks; v must stay valid
+  /// until allreduce_done() returns true. One at a time.
+  virtual void start_allreduce_sum(std::uint64_t* v, int n) = 0;
+  /// Whether the started allreduce has finished (v then holds the sums).
+  virtual bool allreduce_done() = 0;
 };
 
 /// Whether this process was started by an MPI launcher (mpirun, mpiexec,

@@ -92,7 +92,17 @@ class mpi_transport final : public transport {
     send_tokens_.push_back(token);
   }
 
-  bool poll(const events& e) override {
+  void start_allreduce_sum(std::uint64_t* v, int n) override {
+    MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_SUM, comm_, &collective_);
+  }
+  bool allreduce_done() override {
+    if (collective_ == MPI_REQUEST_NULL) return true;
+    int complete = 0;
+    MPI_Test(&collective_, &complete, MPI_STATUS_IGNORE);
+    return complete != 0;
+  }
+
+  bool poll(const events& e, bool receive) override {
     bool any = false;
     if (!send_requests_.empty()) {
       int n = 0;
@@ -118,7 +128,7 @@ class mpi_transport final : public transport {
     }
     // Receives are matched in the order they were posted, so delivering
     // them in that order keeps each source's messages in sending order.
-    while (!posted_.empty()) {
+    while (receive && !posted_.empty()) {
       const int i = posted_.front();
       int complete = 0;
       MPI_Status status;
@@ -153,6 +163,7 @@ class mpi_transport final : public transport {
   std::vector<int> done_;
   std::deque<int> posted_;  // receive indices in posting order
   std::mutex mu_;
+  MPI_Request collective_ = MPI_REQUEST_NULL;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int ranks_ = 1;

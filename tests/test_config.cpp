@@ -475,9 +475,18 @@ INSTANTIATE_TEST_SUITE_P(
                       256,
                       67108864,
                       {255, 67108865},
-                      {"--buffers-per-core=4"},
+                      {"--buffers-per-core=4", "--network-bytes=67108864"},
                       [](const shoal::config& c) -> std::int64_t { return c.aggregation_bytes; },
                       [](shoal::config& c, std::int64_t v) { c.aggregation_bytes = v; }},
+        boundary_case{"--network-bytes",
+                      "SHOAL_NETWORK_BYTES",
+                      "an integer in [4096, 67108864]",
+                      4096,
+                      67108864,
+                      {4095, 67108865},
+                      {"--aggregation-bytes=4096"},
+                      [](const shoal::config& c) -> std::int64_t { return c.network_bytes; },
+                      [](shoal::config& c, std::int64_t v) { c.network_bytes = v; }},
         boundary_case{"--flush-us",
                       "SHOAL_FLUSH_US",
                       "an integer in [0, 10000000]",
@@ -635,6 +644,15 @@ TEST(ConfigValidate, ErrorsAreConfigErrors) {
 
 // ------------------------------------------------- describe() and help()
 
+TEST(ConfigCrossField, NetworkBufferHoldsOneAggregationBuffer) {
+  EXPECT_NO_THROW(parse({"--aggregation-bytes=65536", "--network-bytes=65536"}));
+  EXPECT_NO_THROW(parse({"--aggregation-bytes=4033", "--network-bytes=4096"}));
+  EXPECT_EQ(parse_error({"--aggregation-bytes=4097", "--network-bytes=4096"}),
+            "--network-bytes: 4096 bytes cannot hold one aggregation buffer of 4160 bytes "
+            "(--aggregation-bytes 4097 rounded up to 64); raise --network-bytes or lower "
+            "--aggregation-bytes");
+}
+
 TEST(ConfigDescribe, OneLinePerFieldWithItsValue) {
   const auto cfg = parse({"--cores=2", "--stack-kb=128", "--stats"}).cfg;
   const auto lines = lines_of(cfg.describe());
@@ -645,11 +663,13 @@ TEST(ConfigDescribe, OneLinePerFieldWithItsValue) {
       {"--aggregation-bytes", "16384"},
       {"--flush-us", "50"},
       {"--buffers-per-core", "64"},
+      {"--network-bytes", "65536"},
       {"--heap-mb", "1024"},
       {"--block-bytes", "64"},
       {"--watchdog-s", "0"},
       {"--stats", "true"},
       {"--verbose", "false"},
+      {"--progress-thread", "false"},
       {"--transport", "auto"}};
   ASSERT_EQ(lines.size(), expected.size());
   const std::size_t value_column = lines[0].find_last_of(' ') + 1;

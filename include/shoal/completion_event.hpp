@@ -4,7 +4,9 @@
 //
 // The event belongs to the core that created it: enroll() and wait() run
 // there. complete() may run on any core of this process: off the home core it
-// forwards itself by message (one closure message per call).
+// forwards itself by message (one closure message per call). From another
+// process, where the event's address means nothing, use
+// completion_event::complete_at(home, e), which touches e only at home.
 #pragma once
 
 #include "shoal/detail/intrusive_list.hpp"
@@ -36,6 +38,17 @@ class completion_event {
       return;
     }
     complete_at_home(n);
+  }
+
+  /// Retires `n` units of the event `e` whose home core is `home`, from any
+  /// core of the job: `e` is dereferenced only on its home core (one message
+  /// when called elsewhere).
+  static void complete_at(int home, completion_event* e, std::int64_t n = 1) {
+    if (mycore() == home) {
+      e->complete_at_home(n);
+    } else {
+      send(home, [e, n] { e->complete_at_home(n); });
+    }
   }
 
   /// Suspends the calling worker until the count is zero. Home core only.

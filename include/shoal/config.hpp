@@ -42,6 +42,10 @@ struct config {
   std::int64_t flush_us = 50;
   /// --buffers-per-core [4, 1000000]: aggregation buffer pool per core.
   int buffers_per_core = 64;
+  /// --network-bytes [4096, 67108864]: size of one network buffer between
+  /// processes (aggregation buffers of all cores for one destination process
+  /// are combined into it); at least --aggregation-bytes rounded up to 64.
+  std::int64_t network_bytes = 65536;
   /// --heap-mb [1, 16777216]: global heap per process (lazily committed).
   std::int64_t heap_mb = 1024;
   /// --block-bytes [8, 1048576], a power of two: block size of linear global arrays.
@@ -54,6 +58,10 @@ struct config {
   bool stats = false;
   /// --verbose: print the effective configuration at init.
   bool verbose = false;
+  /// --progress-thread: in a job of several processes, one extra OS thread
+  /// drives MPI continuously (for machines with a core to spare); by default
+  /// the cores take turns driving it when they poll.
+  bool progress_thread = false;
   /// --transport auto|local|mpi: see transport_kind.
   transport_kind transport = transport_kind::automatic;
 
@@ -86,7 +94,8 @@ struct config {
   /// config_error naming the flag(s) and the accepted range. An unresolved
   /// field (cores == 0) is checked as resolve() would set it. Cross-field
   /// rules: heap_mb MiB / cores >= block_bytes; buffers_per_core *
-  /// aggregation_bytes <= 1 GiB; stack_kb * max_workers_per_core <= 64 TiB.
+  /// aggregation_bytes <= 1 GiB; network_bytes >= aggregation_bytes rounded
+  /// up to 64; stack_kb * max_workers_per_core <= 64 TiB.
   void validate() const;
 
   /// One line per field, flag name padded then value ("  --cores  ...  2"),

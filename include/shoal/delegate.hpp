@@ -9,7 +9,9 @@
 // messages) and return the result. async_* forms return at once: those with
 // a result give a future (two messages); the fire-and-forget ones enroll in
 // a global_completion_event (default_gce() unless given) and cost one
-// message, the completion being counted where the operation ran.
+// message, the completion being counted where the operation ran; when that
+// is another process, one more (aggregated) message carries the completion
+// back to the enrolling core, because an event lives in one process.
 #pragma once
 
 #include "shoal/detail/scheduler.hpp"
@@ -99,9 +101,14 @@ void async_call(int core, const F& f, global_completion_event& gce) {
     return;
   }
   global_completion_event* g = &gce;
-  send(core, [f, g] {
+  const int origin = mycore();
+  send(core, [f, g, origin] {
     f();
-    g->complete();
+    if (shoal::detail::is_local_core(origin)) {
+      g->complete();
+    } else {
+      send(origin, [g] { g->complete(); });
+    }
   });
 }
 

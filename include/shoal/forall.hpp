@@ -82,12 +82,15 @@ void forall(global_ptr<T> base, std::int64_t n, const F& f, std::int64_t grain =
   static_assert(sizeof(F) <= 32, "shoal::forall: capture at most 32 bytes in the loop body");
   SHOAL_CHECK(base.is_linear() || n == 0, "forall needs a linear global_ptr from global_alloc");
   if (n <= 0) return;
-  if (grain < 1) grain = 1;
+  // 32 bits are plenty for a grain and keep the task closure at 64 bytes.
+  const auto grain32 = static_cast<std::int32_t>(std::clamp<std::int64_t>(grain, 1, 1 << 30));
   completion_event done(cores());
   completion_event* d = &done;
+  const std::int32_t home = mycore();
   for (int c = 0; c < cores(); ++c) {
-    send(c, [base, n, f, d, grain] {
-      spawn([base, n, f, d, grain] {
+    send(c, [base, n, f, d, grain32, home] {
+      spawn([base, n, f, d, grain32, home] {
+        const std::int64_t grain = grain32;
         using share_t = detail::forall_share<T, F>;
         share_t share{base, n, f, detail::local_blocks<T>(base, n, mycore()), completion_event(0)};
         share_t* sp = &share;
@@ -101,7 +104,7 @@ void forall(global_ptr<T> base, std::int64_t n, const F& f, std::int64_t grain =
           });
         }
         share.done.wait();
-        d->complete();
+        completion_event::complete_at(home, d);
       });
     });
   }
@@ -118,8 +121,10 @@ void forall(std::int64_t begin, std::int64_t end, const F& f, std::int64_t grain
   static_assert(sizeof(F) <= 32, "shoal::forall: capture at most 32 bytes in the loop body");
   if (end <= begin) return;
   const std::int64_t n = end - begin;
+  const auto grain32 = static_cast<std::int32_t>(std::clamp<std::int64_t>(grain, 1, 1 << 30));
   completion_event done(cores());
   completion_event* d = &done;
+  const std::int32_t home = mycore();
   for (int c = 0; c < cores(); ++c) {
     // floor(n * k / cores) without forming n * k, which could overflow.
     const auto share = [n](std::int64_t k) {
@@ -128,10 +133,10 @@ void forall(std::int64_t begin, std::int64_t end, const F& f, std::int64_t grain
     };
     const std::int64_t lo = begin + share(c);
     const std::int64_t hi = begin + share(c + 1);
-    send(c, [lo, hi, f, d, grain] {
-      spawn([lo, hi, f, d, grain] {
-        parallel_for(lo, hi, grain, f);
-        d->complete();
+    send(c, [lo, hi, f, d, grain32, home] {
+      spawn([lo, hi, f, d, grain32, home] {
+        parallel_for(lo, hi, grain32, f);
+        completion_event::complete_at(home, d);
       });
     });
   }

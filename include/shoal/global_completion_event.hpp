@@ -3,6 +3,11 @@
 // it and completed on whichever core finishes it, so an async delegate needs
 // no reply message at all.
 //
+// An event lives in the process that created it (enroll and wait there).
+// Work it counts may run on any core of the job: completions on another
+// process come back to the enrolling core by message (async delegates do
+// this for you), so wait() covers work wherever it ran.
+//
 // Protocol. Each core keeps two monotonic counters for the event, enrolled
 // and completed, written only by that core. done() reads every core's
 // `completed`, then every core's `enrolled`; because a unit's enrolment

@@ -57,12 +57,13 @@ void on_all_cores(const F& f) {
   static_assert(sizeof(F) <= 48, "shoal::on_all_cores: capture at most 48 bytes");
   completion_event done(cores());
   completion_event* d = &done;
+  const int home = mycore();
   for (int c = 0; c < cores(); ++c) {
-    send(c, [f, d] {
-      spawn([f, d] {
+    send(c, [f, d, home] {
+      spawn([f, d, home] {
         F g = f;
         g();
-        d->complete();
+        completion_event::complete_at(home, d);
       });
     });
   }

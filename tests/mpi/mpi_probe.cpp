@@ -119,7 +119,7 @@ int run_exchange(shoal::detail::transport& net, std::int64_t n) {
         net.send(d, b.data(), bytes, reinterpret_cast<void*>(static_cast<std::intptr_t>(slot)));
       }
     }
-    net.poll(ev);
+    net.poll(ev, true);
   }
   if (!x.error.empty()) return fail(x.error);
   for (int s = 0; s < x.ranks; ++s)

@@ -89,6 +89,13 @@ class aggregator {
     drain_returns();
     return buffers_out();
   }
+  /// Returns a buffer of this core's pool (or frees an overflow one) after
+  /// the network has sent it. Any thread.
+  void give_back(buffer* b);
+  /// Takes a batch that arrived from another process (heap-allocated,
+  /// overflow): false when the inbound ring is full (retry later).
+  bool accept_remote(buffer* b);
+
   /// Buffers of this core's pool not currently free (staged or in flight).
   std::size_t buffers_out() const noexcept;
 

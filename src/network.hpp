@@ -1,0 +1,124 @@
+// The process's side of messages between processes (comm layer, above the
+// transport): per-destination-process network buffers that combine the
+// aggregation buffers of all cores (Grappa: one stream per destination node;
+// GMT: per-thread command blocks feed a per-destination buffer), the
+// try-lock under which cores take turns driving the transport, and the
+// receive path that splits an arrived network buffer into per-core batches.
+//
+// Contract.
+// - stage(b, rank): copies a core's aggregation buffer for a core of another
+//   rank into that rank's network buffer (64-byte header, payload padded to
+//   64). The core buffer stays out of its pool until the network buffer
+//   holding it has been sent, then returns to its owner's return ring: so a
+//   process never holds more outgoing bytes than its cores' buffer pools
+//   (--buffers-per-core x --aggregation-bytes per core), and a worker that
+//   floods another process is held back by the pool (it yields) exactly as
+//   it is for a slow core of its own process. Any core, concurrently (one
+//   mutex per destination).
+// - progress(): at most one thread at a time drives the transport (a
+//   try-lock: a core that finds it taken goes on with its work). It sends
+//   filled buffers, and a partly filled one when nothing to that rank is in
+//   flight (combining without waiting), reports finished sends, and splits
+//   arrived buffers into the destination cores' inbound rings.
+// - Flow control: at most `window` network buffers in flight per
+//   destination; further ones wait here (holding their core buffers). On
+//   the receive side, once `receive_limit` bytes of arrived batches wait for
+//   their cores, no more arrivals are taken until the cores catch up: the
+//   transport then holds the senders back.
+// - Ordering: batches from one core to one core arrive in the order they
+//   were staged (one FIFO per destination, MPI's non-overtaking rule,
+//   receives delivered in posting order).
+// - Counting: batches staged for and received from other ranks, monotonic,
+//   for job-wide termination detection (runtime.cpp).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "shoal/detail/buffer.hpp"
+#include "transport.hpp"
+
+namespace shoal::detail {
+
+class network {
+ public:
+  network(transport& t, std::size_t net_bytes, int window, std::size_t receive_limit);
+  ~network();
+  network(const network&) = delete;
+  network& operator=(const network&) = delete;
+
+  /// Copies batch `b` (for a core of rank `dest_rank`) into the network; b
+  /// goes back to its owner once sent.
+  void stage(buffer* b, int dest_rank);
+  /// Drives the transport if no other thread does. True when it did work.
+  bool progress();
+  /// A received batch of `bytes` payload bytes has been handled by its core.
+  void consumed(std::size_t bytes) noexcept {
+    held_.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  }
+  /// Whether nothing is staged, queued, in flight or waiting for a core.
+  bool idle() const;
+  /// Batches sent to / received from other ranks (monotonic).
+  std::uint64_t batches_sent() const noexcept { return sent_.load(std::memory_order_acquire); }
+  std::uint64_t batches_received() const noexcept {
+    return received_.load(std::memory_order_acquire);
+  }
+  /// Network buffers sent, and network buffers allocated in all (the pool).
+  std::uint64_t buffers_sent() const noexcept { return net_sent_.load(); }
+  std::uint64_t buffers_allocated() const noexcept { return allocated_.load(); }
+
+  /// Runs `f` with the transport to itself (the lock that serialises MPI).
+  template <class F>
+  decltype(auto) with_transport(F&& f) {
+    std::lock_guard<std::mutex> lock(drive_);
+    return f(net_);
+  }
+
+ private:
+  struct net_buffer {
+    std::vector<char> bytes;
+    std::vector<buffer*> batches;  // core buffers copied in, returned once sent
+    std::size_t used = 0;
+    int dest = 0;
+  };
+  struct outbox {
+    std::mutex mu;
+    net_buffer* current = nullptr;   // being filled
+    std::deque<net_buffer*> queued;  // full, waiting for the window
+    int in_flight = 0;
+  };
+
+  net_buffer* take_buffer();
+  void give_back(net_buffer* nb);
+  static void on_sent(void* self, void* token);
+  static void on_received(void* self, int source, const char* data, std::size_t bytes);
+  bool send_ready();
+  bool retry_inbound();
+
+  transport& net_;
+  const std::size_t net_bytes_;
+  const int window_;
+  const std::int64_t receive_limit_;
+  std::vector<std::unique_ptr<outbox>> out_;
+  std::mutex pool_mu_;
+  std::vector<net_buffer*> pool_;
+  std::mutex drive_;                      // who drives the transport
+  std::vector<buffer*> pending_inbound_;  // driver only: rings were full
+  std::atomic<std::size_t> pending_count_{0};
+  std::atomic<int> unsent_{0};  // buffers being filled, queued or in flight
+  std::atomic<std::int64_t> held_{0};  // received payload bytes not yet handled
+  std::atomic<std::uint64_t> sent_{0};
+  std::atomic<std::uint64_t> received_{0};
+  std::atomic<std::uint64_t> net_sent_{0};
+  std::atomic<std::uint64_t> allocated_{0};
+};
+
+/// The network of this process; null in a job of one process.
+network* this_network() noexcept;
+
+}  // namespace shoal::detail
