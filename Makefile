@@ -7,7 +7,7 @@
 #   make test       build, then ctest (one process per test case)
 #   make bench      build, then run every build/bin/bench-* $(BENCH_ARGS)
 #   make bench-mpi  build the plain-MPI baseline, then run it on MPI_NP (default 2) ranks:
-#                   mpirun --oversubscribe -np 2 build/bin/bench-mpi-message-rate $(BENCH_MPI_ARGS)
+#                   mpirun --oversubscribe -np 2 build/bin/bench-distributed-messages $(BENCH_MPI_ARGS)
 #   make asan       Debug + AddressSanitizer/UBSan tree in build-asan/, build and ctest
 #   make clean      remove build/ and build-asan/
 #
@@ -99,11 +99,11 @@ bench: build
 # tree elsewhere does not stop it. OpenMPI refuses to run as root without the two
 # OMPI_ALLOW_RUN_AS_ROOT* variables.
 bench-mpi: configure
-	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target bench-mpi-message-rate || { \
-	  echo "bench-mpi: could not build bench-mpi-message-rate (is MPI installed? make deps)"; \
+	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target bench-distributed-messages || { \
+	  echo "bench-mpi: could not build bench-distributed-messages (is MPI installed? make deps)"; \
 	  exit 1; }
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-	  mpirun --oversubscribe -np $(MPI_NP) $(BUILD_DIR)/bin/bench-mpi-message-rate $(BENCH_MPI_ARGS)
+	  mpirun --oversubscribe -np $(MPI_NP) $(BUILD_DIR)/bin/bench-distributed-messages $(BENCH_MPI_ARGS)
 
 asan: deps
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug \

@@ -15,27 +15,10 @@ namespace {
 
 constexpr int max_batches_per_poll = 16;
 channel_entry g_channels[max_streams];
-std::atomic<bool> g_channel_used[max_streams];
 
 }  // namespace
 
 channel_entry* channel_table() noexcept { return g_channels; }
-
-std::uint32_t claim_channel() {
-  for (std::uint32_t i = 1; i < max_streams; ++i) {
-    bool expected = false;
-    if (g_channel_used[i].compare_exchange_strong(expected, true)) return i;
-  }
-  fatal_user(
-      fmt::format("too many typed channels open at once (at most {}); close() channels "
-                  "you no longer need",
-                  max_streams - 1));
-}
-
-void release_channel(std::uint32_t id) {
-  g_channels[id] = channel_entry{};
-  g_channel_used[id].store(false);
-}
 
 aggregator::aggregator(int local_core, int rank_base, int total_cores, std::size_t buffer_bytes,
                        int pool_buffers, std::uint64_t flush_ns, scheduler& sched,

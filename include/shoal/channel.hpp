@@ -46,10 +46,11 @@ class channel {
     std::memcpy(p, &value, sizeof(T));
   }
 
-  /// Releases the channel's id. Call once, when no message of it is in
-  /// flight (after the work using it has been waited for).
+  /// Removes the channel from every process and releases its id. Call
+  /// once, from a task, when no message of it is in flight (after the work
+  /// using it has been waited for). Blocking in a job of several processes.
   void close() {
-    if (id_ != 0) detail::release_channel(id_);
+    if (id_ != 0) detail::close_channel(id_);
     id_ = 0;
   }
 
@@ -65,13 +66,14 @@ class channel {
   std::uint32_t id_ = 0;
 };
 
-/// Opens a channel for values of T handled by `handler`. Call from any task;
-/// the returned handle is small and trivially copyable, so closures and
-/// other cores may use it.
+/// Opens a channel for values of T handled by `handler` on every core of the
+/// job. Call from a task; in a job of several processes it blocks until
+/// every process has the channel (one round trip per process), so any core
+/// may send on it as soon as it returns. The returned handle is small and
+/// trivially copyable, so closures and other cores (and processes) may use it.
 template <channel_value_like T, class H>
 requires channel_handler_like<H, T> channel<T> make_channel(const H& handler) {
-  const std::uint32_t id = detail::claim_channel();
-  detail::channel_entry& e = detail::channel_table()[id];
+  detail::channel_entry e;
   std::memcpy(e.state, static_cast<const void*>(&handler), sizeof(H));
   e.value_bytes = sizeof(T);
   e.deliver = [](const void* state, const char* data, std::uint32_t count) {
@@ -81,7 +83,7 @@ requires channel_handler_like<H, T> channel<T> make_channel(const H& handler) {
     const T* values = std::launder(reinterpret_cast<const T*>(data));
     for (std::uint32_t i = 0; i < count; ++i) h(values[i]);
   };
-  return channel<T>(id);
+  return channel<T>(detail::open_channel(e));
 }
 
 }  // namespace shoal

@@ -104,7 +104,7 @@ void async_call(int core, const F& f, global_completion_event& gce) {
   const int origin = mycore();
   send(core, [f, g, origin] {
     f();
-    if (shoal::detail::is_local_core(origin)) {
+    if (rank_of(origin) == myrank()) {
       g->complete();
     } else {
       send(origin, [g] { g->complete(); });

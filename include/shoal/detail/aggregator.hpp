@@ -146,9 +146,15 @@ inline thread_local aggregator* tls_aggregator = nullptr;
 
 /// Process-wide table of channels (index = stream id; 0 is unused).
 channel_entry* channel_table() noexcept;
-/// Claims a free channel id; fails the job when all are taken.
-std::uint32_t claim_channel();
-void release_channel(std::uint32_t id);
+/// Opens a channel on every process of the job with receive side `e`
+/// (its deliver function and handler state) and returns its id. In a job
+/// of several processes rank 0 hands out ids and the entry is installed on
+/// every rank before this returns (blocking: one round trip per rank; a
+/// worker only). Fails the job when all ids are taken.
+std::uint32_t open_channel(const channel_entry& e);
+/// Removes channel `id` from every process and frees its id (blocking
+/// likewise in a job of several processes).
+void close_channel(std::uint32_t id);
 
 /// Aggregators of this process, by local core.
 aggregator& aggregator_of(int local_core) noexcept;

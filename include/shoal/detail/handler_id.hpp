@@ -32,4 +32,18 @@ inline closure_invoker from_handler_id(std::int32_t id) noexcept {
   return reinterpret_cast<closure_invoker>(reinterpret_cast<std::intptr_t>(&handler_anchor) + id);
 }
 
+/// Any function of the program as a distance from the anchor (for function
+/// pointers that travel to other processes, e.g. a channel's receive loop).
+template <class Fn>
+std::int64_t to_code_offset(Fn* fn) noexcept {
+  return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(fn) -
+                                   reinterpret_cast<std::intptr_t>(&handler_anchor));
+}
+
+template <class Fn>
+Fn* from_code_offset(std::int64_t offset) noexcept {
+  return reinterpret_cast<Fn*>(reinterpret_cast<std::intptr_t>(&handler_anchor) +
+                               static_cast<std::intptr_t>(offset));
+}
+
 }  // namespace shoal::detail

@@ -24,9 +24,4 @@ inline process_info g_info;
 /// Global core id of the calling thread; -1 outside shoal's cores.
 inline thread_local int tls_core = -1;
 
-/// The rank (process) that global core `core` belongs to.
-inline int rank_of_core(int core) noexcept { return core / g_info.local_cores; }
-/// Whether global core `core` belongs to this process.
-inline bool is_local_core(int core) noexcept { return rank_of_core(core) == g_info.rank; }
-
 }  // namespace shoal::detail

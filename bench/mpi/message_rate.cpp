@@ -1,10 +1,12 @@
-// mpi_message_rate: hand-tuned plain-MPI baselines for 16-byte messages
-// between processes (no shoal, no Google Benchmark). These are the figures
-// shoal's distributed engine is compared against.
+// message_rate: 16-byte messages between processes, four ways, in one run:
+// shoal's typed channel, shoal's closure messages, one MPI_Isend per message,
+// and MPI_Alltoallv of the same messages pre-bucketed (the hand-tuned bulk
+// baseline). The MPI modes use no shoal at all (shoal only initialises MPI
+// and stays idle between its runs), so they are the plain-MPI baselines.
 //
-// Build target: bench-mpi-message-rate (only when CMake finds MPI).
-// Run:          mpirun --oversubscribe -np 2 build/bin/bench-mpi-message-rate
-//               (or `make bench-mpi`)
+// Build target: bench-distributed-messages (only when CMake finds MPI).
+// Run:          mpirun --oversubscribe -np 2 build/bin/bench-distributed-messages --cores 1
+//               (or `make bench-mpi`); shoal's flags (--cores ...) are accepted.
 //
 // Every rank sends --messages N 16-byte messages, round robin over the other
 // ranks: message i of rank r goes to rank (r + 1 + i mod (P-1)) mod P. Each
@@ -13,7 +15,13 @@
 // the messages from each sender and sum their sequence numbers; a run passes
 // when every count is exact and every sum is n*(n-1)/2.
 //
-// Modes (--mode isend|alltoallv|both, default both):
+// Modes (--mode LIST, comma-separated, of channel, closure, isend,
+// alltoallv; `all` (default), `mpi` = isend,alltoallv, `shoal` =
+// channel,closure):
+//   channel    shoal typed channel: ch.send(core, message); the handler tallies.
+//              With --cores C each rank's N messages are split over its C
+//              cores; message i goes to core (i mod C) of its destination rank.
+//   closure    the same with shoal::send(core, [m] { tally(m); }).
 //   isend      one MPI_Isend per message, from a ring of --window (1024)
 //              send slots, recycled as MPI_Testsome reports them complete;
 //              receives pre-posted as MPI_Irecv(MPI_ANY_SOURCE) into a ring of
@@ -30,21 +38,25 @@
 //              exchanged with MPI_Alltoall, the buckets with MPI_Alltoallv,
 //              and the received messages are consumed (counted / summed).
 //
-// In both modes the clock covers generating the messages, moving them and
+// In every mode the clock covers generating the messages, moving them and
 // consuming them on the receiver: from a barrier to the moment the slowest
 // rank has received and checked everything (the maximum over ranks of the
-// local elapsed time). messages/s per rank = N / that time; total = N*P /
-// that time. One warm-up repetition per mode, then --repetitions R timed ones;
-// with --mode both the two modes alternate (A B, B A, A B, ...) so that a
-// placement change of the host affects both. Medians are over repetitions.
+// local elapsed time; for shoal, shoal::run() returns once the job is
+// quiescent, termination detection included). messages/s per rank = N / that
+// time; total = N*P / that time. One warm-up repetition per mode, then
+// --repetitions R timed ones; modes are interleaved (A B C D, D C B A, ...)
+// so that a placement change of the host affects all. Medians are over
+// repetitions.
 //
 // Exit status: 0 success; 1 a verification failure; 2 a bad command line
-// (every rank parses the same argv and exits 2 after MPI_Finalize; rank 0
-// prints the error). With a single rank there is nobody to send to: the
-// program says so and exits 0, so that `make bench` (which runs every
-// build/bin/bench-* without mpirun, passing --benchmark_* flags) does not
-// fail on it; --benchmark_* flags are accepted and ignored for the same reason.
+// (every rank parses the same argv; rank 0 prints the error). With a single
+// rank there is nobody to send to: the program says so and exits 0, so that
+// `make bench` (which runs every build/bin/bench-* without mpirun, passing
+// --benchmark_* flags) does not fail on it; --benchmark_* flags are accepted
+// and ignored for the same reason.
 #include <mpi.h>
+
+#include <shoal/shoal.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -70,9 +82,13 @@ constexpr int kExitVerifyFailed = 1;
 
 // ---------------------------------------------------------------- options
 
+enum class mode { channel, closure, isend, alltoallv };
+constexpr int kModes = 4;
+constexpr const char* kModeNames[kModes] = {"channel", "closure", "isend", "alltoallv"};
+const char* mode_name(mode m) { return kModeNames[static_cast<int>(m)]; }
+
 struct options {
-  bool run_isend = true;
-  bool run_alltoallv = true;
+  bool run[kModes] = {true, true, true, true};
   std::uint64_t messages = 10'000'000;
   int repetitions = 5;
   int window = 1024;
@@ -84,8 +100,9 @@ struct options {
 };
 
 const char* const kUsage =
-    "usage: mpirun -np P bench-mpi-message-rate [options]   (P >= 2)\n"
-    "  --mode isend|alltoallv|both  which baseline(s) to run (default both)\n"
+    "usage: mpirun -np P bench-distributed-messages [shoal flags] [options]   (P >= 2)\n"
+    "  --mode LIST                  comma-separated modes among channel, closure, isend,\n"
+    "                               alltoallv; or all (default), mpi, shoal\n"
     "  --messages N                 16-byte messages sent per rank per repetition\n"
     "                               (default 10000000, at least 1)\n"
     "  --repetitions R              timed repetitions after 1 warm-up (default 5, 1..1000)\n"
@@ -142,16 +159,21 @@ std::string parse_options(int argc, char** argv, options& opt) {
     const std::string shown = std::string(name) + " '" + std::string(value) + "'";
     std::uint64_t number = 0;
     if (name == "--mode") {
-      if (value == "isend") {
-        opt.run_isend = true;
-        opt.run_alltoallv = false;
-      } else if (value == "alltoallv") {
-        opt.run_isend = false;
-        opt.run_alltoallv = true;
-      } else if (value == "both") {
-        opt.run_isend = opt.run_alltoallv = true;
-      } else {
-        return "bad " + shown + ": expected isend, alltoallv or both";
+      for (bool& r : opt.run) r = false;
+      std::string_view rest = value;
+      while (!rest.empty()) {
+        const std::size_t comma = rest.find(',');
+        const std::string_view word = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        bool known = false;
+        for (int m = 0; m < kModes; ++m) {
+          const bool in_group = word == "all" || (word == "mpi" && m >= 2) ||
+                                (word == "shoal" && m < 2) || word == kModeNames[m];
+          if (in_group) opt.run[m] = known = true;
+        }
+        if (!known)
+          return "bad " + shown + ": expected a comma-separated list of channel, closure, " +
+                 "isend, alltoallv, all, mpi, shoal";
       }
     } else if (name == "--messages") {
       if (!parse_u64(value, number) || number < 1 || number > (std::uint64_t{1} << 40))
@@ -461,9 +483,66 @@ double run_alltoallv(const pattern& p, std::uint64_t round, MPI_Datatype msg_typ
 
 // ---------------------------------------------------------------- driver
 
-enum class mode { isend, alltoallv };
+// ---------------------------------------------------------------- shoal modes
 
-const char* mode_name(mode m) { return m == mode::isend ? "isend" : "alltoallv"; }
+// One tally per core of this process; a core's handlers touch only its own.
+std::vector<tally>* g_tallies = nullptr;
+
+void tally_here(const message& m) {
+  (*g_tallies)[static_cast<std::size_t>(shoal::mycore() % shoal::local_cores())].add(
+      m, shoal::ranks());
+}
+
+// This core's share of its rank's messages: indices [lo, hi) of the rank's
+// sequence; message i goes to destination index i mod (P-1), sequence number
+// i / (P-1), core (i mod C) of the destination rank.
+template <class Send>
+void send_share(const pattern& p, const Send& send_one) {
+  const int c = shoal::local_cores();
+  const auto k = static_cast<std::uint64_t>(shoal::mycore() % c);
+  const std::uint64_t lo = p.n * k / static_cast<std::uint64_t>(c);
+  const std::uint64_t hi = p.n * (k + 1) / static_cast<std::uint64_t>(c);
+  const auto others = static_cast<std::uint64_t>(p.size - 1);
+  message_cursor cur(p.size - 1);
+  cur.j = static_cast<int>(lo % others);
+  cur.seq = lo / others;
+  const auto sender = static_cast<std::uint64_t>(p.rank);
+  for (std::uint64_t i = lo; i < hi; ++i) {
+    const int dest_rank = (p.rank + 1 + cur.j) % p.size;
+    send_one(dest_rank * c + static_cast<int>(i % static_cast<std::uint64_t>(c)),
+             message{sender, cur.seq});
+    cur.advance();
+  }
+}
+
+void run_shoal(mode which, const pattern& p) {
+  // Every rank's cores send: the root starts a sender task on each core of
+  // the job, and run() returns on every rank once the job is quiescent.
+  const pattern q = p;
+  shoal::run([which, q] {
+    if (which == mode::channel) {
+      auto ch = shoal::make_channel<message>([](const message& m) { tally_here(m); });
+      shoal::on_all_cores([ch, q] {
+        pattern mine = q;
+        mine.rank = shoal::myrank();
+        send_share(mine, [ch](int core, const message& m) { ch.send(core, m); });
+      });
+      // close() needs no message of the channel in flight: leave that to the
+      // quiescence at the end of run() and close at the start of the next.
+      static shoal::channel<message> last;
+      if (last) last.close();
+      last = ch;
+    } else {
+      shoal::on_all_cores([q] {
+        pattern mine = q;
+        mine.rank = shoal::myrank();
+        send_share(mine, [](int core, const message& m) {
+          shoal::send(core, [m] { tally_here(m); });
+        });
+      });
+    }
+  });
+}
 
 struct sample {
   double seconds;       // max over ranks of the local elapsed time
@@ -482,15 +561,26 @@ struct mode_result {
 sample run_once(mode which, const pattern& p, const options& opt, MPI_Datatype msg_type,
                 bool& verified) {
   tally t(p.size);
+  std::vector<tally> per_core(static_cast<std::size_t>(shoal::local_cores()), tally(p.size));
+  g_tallies = &per_core;
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
   double mpi_local = 0;
   if (which == mode::isend) {
     run_isend(p, opt, t);
-  } else {
+  } else if (which == mode::alltoallv) {
     mpi_local = run_alltoallv(p, opt.round, msg_type, t);
+  } else {
+    run_shoal(which, p);
   }
   const double local = MPI_Wtime() - t0;
+  for (const tally& c : per_core) {
+    for (int s = 0; s < p.size; ++s) {
+      t.count[static_cast<std::size_t>(s)] += c.count[static_cast<std::size_t>(s)];
+      t.seq_sum[static_cast<std::size_t>(s)] += c.seq_sum[static_cast<std::size_t>(s)];
+    }
+    t.bad_sender += c.bad_sender;
+  }
   const int ok_local = verify(p, t, mode_name(which)) ? 1 : 0;
 
   double in[2] = {local, mpi_local};
@@ -520,11 +610,16 @@ double median_of(const std::vector<sample>& s, F field) {
 
 void print_text(const pattern& p, const options& opt, const std::vector<mode_result>& results) {
   std::printf(
-      "mpi_message_rate: %d ranks, 16-byte messages, %llu messages per rank, "
+      "message_rate: %d ranks x %d cores, 16-byte messages, %llu messages per rank, "
       "%d repetitions after 1 warm-up\n",
-      p.size, static_cast<unsigned long long>(p.n), opt.repetitions);
+      p.size, shoal::local_cores(), static_cast<unsigned long long>(p.n), opt.repetitions);
   for (const mode_result& r : results) {
-    if (r.which == mode::isend)
+    if (r.which == mode::channel)
+      std::printf("shoal typed channel (aggregated, %lld-byte network buffers):\n",
+                  static_cast<long long>(shoal::current_config().network_bytes));
+    else if (r.which == mode::closure)
+      std::printf("shoal closure messages (8-byte header + 16-byte closure each):\n");
+    else if (r.which == mode::isend)
       std::printf(
           "isend (window %d sends + %d pre-posted receives, inflight %d, MPI_Testsome on "
           "the %d oldest):\n",
@@ -549,7 +644,7 @@ void print_text(const pattern& p, const options& opt, const std::vector<mode_res
 
 void print_json(const pattern& p, const options& opt, const std::vector<mode_result>& results) {
   std::printf(
-      "{\"benchmark\":\"mpi_message_rate\",\"ranks\":%d,\"message_bytes\":16,"
+      "{\"benchmark\":\"message_rate\",\"ranks\":%d,\"message_bytes\":16,"
       "\"messages_per_rank\":%llu,\"repetitions\":%d,\"warmup_repetitions\":1,"
       "\"window\":%d,\"inflight\":%d,\"poll\":%d,\"round_messages\":%llu,\"modes\":{",
       p.size, static_cast<unsigned long long>(p.n), opt.repetitions, opt.window, opt.inflight,
@@ -580,11 +675,9 @@ void print_json(const pattern& p, const options& opt, const std::vector<mode_res
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0;
-  int size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  shoal::init(argc, argv);  // initialises MPI (when launched by mpirun); removes shoal's flags
+  const int rank = shoal::myrank();
+  const int size = shoal::ranks();
 
   options opt;
   // Every rank parses the same argv, so every rank reaches the same verdict.
@@ -592,20 +685,20 @@ int main(int argc, char** argv) {
   if (!error.empty() || opt.help) {
     if (rank == 0) {
       if (!error.empty())
-        std::fprintf(stderr, "bench-mpi-message-rate: %s\n%s", error.c_str(), kUsage);
+        std::fprintf(stderr, "bench-distributed-messages: %s\n%s", error.c_str(), kUsage);
       else
         std::fputs(kUsage, stdout);
     }
-    MPI_Finalize();
+    shoal::finalize();  // MPI_Finalize runs at exit
     return error.empty() ? 0 : kExitBadFlags;
   }
   if (size < 2) {
     std::fprintf(stderr,
-                 "bench-mpi-message-rate: needs at least 2 MPI ranks (got %d); skipped. "
+                 "bench-distributed-messages: needs at least 2 MPI ranks (got %d); skipped. "
                  "Run it with `make bench-mpi` or "
-                 "`mpirun --oversubscribe -np 2 bench-mpi-message-rate`.\n",
+                 "`mpirun --oversubscribe -np 2 bench-distributed-messages`.\n",
                  size);
-    MPI_Finalize();
+    shoal::finalize();  // MPI_Finalize runs at exit
     return 0;
   }
 
@@ -615,8 +708,8 @@ int main(int argc, char** argv) {
 
   const pattern p{rank, size, opt.messages};
   std::vector<mode_result> results;
-  if (opt.run_isend) results.push_back(mode_result{mode::isend, {}, true});
-  if (opt.run_alltoallv) results.push_back(mode_result{mode::alltoallv, {}, true});
+  for (int m = 0; m < kModes; ++m)
+    if (opt.run[m]) results.push_back(mode_result{static_cast<mode>(m), {}, true});
 
   // Warm-up: one untimed repetition per mode (still verified).
   for (mode_result& r : results) {
@@ -627,7 +720,7 @@ int main(int argc, char** argv) {
   // Timed repetitions; with two modes the order alternates A B, B A, ...
   for (int rep = 0; rep < opt.repetitions; ++rep) {
     for (std::size_t i = 0; i < results.size(); ++i) {
-      mode_result& r = results[rep % 2 == 0 ? i : results.size() - 1 - i];
+      mode_result& r = results[rep % 2 == 0 ? i : results.size() - 1 - i];  // A B.., ..B A
       r.samples.push_back(run_once(r.which, p, opt, msg_type, r.verified));
     }
   }
@@ -643,6 +736,6 @@ int main(int argc, char** argv) {
   }
 
   MPI_Type_free(&msg_type);
-  MPI_Finalize();
+  shoal::finalize();  // MPI_Finalize runs at exit
   return all_ok ? 0 : kExitVerifyFailed;
 }

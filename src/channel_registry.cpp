@@ -1,0 +1,84 @@
+// Channel ids and receive sides across the processes of a job.
+//
+// Ids come from rank 0 (so that every process agrees on them); the receive
+// side (deliver loop, handler state, value size) is installed in every
+// process's table before make_channel returns. The deliver function travels
+// as a distance from the handler anchor: the same binary runs everywhere.
+#include "shoal/delegate.hpp"
+#include "shoal/detail/aggregator.hpp"
+#include "shoal/detail/check.hpp"
+#include "shoal/detail/handler_id.hpp"
+#include "shoal/detail/process_info.hpp"
+
+#include <atomic>
+#include <cstring>
+
+namespace shoal::detail {
+namespace {
+
+std::atomic<bool> g_channel_used[max_streams];
+
+using deliver_fn = void(const void*, const char*, std::uint32_t);
+
+std::uint32_t claim_here() {
+  for (std::uint32_t i = 1; i < max_streams; ++i) {
+    bool expected = false;
+    if (g_channel_used[i].compare_exchange_strong(expected, true)) return i;
+  }
+  fatal_user(
+      fmt::format("too many typed channels open at once (at most {}); close() channels "
+                  "you no longer need",
+                  max_streams - 1));
+}
+
+// The entry as it travels: trivially copyable, position-independent.
+struct entry_message {
+  std::uint32_t id;
+  std::uint32_t value_bytes;
+  std::int64_t deliver;
+  alignas(8) unsigned char state[64];
+};
+
+void install(const entry_message& m) {
+  channel_entry& e = channel_table()[m.id];
+  std::memcpy(e.state, m.state, sizeof e.state);
+  e.value_bytes = m.value_bytes;
+  e.deliver = from_code_offset<deliver_fn>(m.deliver);
+}
+
+// Runs f on core 0 of every other rank, one blocking round trip each.
+template <class F>
+void on_other_ranks(const F& f) {
+  for (int r = 0; r < g_info.ranks; ++r)
+    if (r != g_info.rank) delegate::call(r * g_info.local_cores, f);
+}
+
+}  // namespace
+
+std::uint32_t open_channel(const channel_entry& e) {
+  if (g_info.ranks == 1) {
+    const std::uint32_t id = claim_here();
+    channel_table()[id] = e;
+    return id;
+  }
+  const std::uint32_t id =
+      g_info.rank == 0 ? claim_here() : delegate::call(0, [] { return claim_here(); });
+  entry_message m{id, e.value_bytes, to_code_offset(e.deliver), {}};
+  std::memcpy(m.state, e.state, sizeof m.state);
+  install(m);
+  on_other_ranks([m] { install(m); });
+  return id;
+}
+
+void close_channel(std::uint32_t id) {
+  SHOAL_CHECK(id > 0 && id < max_streams, "close of channel id {} out of range", id);
+  channel_table()[id] = channel_entry{};
+  if (g_info.ranks > 1) on_other_ranks([id] { channel_table()[id] = channel_entry{}; });
+  if (g_info.rank == 0 || g_info.ranks == 1) {
+    g_channel_used[id].store(false);
+  } else {
+    delegate::call(0, [id] { g_channel_used[id].store(false); });
+  }
+}
+
+}  // namespace shoal::detail
