@@ -319,6 +319,10 @@ std::exception_ptr run_root(const inline_task& root) {
   rt.group.exit.store(true, std::memory_order_release);
   for (auto& s : rt.schedulers) s->notify();
   for (auto& t : threads) t.join();
+  // Every rank's cores have stopped before any rank may start the next run:
+  // otherwise a fast rank's next root could send to cores still finishing
+  // this run, which would then run next-run messages in this one.
+  if (rt.net != nullptr) rt.net->with_transport([](transport& t) { t.barrier(); });
   g_info.running = false;
   record_teardown(rt);
   return rt.root_error;
