@@ -54,11 +54,10 @@ void run_guarded(inline_task& t) {
   try {
     t();
   } catch (const std::exception& e) {
-    fatal_user(fmt::format("uncaught exception in a task on core {}: {}", tls_scheduler->core(),
-                           e.what()));
+    // fatal_user names the rank and the (global) core.
+    fatal_user(fmt::format("uncaught exception in a task: {}", e.what()));
   } catch (...) {
-    fatal_user(fmt::format("uncaught exception of unknown type in a task on core {}",
-                           tls_scheduler->core()));
+    fatal_user("uncaught exception of unknown type in a task");
   }
 }
 

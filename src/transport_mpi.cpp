@@ -128,7 +128,9 @@ class mpi_transport final : public transport {
     }
     // Receives are matched in the order they were posted, so delivering
     // them in that order keeps each source's messages in sending order.
-    while (receive && !posted_.empty()) {
+    // At most one round of the posted receives per call: a fast sender must
+    // not keep this loop (and the caller's memory) growing without bound.
+    for (std::size_t round = posted_.size(); receive && round > 0 && !posted_.empty(); --round) {
       const int i = posted_.front();
       int complete = 0;
       MPI_Status status;

@@ -127,13 +127,13 @@ TEST_F(misuse, RootTaskStackOverflowIsReportedToo) {
 TEST_F(misuse, ExceptionEscapingANonRootTaskEndsTheJob) {
   EXPECT_EXIT(run_to_death(shoal_test::make_config(1),
                            [] { shoal::spawn([] { throw std::runtime_error("boom"); }); }),
-              ExitedWithCode(1), "uncaught exception in a task on core 0: boom");
+              ExitedWithCode(1), "fatal on rank 0 core 0: uncaught exception in a task: boom");
 }
 
 TEST_F(misuse, ExceptionEscapingATaskOnAnotherCoreNamesThatCore) {
   EXPECT_EXIT(run_to_death(shoal_test::make_config(2),
                            [] { shoal::send(1, [] { shoal::spawn([] { throw 7; }); }); }),
-              ExitedWithCode(1), "uncaught exception of unknown type in a task on core 1");
+              ExitedWithCode(1), "fatal on rank 0 core 1: uncaught exception of unknown type in a task");
 }
 
 // -------------------------------------------------------------- messages
