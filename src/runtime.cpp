@@ -23,6 +23,7 @@
 #include "global_heap_impl.hpp"
 #include "stack_pool.hpp"
 #include "network.hpp"
+#include "remote_steal.hpp"
 #include "transport.hpp"
 
 extern char** environ;
@@ -38,6 +39,7 @@ struct runtime_state {
   std::vector<std::unique_ptr<aggregator>> aggregators;
   std::unique_ptr<global_heap> heap;
   std::unique_ptr<network> net;  // jobs of several processes only
+  std::vector<std::unique_ptr<remote_stealer>> stealers;  // likewise
   std::unique_ptr<global_completion_event> default_gce;
   std::atomic<bool> root_done{false};
   std::mutex root_mu;  // with root_cv: wakes run()'s thread at once
@@ -66,6 +68,10 @@ void build_cores(runtime_state& rt) {
         c.buffers_per_core, static_cast<std::uint64_t>(c.flush_us) * 1000, s, s.stats));
     s.add_poll_hook({poll_hook, rt.aggregators.back().get()});
     s.add_idle_hook({idle_hook, rt.aggregators.back().get()});
+    if (rt.net != nullptr) {
+      rt.stealers.push_back(std::make_unique<remote_stealer>(s));
+      s.add_poll_hook({remote_stealer::poll_hook, rt.stealers.back().get()});
+    }
   }
 }
 
@@ -193,6 +199,8 @@ void wait_terminated(runtime_state& rt) {
   std::uint64_t wave[fields] = {};
   std::uint64_t previous[fields] = {1};
   bool in_flight = false;
+  bool stealing = true;
+  set_remote_stealing(true);
   auto pause = std::chrono::microseconds(5);
   for (;;) {
     const bool moved = !rt.cfg.progress_thread && net.progress();
@@ -217,6 +225,15 @@ void wait_terminated(runtime_state& rt) {
       in_flight = false;
       const bool finished = wave[not_quiet] == 0 && wave[sent] == wave[received] &&
                             wave[roots_done] == static_cast<std::uint64_t>(g_info.ranks);
+      if (finished && stealing) {
+        // The job looks finished: stop idle cores from sending steal
+        // requests (every rank sees this same wave), then look again with
+        // two fresh waves, since a request sent meanwhile may be in flight.
+        stealing = false;
+        set_remote_stealing(false);
+        previous[not_quiet] = 1;
+        continue;
+      }
       if (finished && std::equal(wave, wave + fields - 2, previous)) break;
       if (watched) dog.check(wave[progress], wave[busy] == 0);
       std::copy(wave, wave + fields, previous);
@@ -272,6 +289,10 @@ void record_teardown(runtime_state& rt) {
 
 scheduler& scheduler_of(int local_core) noexcept {
   return *g_rt->schedulers[static_cast<std::size_t>(local_core)];
+}
+
+remote_stealer& stealer_of(int local_core) noexcept {
+  return *g_rt->stealers[static_cast<std::size_t>(local_core)];
 }
 
 aggregator& aggregator_of(int local_core) noexcept {
@@ -414,6 +435,7 @@ void finalize() {
   if (g_rt->cfg.stats) std::fputs(stats_table().c_str(), stderr);
   g_rt->default_gce.reset();
   g_rt->aggregators.clear();
+  g_rt->stealers.clear();
   g_rt->net.reset();
   g_rt->schedulers.clear();
   g_rt->heap.reset();

@@ -98,12 +98,7 @@ scheduler::scheduler(int core, core_group& group, std::size_t stack_bytes, int m
 
 scheduler::~scheduler() { delete stacks_; }
 
-void scheduler::spawn_public(const inline_task& t) {
-  ++stats.tasks_spawned;
-  if (!public_.push(t)) {
-    private_.push(t);  // deque full: still runs, just not stealable
-    return;
-  }
+void scheduler::wake_a_thief() noexcept {
   // Wake a sleeping core so it can steal. The seq_cst fence orders our push
   // before reading the sleeper count (pairs with idle_step()).
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -115,6 +110,24 @@ void scheduler::spawn_public(const inline_task& t) {
       }
     }
   }
+}
+
+void scheduler::spawn_movable(const inline_task& t) {
+  if (!movable_.push(t)) {
+    spawn_public(t);  // deque full: still runs, just not across processes
+    return;
+  }
+  ++stats.tasks_spawned;
+  wake_a_thief();
+}
+
+void scheduler::spawn_public(const inline_task& t) {
+  ++stats.tasks_spawned;
+  if (!public_.push(t)) {
+    private_.push(t);  // deque full: still runs, just not stealable
+    return;
+  }
+  wake_a_thief();
 }
 
 void scheduler::yield() {
@@ -162,7 +175,9 @@ void scheduler::resume(worker* w) {
   jump(&sched_ctx_, w->ctx);
 }
 
-bool scheduler::take_local_task(inline_task& out) { return private_.pop(out) || public_.pop(out); }
+bool scheduler::take_local_task(inline_task& out) {
+  return private_.pop(out) || public_.pop(out) || movable_.pop(out);
+}
 
 // Random victim, steal half of what it has (at least one).
 bool scheduler::try_steal(inline_task& out) {
@@ -171,18 +186,21 @@ bool scheduler::try_steal(inline_task& out) {
   auto victim_index = static_cast<std::size_t>(xorshift(rng_) % (n - 1));
   if (victim_index >= static_cast<std::size_t>(core_)) ++victim_index;
   scheduler& victim = *group_.cores[victim_index];
-  const std::int64_t available = victim.public_.size();
+  const bool movable = victim.public_.size() == 0;
+  chase_lev_deque& from = movable ? victim.movable_ : victim.public_;
+  const std::int64_t available = from.size();
   if (available == 0) return false;
   // Busy before taking: a stolen task must never be in flight while both
   // this core and its victim look idle (run() would see quiescence).
   leave_idle();
   ++stats.steal_attempts;
-  if (!victim.public_.steal(out)) return false;
+  if (!from.steal(out)) return false;
   ++stats.tasks_stolen;
   inline_task extra;
-  for (std::int64_t i = 1; i < available / 2 && victim.public_.steal(extra); ++i) {
+  chase_lev_deque& to = movable ? movable_ : public_;
+  for (std::int64_t i = 1; i < available / 2 && from.steal(extra); ++i) {
     ++stats.tasks_stolen;
-    if (!public_.push(extra)) private_.push(extra);
+    if (!to.push(extra)) private_.push(extra);
   }
   return true;
 }
@@ -239,8 +257,9 @@ void nudge_watchers() noexcept {
 void scheduler::poll() {
   since_poll_ = 0;
   // Relaxed: a monotonic hint for the watchdog, nothing is published with it.
-  progress_.store(stats.tasks_run + stats.context_switches + stats.messages_received,
-                  std::memory_order_relaxed);
+  progress_.store(
+      stats.tasks_run + stats.context_switches + stats.messages_received - steal_chatter,
+      std::memory_order_relaxed);
   if (tls_nudge) {
     tls_nudge = false;
     nudge_watchers();
@@ -258,7 +277,7 @@ void scheduler::poll() {
 bool scheduler::wants_exit() const noexcept { return group_.exit.load(std::memory_order_acquire); }
 
 bool scheduler::startable_task_waiting() const noexcept {
-  return (!private_.empty() || public_.size() > 0) &&
+  return (!private_.empty() || public_.size() > 0 || movable_.size() > 0) &&
          (idle_count_ > 0 || workers_created_ < static_cast<std::size_t>(max_workers_));
 }
 

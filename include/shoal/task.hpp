@@ -11,19 +11,26 @@ namespace shoal {
 /// Where a spawned task may run.
 enum class task_mode {
   local,      ///< on the spawning core only (private queue, FIFO)
-  stealable,  ///< on this core or any core that steals it (public deque)
+  stealable,  ///< on this core or any core of this process that steals it
+  anywhere,   ///< on any core of the job: also stolen by other processes
 };
 inline constexpr task_mode local = task_mode::local;
 inline constexpr task_mode stealable = task_mode::stealable;
+inline constexpr task_mode anywhere = task_mode::anywhere;
 
 /// Queues `f` to run as a new task. Returns at once; no allocation.
 /// Callable from any task or handler. `spawn<stealable>(f)` lets idle cores
-/// of this process steal it; the default keeps it on this core.
+/// of this process steal it; `spawn<anywhere>(f)` also lets idle cores of
+/// other processes steal it (by message: a steal request to a random victim
+/// takes half of its queue), so f must capture only values and global
+/// pointers, like a message. The default keeps f on this core.
 template <task_mode Mode = task_mode::local, class F>
 void spawn(const F& f) {
   detail::check_task_closure<F>();
   detail::scheduler& s = detail::this_scheduler();
-  if constexpr (Mode == task_mode::stealable) {
+  if constexpr (Mode == task_mode::anywhere) {
+    s.spawn_movable(detail::inline_task::make(f));
+  } else if constexpr (Mode == task_mode::stealable) {
     s.spawn_public(detail::inline_task::make(f));
   } else {
     s.spawn_private(detail::inline_task::make(f));

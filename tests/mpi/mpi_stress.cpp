@@ -17,6 +17,11 @@
 //       next run, must equal a sequential count of the same cascade, and no
 //       handler may run after its run() returned (a second check after a
 //       pause finds nothing new).
+//   mpi_stress --steal T
+//       Three runs; in each the root spawns T tasks of 200 us with
+//       spawn<anywhere> on core 0. Every task must run exactly once, and
+//       with several ranks some must have run on another process (stolen
+//       by a steal request between processes).
 //   mpi_stress --throw-on-rank K
 //       A task on rank K's first core throws; the job must end non-zero with
 //       the exception's message, rank and core on stderr.
@@ -241,6 +246,49 @@ int cascade(int runs) {
   return 0;
 }
 
+// ---------------------------------------------------------------- steal
+
+// Tasks run, by rank; only core 0 (rank 0) touches it, by message.
+std::vector<std::uint64_t> g_ran_on;
+
+void spin_for_us(int us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+int steal(int tasks) {
+  g_ran_on.assign(static_cast<std::size_t>(shoal::ranks()), 0);
+  for (int round = 0; round < 3; ++round) {
+    shoal::run([tasks] {
+      // Every task starts on core 0; only stealing can move it elsewhere.
+      for (int i = 0; i < tasks; ++i)
+        shoal::spawn<shoal::anywhere>([] {
+          spin_for_us(200);
+          const int r = shoal::myrank();
+          shoal::send(0, [r] { ++g_ran_on[static_cast<std::size_t>(r)]; });
+        });
+    });
+  }
+  if (shoal::myrank() != 0) return 0;
+  std::uint64_t total = 0;
+  std::uint64_t elsewhere = 0;
+  std::string by_rank;
+  for (int r = 0; r < shoal::ranks(); ++r) {
+    total += g_ran_on[static_cast<std::size_t>(r)];
+    if (r != 0) elsewhere += g_ran_on[static_cast<std::size_t>(r)];
+    by_rank += " " + std::to_string(g_ran_on[static_cast<std::size_t>(r)]);
+  }
+  const auto want = static_cast<std::uint64_t>(tasks) * 3;
+  if (total != want)
+    return fail(std::to_string(total) + " tasks ran, expected " + std::to_string(want));
+  if (shoal::ranks() > 1 && elsewhere == 0)
+    return fail("no task was stolen by another process (tasks by rank:" + by_rank + ")");
+  std::printf("steal: %llu tasks, by rank:%s: PASSED\n", static_cast<unsigned long long>(total),
+              by_rank.c_str());
+  return 0;
+}
+
 // ---------------------------------------------------------------- throw
 
 int throw_on_rank(int k) {
@@ -264,10 +312,13 @@ int main(int argc, char** argv) {
                    static_cast<long>(flag_value(argc, argv, "--max-rss-mb", 256)));
   } else if (has_flag(argc, argv, "--cascade")) {
     status = cascade(static_cast<int>(flag_value(argc, argv, "--cascade", 5)));
+  } else if (has_flag(argc, argv, "--steal")) {
+    status = steal(static_cast<int>(flag_value(argc, argv, "--steal", 1000)));
   } else if (has_flag(argc, argv, "--throw-on-rank")) {
     status = throw_on_rank(static_cast<int>(flag_value(argc, argv, "--throw-on-rank", 1)));
   } else {
-    std::fputs("usage: mpi_stress --flood N [--max-rss-mb M] | --cascade RUNS | --throw-on-rank K\n",
+    std::fputs("usage: mpi_stress --flood N [--max-rss-mb M] | --cascade RUNS | --steal T | "
+        "--throw-on-rank K\n",
                stderr);
     status = 2;
   }

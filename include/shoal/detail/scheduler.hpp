@@ -66,6 +66,13 @@ class scheduler {
     private_.push(t);
   }
   void spawn_public(const inline_task& t);
+  /// A task that may run on any core of the job, other processes included
+  /// (spawn<anywhere>): stealable by cores of this process like a public
+  /// one, and handed to other processes on their steal requests.
+  void spawn_movable(const inline_task& t);
+  /// Takes one movable task for a thief of another process (oldest first).
+  bool give_movable(inline_task& out) { return movable_.steal(out); }
+  std::int64_t movable_size() const noexcept { return movable_.size(); }
 
   /// Requeues the running worker at the tail and runs others. Worker only.
   void yield();
@@ -108,8 +115,12 @@ class scheduler {
   /// snapshot for the watchdog's report, read from another thread.
   std::string describe() const;
   std::size_t queued_tasks() const noexcept {
-    return private_.size() + static_cast<std::size_t>(public_.size());
+    return private_.size() + static_cast<std::size_t>(public_.size() + movable_.size());
   }
+  /// Whether the core is in its idle loop now (owning core only).
+  bool idling() const noexcept { return idling_; }
+  /// Messages of remote stealing handled here (not progress for the watchdog).
+  std::uint64_t steal_chatter = 0;
   /// Marks the core busy; called before running handlers so that the work
   /// they create is never mistaken for quiescence.
   void leave_idle();
@@ -126,6 +137,7 @@ class scheduler {
   void resume(worker* w);
   bool take_local_task(inline_task& out);
   bool try_steal(inline_task& out);
+  void wake_a_thief() noexcept;
   worker* obtain_worker();
   bool run_hooks(std::vector<hook>& hooks);
   bool check_watches();
@@ -165,6 +177,7 @@ class scheduler {
 
   small_pool pool_;
   chase_lev_deque public_;
+  chase_lev_deque movable_;
   alignas(64) std::atomic<bool> idle_{false};
   std::atomic<std::uint64_t> progress_{0};
   std::atomic<std::size_t> starved_{0};

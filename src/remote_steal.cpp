@@ -1,0 +1,97 @@
+#include "remote_steal.hpp"
+
+#include "shoal/detail/handler_id.hpp"
+#include "shoal/detail/scheduler.hpp"
+#include "shoal/message.hpp"
+#include "shoal/runtime.hpp"
+
+#include <atomic>
+#include <cstring>
+
+namespace shoal::detail {
+namespace {
+
+std::atomic<bool> g_enabled{false};
+constexpr std::uint64_t first_pause_ns = 50'000;
+constexpr int max_doublings = 7;  // 50 us x 2^7 = 6.4 ms
+
+// A task as it travels: its invoker as a distance from the anchor.
+struct moved_task {
+  std::int64_t run;
+  alignas(8) unsigned char storage[max_closure_bytes];
+
+  void operator()() const {
+    scheduler& s = this_scheduler();
+    ++s.steal_chatter;
+    inline_task t;
+    t.run = from_code_offset<void(inline_task&)>(run);
+    std::memcpy(t.storage, storage, sizeof storage);
+    ++s.stats.tasks_stolen;
+    s.spawn_movable(t);
+  }
+};
+
+int local_index() { return mycore() - g_info.rank_base; }
+
+// Runs on the victim: hands half of its movable tasks (at least one) to
+// `thief`, then closes the request.
+void serve_steal(int thief) {
+  scheduler& s = this_scheduler();
+  ++s.steal_chatter;
+  const std::int64_t available = s.movable_size();
+  const std::int64_t give = available > 1 ? available / 2 : available;
+  std::uint32_t sent = 0;
+  inline_task t;
+  for (std::int64_t i = 0; i < give && s.give_movable(t); ++i) {
+    moved_task m{to_code_offset(t.run), {}};
+    std::memcpy(m.storage, t.storage, sizeof m.storage);
+    send(thief, m);
+    ++sent;
+  }
+  send(thief, [sent] {
+    ++this_scheduler().steal_chatter;
+    stealer_of(local_index()).on_reply(sent);
+  });
+}
+
+}  // namespace
+
+void set_remote_stealing(bool on) noexcept { g_enabled.store(on, std::memory_order_release); }
+
+bool remote_stealer::poll_hook(void* self) {
+  auto& st = *static_cast<remote_stealer*>(self);
+  if (st.outstanding_ || !st.sched_.idling() || !g_enabled.load(std::memory_order_acquire))
+    return false;
+  const std::uint64_t now = now_ns();
+  if (now < st.next_ns_) return false;
+  if (st.rng_ == 0) st.rng_ = 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(mycore() + 1);
+  st.rng_ ^= st.rng_ << 13;
+  st.rng_ ^= st.rng_ >> 7;
+  st.rng_ ^= st.rng_ << 17;
+  // A random core of another rank.
+  const int others = g_info.total_cores - g_info.local_cores;
+  int victim = static_cast<int>(st.rng_ % static_cast<std::uint64_t>(others));
+  if (victim >= g_info.rank_base) victim += g_info.local_cores;
+  // Busy before sending: the request must never be staged while this core
+  // looks idle (quiescence checks read the idle flag).
+  st.sched_.leave_idle();
+  st.outstanding_ = true;
+  ++st.sched_.stats.steal_attempts;
+  const int thief = mycore();
+  send(victim, [thief] { serve_steal(thief); });
+  flush();
+  return true;
+}
+
+void remote_stealer::on_reply(std::uint32_t tasks) {
+  outstanding_ = false;
+  if (tasks > 0) {
+    failures_ = 0;
+    next_ns_ = 0;
+    return;
+  }
+  if (failures_ < max_doublings) ++failures_;
+  next_ns_ = now_ns() + (first_pause_ns << failures_);
+}
+
+}  // namespace shoal::detail
