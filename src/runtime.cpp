@@ -216,7 +216,10 @@ void wait_terminated(runtime_state& rt) {
                             ? 0
                             : 1;
       wave[roots_done] = root_done ? 1 : 0;
-      wave[busy] = all_idle(rt) ? 0 : 1;
+      // Busy: computing for a while, not a blip such as a steal request.
+      wave[busy] = 0;
+      for (const auto& sch : rt.schedulers)
+        if (sch->busy_for(1'000'000)) wave[busy] = 1;
       wave[progress] = total_progress(rt);
       net.with_transport([&wave](transport& t) { t.start_allreduce_sum(wave, fields); });
       in_flight = true;

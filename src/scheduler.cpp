@@ -317,8 +317,9 @@ void scheduler::leave_idle() {
   idling_ = false;
   idle_spins_ = 0;
   sleep_us_ = min_sleep_us;
-  idle_.store(false, std::memory_order_release);
   const std::uint64_t t = now_ns();
+  busy_since_ns_.store(t, std::memory_order_relaxed);  // before the flag: readers pair them
+  idle_.store(false, std::memory_order_release);
   stats.idle_ns += t - phase_start_ns_;
   phase_start_ns_ = t;
 }

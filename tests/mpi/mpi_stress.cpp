@@ -22,12 +22,19 @@
 //       spawn<anywhere> on core 0. Every task must run exactly once, and
 //       with several ranks some must have run on another process (stolen
 //       by a steal request between processes).
+//   mpi_stress --deadlock --watchdog-s S
+//       The root waits forever; the watchdog must end the job with its report.
+//   mpi_stress --kill-during-run K
+//       Rank K dies by SIGKILL in the middle of a run; mpirun must exit
+//       non-zero promptly.
 //   mpi_stress --throw-on-rank K
 //       A task on rank K's first core throws; the job must end non-zero with
 //       the exception's message, rank and core on stderr.
 #include "shoal/shoal.hpp"
 
 #include <sys/resource.h>
+
+#include <csignal>
 
 #include <atomic>
 #include <chrono>
@@ -289,6 +296,34 @@ int steal(int tasks) {
   return 0;
 }
 
+// ---------------------------------------------------------------- deadlock / kill
+
+// The root waits for a promise nobody keeps: with --watchdog-s the job must
+// end with the watchdog's report instead of hanging.
+int deadlock() {
+  shoal::run([] {
+    auto pair = shoal::make_promise_pair<int>();
+    pair.second.get();
+  });
+  return fail("the root returned from a wait nobody could end");
+}
+
+// Rank K's first core kills its own process by SIGKILL in the middle of a
+// flood; mpirun must exit non-zero.
+int kill_during_run(int k) {
+  shoal::run([k] {
+    shoal::on_all_cores([k] {
+      for (int i = 0; i < 1'000'000; ++i) {
+        if (i == 100'000 && shoal::myrank() == k && shoal::mycore() % shoal::local_cores() == 0)
+          std::raise(SIGKILL);
+        shoal::send((shoal::mycore() + 1) % shoal::cores(), [] {});
+        if (i % 1000 == 0) shoal::yield();
+      }
+    });
+  });
+  return fail("the job went on after rank " + std::to_string(k) + " was killed");
+}
+
 // ---------------------------------------------------------------- throw
 
 int throw_on_rank(int k) {
@@ -314,6 +349,10 @@ int main(int argc, char** argv) {
     status = cascade(static_cast<int>(flag_value(argc, argv, "--cascade", 5)));
   } else if (has_flag(argc, argv, "--steal")) {
     status = steal(static_cast<int>(flag_value(argc, argv, "--steal", 1000)));
+  } else if (has_flag(argc, argv, "--deadlock")) {
+    status = deadlock();
+  } else if (has_flag(argc, argv, "--kill-during-run")) {
+    status = kill_during_run(static_cast<int>(flag_value(argc, argv, "--kill-during-run", 1)));
   } else if (has_flag(argc, argv, "--throw-on-rank")) {
     status = throw_on_rank(static_cast<int>(flag_value(argc, argv, "--throw-on-rank", 1)));
   } else {

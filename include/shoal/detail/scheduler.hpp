@@ -34,6 +34,7 @@ namespace shoal::detail {
 
 class stack_pool;
 class scheduler;
+std::uint64_t now_ns() noexcept;
 
 /// A progress hook: returns true when it did some work.
 struct hook {
@@ -103,6 +104,11 @@ class scheduler {
   void notify() noexcept;
   /// Whether the core was idle (nothing runnable, staging flushed) when last seen.
   bool idle() const noexcept { return idle_.load(std::memory_order_acquire); }
+  /// Whether the core has been out of its idle loop for at least `ns` (a
+  /// computation, not a blip such as sending a steal request). Any thread.
+  bool busy_for(std::uint64_t ns) const noexcept {
+    return !idle() && now_ns() - busy_since_ns_.load(std::memory_order_relaxed) >= ns;
+  }
   bool has_watches() const noexcept { return has_watches_.load(std::memory_order_acquire); }
   /// Tasks queued when the core last went idle: nonzero only when every
   /// worker was suspended and the cap forbade new ones.
@@ -180,6 +186,7 @@ class scheduler {
   chase_lev_deque movable_;
   alignas(64) std::atomic<bool> idle_{false};
   std::atomic<std::uint64_t> progress_{0};
+  std::atomic<std::uint64_t> busy_since_ns_{0};
   std::atomic<std::size_t> starved_{0};
   std::atomic<bool> has_watches_{false};
   alignas(64) std::atomic<std::uint32_t> sleep_word_{0};
