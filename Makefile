@@ -6,13 +6,14 @@
 #   make run        build, then run build/bin/shoal-demo $(RUN_ARGS)
 #   make test       build, then ctest (one process per test case)
 #   make bench      build, then run every build/bin/bench-* $(BENCH_ARGS)
-#   make bench-mpi  build the plain-MPI baseline, then run it on MPI_NP (default 2) ranks:
-#                   mpirun --oversubscribe -np 2 build/bin/bench-distributed-messages $(BENCH_MPI_ARGS)
+#   make bench-mpi  build the distributed benchmarks, then run them on MPI_NP (default 2)
+#                   ranks of MPI_CORES (default 1) cores: shoal messages against plain
+#                   MPI (Isend, Alltoallv) in one run, then delegates between processes
 #   make asan       Debug + AddressSanitizer/UBSan tree in build-asan/, build and ctest
 #   make clean      remove build/ and build-asan/
 #
 # Variables: BUILD_DIR, ASAN_DIR, BUILD_TYPE, CMAKE_ARGS, JOBS, CTEST_ARGS,
-# BENCH_ARGS, RUN_ARGS, MPI_NP, BENCH_MPI_ARGS.
+# BENCH_ARGS, RUN_ARGS, MPI_NP, MPI_CORES, BENCH_MPI_ARGS.
 
 SHELL := /bin/bash
 MAKEFLAGS += --no-print-directory
@@ -28,6 +29,7 @@ CTEST_ARGS ?=
 BENCH_ARGS ?=
 RUN_ARGS   ?=
 MPI_NP     ?= 2
+MPI_CORES  ?= 1
 BENCH_MPI_ARGS ?=
 
 CMAKE ?= cmake
@@ -99,11 +101,16 @@ bench: build
 # tree elsewhere does not stop it. OpenMPI refuses to run as root without the two
 # OMPI_ALLOW_RUN_AS_ROOT* variables.
 bench-mpi: configure
-	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target bench-distributed-messages || { \
-	  echo "bench-mpi: could not build bench-distributed-messages (is MPI installed? make deps)"; \
+	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target bench-distributed-messages \
+	  bench-distributed-delegates || { \
+	  echo "bench-mpi: could not build the distributed benchmarks (is MPI installed? make deps)"; \
 	  exit 1; }
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-	  mpirun --oversubscribe -np $(MPI_NP) $(BUILD_DIR)/bin/bench-distributed-messages $(BENCH_MPI_ARGS)
+	  mpirun --oversubscribe -np $(MPI_NP) $(BUILD_DIR)/bin/bench-distributed-messages \
+	  --cores $(MPI_CORES) $(BENCH_MPI_ARGS)
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	  mpirun --oversubscribe -np $(MPI_NP) $(BUILD_DIR)/bin/bench-distributed-delegates \
+	  --cores $(MPI_CORES)
 
 asan: deps
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug \
