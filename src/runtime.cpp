@@ -242,12 +242,12 @@ void wait_terminated(runtime_state& rt) {
       std::copy(wave, wave + fields, previous);
       if (finished) continue;  // confirm at once with a second wave
     }
-    if (moved) {
-      pause = std::chrono::microseconds(5);
-      continue;
-    }
+    // Sleep even when the network moved: the cores drive it as they poll,
+    // and this thread must not take a CPU from them (it only stands in
+    // for cores that compute without polling). The pause starts short so
+    // that the end of a short run is seen at once.
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(200));
+    pause = std::min(pause * 2, std::chrono::microseconds(moved ? 50 : 200));
   }
   fail_if_starved(rt);
 }
