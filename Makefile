@@ -9,6 +9,7 @@
 #   make bench-mpi  build the distributed benchmarks, then run them on MPI_NP (default 2)
 #                   ranks of MPI_CORES (default 1) cores: shoal messages against plain
 #                   MPI (Isend, Alltoallv) in one run, then delegates between processes
+#   make test-mpich the same suite built against MPICH (installs mpich), in build-mpich/
 #   make asan       Debug + AddressSanitizer/UBSan tree in build-asan/, build and ctest
 #   make clean      remove build/ and build-asan/
 #
@@ -48,7 +49,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ASAN_OPTIONS  ?= detect_leaks=1:strict_init_order=1
 UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
-.PHONY: all deps configure build run test bench bench-mpi asan clean
+.PHONY: all deps configure build run test test-mpich bench bench-mpi asan clean
 
 all: build
 
@@ -86,6 +87,17 @@ run: build
 test: build
 	$(CTEST) --test-dir $(BUILD_DIR) $(CTEST_FLAGS)
 
+# The whole suite once more against MPICH instead of OpenMPI (both can be
+# installed side by side; the default `mpirun`/`mpicxx` stay OpenMPI's).
+MPICH_DIR ?= build-mpich
+test-mpich:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES) mpich libmpich-dev"
+	$(CMAKE) -S . -B $(MPICH_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSHOAL_WERROR=ON \
+	  -DMPI_CXX_COMPILER=/usr/bin/mpicxx.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich \
+	  $(CMAKE_ARGS)
+	$(CMAKE) --build $(MPICH_DIR) -j$(JOBS)
+	$(CTEST) --test-dir $(MPICH_DIR) $(CTEST_FLAGS)
+
 bench: build
 	@found=0; \
 	for exe in $(BUILD_DIR)/bin/bench-*; do \
@@ -120,4 +132,4 @@ asan: deps
 	  $(CTEST) --test-dir $(ASAN_DIR) $(CTEST_FLAGS)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(MPICH_DIR)

@@ -489,8 +489,9 @@ double run_alltoallv(const pattern& p, std::uint64_t round, MPI_Datatype msg_typ
 std::vector<tally>* g_tallies = nullptr;
 
 void tally_here(const message& m) {
-  (*g_tallies)[static_cast<std::size_t>(shoal::mycore() % shoal::local_cores())].add(
-      m, shoal::ranks());
+  // This core's index in its process, without a division per message.
+  const int local = shoal::mycore() - shoal::myrank() * shoal::local_cores();
+  (*g_tallies)[static_cast<std::size_t>(local)].add(m, shoal::ranks());
 }
 
 // This core's share of its rank's messages: indices [lo, hi) of the rank's
@@ -643,6 +644,28 @@ void print_text(const pattern& p, const options& opt, const std::vector<mode_res
                 median_of(r.samples, [](const sample& s) { return s.rate_per_rank; }) / 1e6,
                 median_of(r.samples, [](const sample& s) { return s.rate_total; }) / 1e6,
                 r.verified ? "verified" : "VERIFICATION FAILED");
+  }
+  // Ratios of shoal to the baselines, per repetition (the modes of one
+  // repetition ran back to back), then the median: the host's placement
+  // changes affect both sides of a pair alike.
+  const auto find = [&results](mode m) -> const mode_result* {
+    for (const mode_result& r : results)
+      if (r.which == m) return &r;
+    return nullptr;
+  };
+  for (mode shoal_mode : {mode::channel, mode::closure}) {
+    const mode_result* a = find(shoal_mode);
+    if (a == nullptr) continue;
+    for (auto [base, target] : {std::pair{mode::isend, 10.0}, std::pair{mode::alltoallv, 0.5}}) {
+      const mode_result* b = find(base);
+      if (b == nullptr) continue;
+      std::vector<double> ratios;
+      for (std::size_t i = 0; i < a->samples.size() && i < b->samples.size(); ++i)
+        ratios.push_back(a->samples[i].rate_per_rank / b->samples[i].rate_per_rank);
+      const double m = median(ratios);
+      std::printf("ratio %s / %s: median of per-repetition ratios %.2f (target >= %.1f: %s)\n",
+                  mode_name(shoal_mode), mode_name(base), m, target, m >= target ? "met" : "NOT met");
+    }
   }
 }
 
