@@ -199,6 +199,33 @@ constexpr i64 words_per_block = block_bytes / 8;
 
 i64 pair_index(int s, int d, int C) { return (static_cast<i64>(s) * C + d) * words_per_block; }
 
+// Words 0..4 of every (sender, receiver) pair block, read from the root.
+std::vector<i64> read_pairs(global_ptr<i64> st, int C) {
+  std::vector<i64> state(static_cast<std::size_t>(C) * C * 5, -1);
+  for (int s = 0; s < C; ++s)
+    for (int d = 0; d < C; ++d) {
+      const auto got = read_all(st + pair_index(s, d, C), 5);
+      std::copy(got.begin(), got.end(),
+                state.begin() + (static_cast<std::ptrdiff_t>(s) * C + d) * 5);
+    }
+  return state;
+}
+
+// Checks every pair block: K messages, in order, each on its receiver, with
+// payload sum `sum(s, d)`.
+template <class Sum>
+void check_pairs(const std::vector<i64>& state, int C, i64 K, const Sum& sum) {
+  for (int s = 0; s < C; ++s)
+    for (int d = 0; d < C; ++d) {
+      const auto k = static_cast<std::size_t>((s * C + d) * 5);
+      EXPECT_EQ(state[k + 0], K) << s << " -> " << d << ": last sequence number";
+      EXPECT_EQ(state[k + 1], 0) << s << " -> " << d << ": out of order";
+      EXPECT_EQ(state[k + 2], K) << s << " -> " << d << ": handled";
+      EXPECT_EQ(state[k + 3], sum(s, d)) << s << " -> " << d << ": payload sum";
+      EXPECT_EQ(state[k + 4], 0) << s << " -> " << d << ": handled on a wrong core";
+    }
+}
+
 TEST(distributed, SendReachesEveryCoreInOrderPerSender) {
   const int C = job_cores();
   static constexpr i64 K = 150;  // messages per (sender, receiver)
@@ -234,29 +261,13 @@ TEST(distributed, SendReachesEveryCoreInOrderPerSender) {
       });
       all_last.wait();
     }
-    // Read words 0..4 of every pair back.
-    state.assign(static_cast<std::size_t>(C) * C * 5, -1);
-    for (int s = 0; s < C; ++s)
-      for (int d = 0; d < C; ++d) {
-        const auto got = read_all(st + pair_index(s, d, C), 5);
-        std::copy(got.begin(), got.end(),
-                  state.begin() + (static_cast<std::ptrdiff_t>(s) * C + d) * 5);
-      }
+    state = read_pairs(st, C);
     shoal::global_free(st);
   });
   if (rank0()) {
     ASSERT_EQ(misplaced.size(), 1u);
     EXPECT_EQ(misplaced[0], 0) << "blocks of a fresh array are not dealt out from core 0";
-    for (int s = 0; s < C; ++s)
-      for (int d = 0; d < C; ++d) {
-        const auto k = static_cast<std::size_t>((s * C + d) * 5);
-        EXPECT_EQ(state[k + 0], K) << s << " -> " << d << ": last sequence number";
-        EXPECT_EQ(state[k + 1], 0) << s << " -> " << d << ": messages out of order";
-        EXPECT_EQ(state[k + 2], K) << s << " -> " << d << ": messages run";
-        EXPECT_EQ(state[k + 3], 7 * K * (K - 1) / 2 + K * (3 * s + d))
-            << s << " -> " << d << ": payload sum";
-        EXPECT_EQ(state[k + 4], 0) << s << " -> " << d << ": messages run on a wrong core";
-      }
+    check_pairs(state, C, K, [](int s, int d) { return 7 * K * (K - 1) / 2 + K * (3 * s + d); });
   }
 }
 
@@ -300,29 +311,14 @@ TEST(distributed, TypedChannelAllToAllExactSums) {
     });
     all_in.wait();
     ch.close();
-    state.assign(static_cast<std::size_t>(C) * C * 5, -1);
-    for (int s = 0; s < C; ++s)
-      for (int d = 0; d < C; ++d) {
-        const auto got = read_all(st + pair_index(s, d, C), 5);
-        std::copy(got.begin(), got.end(),
-                  state.begin() + (static_cast<std::ptrdiff_t>(s) * C + d) * 5);
-      }
+    state = read_pairs(st, C);
     for (int d = 0; d < C; ++d)
       totals.push_back(delegate::read(st + (static_cast<i64>(C) * C + d) * words_per_block));
     shoal::global_free(st);
   });
   if (rank0()) {
     EXPECT_TRUE(opened);
-    for (int s = 0; s < C; ++s)
-      for (int d = 0; d < C; ++d) {
-        const auto k = static_cast<std::size_t>((s * C + d) * 5);
-        EXPECT_EQ(state[k + 0], K) << s << " -> " << d << ": last sequence number";
-        EXPECT_EQ(state[k + 1], 0) << s << " -> " << d << ": values out of order";
-        EXPECT_EQ(state[k + 2], K) << s << " -> " << d << ": values handled";
-        EXPECT_EQ(state[k + 3], 5 * K * (K - 1) / 2 + K * (s + 11 * d))
-            << s << " -> " << d << ": value sum";
-        EXPECT_EQ(state[k + 4], 0) << s << " -> " << d << ": values handled on a wrong core";
-      }
+    check_pairs(state, C, K, [](int s, int d) { return 5 * K * (K - 1) / 2 + K * (s + 11 * d); });
     ASSERT_EQ(totals.size(), static_cast<std::size_t>(C));
     for (int d = 0; d < C; ++d) EXPECT_EQ(totals[static_cast<std::size_t>(d)], C * K) << d;
   }
