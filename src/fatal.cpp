@@ -1,5 +1,6 @@
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/process_info.hpp"
+#include "shoal/runtime.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -36,3 +37,17 @@ void fatal_user(const std::string& what) {
 }
 
 }  // namespace shoal::detail
+
+namespace shoal {
+
+void abort_job(const std::string& message, int status) {
+  const std::string line = message + "\n";
+  std::fflush(stdout);
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  if (detail::transport* t = detail::current_transport(); t != nullptr && t->ranks() > 1)
+    t->abort(status);
+  std::_Exit(status);
+}
+
+}  // namespace shoal

@@ -12,6 +12,7 @@
 #include "shoal/detail/process_info.hpp"
 
 #include <exception>
+#include <string>
 #include <utility>
 
 namespace shoal {
@@ -38,6 +39,11 @@ void run(F&& root);
 /// Prints --stats, tears the runtime down. After it, init() may be called
 /// again (with a different configuration).
 void finalize();
+
+/// Prints `message` (one line, newline added) on stderr and ends the whole
+/// job with exit status `status`: every rank, promptly. For errors found by
+/// the program (bad input) on any rank, from any thread. Never returns.
+[[noreturn]] void abort_job(const std::string& message, int status);
 
 /// Whether init() has run and finalize() has not.
 bool initialized() noexcept;

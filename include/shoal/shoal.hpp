@@ -14,6 +14,7 @@
 #include "shoal/message.hpp"
 #include "shoal/mutex.hpp"
 #include "shoal/parallel.hpp"
+#include "shoal/per_core.hpp"
 #include "shoal/runtime.hpp"
 #include "shoal/stats.hpp"
 #include "shoal/task.hpp"

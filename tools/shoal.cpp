@@ -1,0 +1,173 @@
+// The shoal command-line driver: `shoal <app> [options]` runs one bundled
+// application, validated, alone or under mpirun; `shoal suite` runs the
+// headline apps at a size that takes about a minute and prints one table.
+#include "common/app.hpp"
+#include "common/report.hpp"
+
+#include <shoal/shoal.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using shoal_apps::app_spec;
+using shoal_apps::report;
+
+std::vector<app_spec> all_apps() {
+  std::vector<app_spec> apps;
+#ifdef SHOAL_APP_GUPS
+  apps.push_back(shoal_apps::gups_app());
+#endif
+#ifdef SHOAL_APP_BFS
+  apps.push_back(shoal_apps::bfs_app());
+#endif
+#ifdef SHOAL_APP_UTS
+  apps.push_back(shoal_apps::uts_app());
+#endif
+  return apps;
+}
+
+/// One app declared on a command: its runner and the driver's own options.
+struct command {
+  const app_spec* spec = nullptr;
+  CLI::App* cmd = nullptr;
+  shoal_apps::runner run;
+  std::string impl;
+  bool json = false;
+};
+
+command declare(CLI::App& parent, const app_spec& spec) {
+  command c;
+  c.spec = &spec;
+  c.cmd = parent.add_subcommand(spec.name, spec.summary);
+  c.impl = spec.impls.front();
+  c.run = spec.declare(*c.cmd);
+  return c;
+}
+
+void add_driver_options(command& c) {
+  c.cmd->add_option("--impl", c.impl, "implementation")
+      ->check(CLI::IsMember(c.spec->impls))
+      ->capture_default_str();
+  c.cmd->add_flag("--json", c.json, "print one JSON object on stdout instead of the summary");
+}
+
+nlohmann::json stats_json() {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, value] : shoal::stats_fields()) j[name] = value;
+  return j;
+}
+
+/// Runs one parsed command on every rank; returns its report (meaningful on rank 0).
+report run_command(const command& c) {
+  report out(c.spec->name, c.impl);
+  shoal_apps::run_context ctx{c.impl, out};
+  try {
+    c.run(ctx);
+  } catch (const shoal_apps::input_error& e) {
+    shoal::abort_job(fmt::format("shoal {}: error: {}", c.spec->name, e.what()), 2);
+  } catch (const std::exception& e) {
+    shoal::abort_job(fmt::format("shoal {}: failed: {}", c.spec->name, e.what()), 1);
+  }
+  out.set_shape(shoal::ranks(), shoal::cores());
+  out.set_stats(stats_json());
+  return out;
+}
+
+/// The arguments `shoal suite` gives each headline app: about a minute in all
+/// on a 2-core machine.
+struct suite_entry {
+  std::string app;
+  std::vector<std::string> args;
+};
+
+std::vector<suite_entry> suite_entries() {
+  return {{"gups", {"--log-table", "24"}},
+          {"bfs", {"--scale", "18", "--roots", "16"}},
+          {"uts", {"--tree", "T1"}}};
+}
+
+int run_suite(const std::vector<app_spec>& apps, bool json) {
+  std::vector<report> reports;
+  for (const suite_entry& e : suite_entries()) {
+    const app_spec* spec = nullptr;
+    for (const app_spec& a : apps)
+      if (a.name == e.app) spec = &a;
+    if (spec == nullptr) continue;  // not bundled in this build (SHOAL_APPS)
+    CLI::App parser;
+    command c = declare(parser, *spec);
+    add_driver_options(c);
+    std::vector<std::string> argv{e.app};
+    argv.insert(argv.end(), e.args.begin(), e.args.end());
+    std::reverse(argv.begin(), argv.end());  // CLI11 takes a reversed vector
+    try {
+      parser.parse(argv);
+    } catch (const CLI::ParseError& err) {
+      shoal::abort_job(fmt::format("shoal suite: bad preset for {}: {}", e.app, err.what()), 2);
+    }
+    reports.push_back(run_command(c));
+  }
+  if (shoal::myrank() != 0) return 0;
+  bool ok = true;
+  if (json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const report& r : reports) all.push_back(r.to_json());
+    std::printf("%s\n", all.dump().c_str());
+  } else {
+    std::printf("%-6s %-12s %10s %14s %-10s %s\n", "app", "impl", "time_s", "rate", "unit",
+                "validation");
+    for (const report& r : reports)
+      std::printf("%-6s %-12s %10.3f %14.6g %-10s %s\n", r.app().c_str(), r.impl().c_str(),
+                  r.to_json()["time_s"].get<double>(), r.rate(), r.rate_unit().c_str(),
+                  r.validated() ? "PASSED" : "FAILED");
+  }
+  for (const report& r : reports) ok = ok && r.validated();
+  std::fflush(stdout);
+  return ok ? 0 : 1;
+}
+
+int run_driver(int argc, char** argv) {
+  const std::vector<app_spec> apps = all_apps();
+  CLI::App cli{"shoal: irregular parallel applications on the shoal runtime.\n"
+               "Runtime flags (--cores, --stats, ...: see --help-shoal) go anywhere on the line."};
+  cli.require_subcommand(1);
+  std::vector<command> commands;
+  commands.reserve(apps.size());
+  for (const app_spec& spec : apps) {
+    commands.push_back(declare(cli, spec));
+    add_driver_options(commands.back());
+  }
+  bool suite_json = false;
+  CLI::App* suite = cli.add_subcommand("suite", "gups, bfs and uts at about a minute in all, one table");
+  suite->add_flag("--json", suite_json, "print one JSON array of the apps' objects");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (shoal::myrank() == 0) return cli.exit(e);
+    return e.get_exit_code();
+  }
+  if (suite->parsed()) return run_suite(apps, suite_json);
+  for (const command& c : commands) {
+    if (!c.cmd->parsed()) continue;
+    const report r = run_command(c);
+    if (shoal::myrank() != 0) return 0;
+    shoal_apps::print_report(r, c.json);
+    return r.validated() ? 0 : 1;
+  }
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  shoal::init(argc, argv);
+  const int status = run_driver(argc, argv);
+  shoal::finalize();
+  return status;
+}
