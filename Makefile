@@ -3,9 +3,14 @@
 #   make deps       install missing Debian packages (apt-get; sudo when not root)
 #   make configure  cmake -S . -B build (Release, -Werror)
 #   make [build]    build everything into build/ (binaries in build/bin)
-#   make run        build, then run build/bin/shoal-demo $(RUN_ARGS)
+#   make run        build, then run the headline apps (build/bin/shoal suite $(RUN_ARGS)):
+#                   gups, bfs and uts validated, one summary table, about a minute
+#   make demo       build, then run build/bin/shoal-demo (a small validated runtime demo)
 #   make test       build, then ctest (one process per test case)
-#   make bench      build, then run every build/bin/bench-* $(BENCH_ARGS)
+#   make bench      build, then the microbenchmarks (bench-micro) and the application
+#                   harness (bench-apps: apps vs MPI baselines, bench/results/latest.*)
+#   make bench-micro  run every build/bin/bench-* $(BENCH_ARGS)
+#   make bench-apps   bench/apps/harness.py $(HARNESS_ARGS) (installs python3, gnuplot-nox)
 #   make bench-mpi  build the distributed benchmarks, then run them on MPI_NP (default 2)
 #                   ranks of MPI_CORES (default 1) cores: shoal messages against plain
 #                   MPI (Isend, Alltoallv) in one run, then delegates between processes
@@ -49,7 +54,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ASAN_OPTIONS  ?= detect_leaks=1:strict_init_order=1
 UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
-.PHONY: all deps configure build run test test-mpich bench bench-mpi asan clean
+HARNESS_ARGS ?=
+BENCH_PACKAGES := python3 gnuplot-nox
+
+.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi asan clean
 
 all: build
 
@@ -79,9 +87,9 @@ build: configure
 	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS)
 
 run: build
-	@if [ ! -x $(BUILD_DIR)/bin/shoal-demo ]; then \
-	  echo "run: $(BUILD_DIR)/bin/shoal-demo was not built (is apps/demo.cpp there?)"; exit 1; \
-	fi
+	$(BUILD_DIR)/bin/shoal suite $(RUN_ARGS)
+
+demo: build
 	$(BUILD_DIR)/bin/shoal-demo $(RUN_ARGS)
 
 test: build
@@ -98,7 +106,13 @@ test-mpich:
 	$(CMAKE) --build $(MPICH_DIR) -j$(JOBS)
 	$(CTEST) --test-dir $(MPICH_DIR) $(CTEST_FLAGS)
 
-bench: build
+bench: bench-micro bench-apps
+
+bench-apps: build
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(BENCH_PACKAGES)"
+	python3 bench/apps/harness.py --build $(BUILD_DIR) $(HARNESS_ARGS)
+
+bench-micro: build
 	@found=0; \
 	for exe in $(BUILD_DIR)/bin/bench-*; do \
 	  [ -f "$$exe" ] && [ -x "$$exe" ] || continue; \
