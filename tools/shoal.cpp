@@ -146,6 +146,18 @@ int run_driver(int argc, char** argv) {
   bool suite_json = false;
   CLI::App* suite = cli.add_subcommand("suite", "gups, bfs and uts at about a minute in all, one table");
   suite->add_flag("--json", suite_json, "print one JSON array of the apps' objects");
+  std::string known;
+  bool listed = false;
+  for (const CLI::App* sub : cli.get_subcommands({})) {
+    known += " " + sub->get_name();
+    listed = listed || (argc > 1 && sub->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !listed) {
+    if (shoal::myrank() == 0)
+      std::fprintf(stderr, "shoal: error: unknown app '%s' (known:%s; see shoal --help)\n", argv[1],
+                   known.c_str());
+    return 2;
+  }
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -271,6 +271,35 @@ TEST(distributed, SendReachesEveryCoreInOrderPerSender) {
   }
 }
 
+// per_core state is reached by name on every process: each core's slot
+// counts the messages it handled; the counts come back by delegate.
+shoal::per_core<i64> handled_here;
+
+TEST(distributed, PerCoreStateIsReachedByNameOnEveryProcess) {
+  const int C = job_cores();
+  static constexpr i64 K = 40;  // messages from each core to each core
+  std::vector<i64> counts;
+  run_job([&] {
+    const auto out = shoal::global_alloc<i64>(static_cast<i64>(C) * words_per_block);
+    shoal::on_all_cores([] { handled_here.local() = 0; });
+    shoal::on_all_cores([C] {
+      for (i64 k = 0; k < K; ++k)
+        for (int d = 0; d < C; ++d)
+          delegate::async_call(d, [] { ++handled_here.local(); }, shoal::default_gce());
+      shoal::default_gce().wait();  // every core waits: all messages have run
+    });
+    shoal::on_all_cores([out] {
+      delegate::write(out + shoal::mycore() * words_per_block, handled_here.local());
+    });
+    for (int c = 0; c < C; ++c) counts.push_back(delegate::read(out + c * words_per_block));
+    shoal::global_free(out);
+  });
+  if (rank0()) {
+    ASSERT_EQ(counts.size(), static_cast<std::size_t>(C));
+    for (int c = 0; c < C; ++c) EXPECT_EQ(counts[static_cast<std::size_t>(c)], K * C) << "core " << c;
+  }
+}
+
 TEST(distributed, TypedChannelAllToAllExactSums) {
   const int C = job_cores();
   static constexpr i64 K = 200;  // values per (sender, receiver)
