@@ -90,12 +90,25 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
     b->dest = dest;
     b->bytes = 0;
     b->count = 0;
+    b->run_handler = 0;
     row[dest] = b;
     if (dirty_.empty()) first_staged_ns_ = now_ns();
     b->dirty_index = static_cast<std::int32_t>(dirty_.size());
     dirty_.push_back(b);
   }
   return append(b, n);
+}
+
+char* aggregator::reserve_closure_slow(int dest, std::int32_t handler, std::uint32_t padded) {
+  // A new run: in a fresh buffer, or after a closure of another type.
+  char* p = reserve(0, dest, static_cast<std::uint32_t>(sizeof(closure_run_header)) + padded);
+  // reserve() appended to the pair's staged buffer, whichever it now is.
+  buffer* b = slots_[0][dest];
+  const closure_run_header h{handler, 1};
+  std::memcpy(p, &h, sizeof h);
+  b->run_handler = handler;
+  b->run_at = static_cast<std::uint32_t>(p - b->data());
+  return p + sizeof h;
 }
 
 void aggregator::unstage(buffer* b) {
@@ -171,6 +184,8 @@ bool aggregator::accept_remote(buffer* b) {
 
 void aggregator::deliver(buffer* b) {
   ++stats_.packets_sent;
+  stats_.messages_sent += b->count;
+  stats_.bytes_sent += b->bytes;
   const int dest_rank = b->dest / g_info.local_cores;
   if (dest_rank != g_info.rank) {
     // Another process: the network copies the batch into its buffer for
@@ -203,16 +218,20 @@ bool aggregator::retry_pending() {
   return done > 0;
 }
 
+void aggregator::dispatch_closures(buffer* b) {
+  char* p = b->data();
+  char* const end = p + b->bytes;
+  while (p < end) {
+    closure_run_header h;
+    std::memcpy(&h, p, sizeof h);
+    p = from_handler_id(h.handler)(p + sizeof h, h.count);
+  }
+}
+
 void aggregator::dispatch(buffer* b) {
   const char* p = b->data();
   if (b->stream == 0) {
-    const char* end = p + b->bytes;
-    while (p < end) {
-      closure_header h;
-      std::memcpy(&h, p, sizeof h);
-      from_handler_id(h.handler)(const_cast<char*>(p + sizeof h));
-      p += sizeof h + ((h.size + 7u) & ~7u);
-    }
+    dispatch_closures(b);
   } else {
     const channel_entry& e = g_channels[b->stream];
     SHOAL_CHECK(e.deliver != nullptr,

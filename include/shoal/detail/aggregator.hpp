@@ -28,6 +28,7 @@
 #include "shoal/stats.hpp"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -63,6 +64,22 @@ class aggregator {
       if (b != nullptr && b->bytes + n <= capacity_) return append(b, n);
     }
     return reserve_slow(stream, dest, n);
+  }
+
+  /// Reserves room for one closure message of `padded` bytes whose invoker
+  /// has id `handler`, to global core `dest`, and returns where to copy the
+  /// closure. A closure of the same type as the last one staged for `dest`
+  /// joins that run and costs no header. May suspend like reserve().
+  char* reserve_closure(int dest, std::int32_t handler, std::uint32_t padded) {
+    buffer** row = slots_[0];
+    if (row != nullptr) {
+      buffer* b = row[dest];
+      if (b != nullptr && b->run_handler == handler && b->bytes + padded <= capacity_) {
+        extend_run(b);
+        return append(b, padded);
+      }
+    }
+    return reserve_closure_slow(dest, handler, padded);
   }
 
   /// Delivers every staged buffer now.
@@ -101,13 +118,21 @@ class aggregator {
 
  private:
   char* reserve_slow(std::uint32_t stream, int dest, std::uint32_t n);
-  char* append(buffer* b, std::uint32_t n) noexcept {
+  char* reserve_closure_slow(int dest, std::int32_t handler, std::uint32_t padded);
+  // Messages and bytes sent are counted per batch when it is delivered: a
+  // per-message update of the stats line would cost a read-modify-write.
+  static char* append(buffer* b, std::uint32_t n) noexcept {
     char* p = b->data() + b->bytes;
     b->bytes += n;
     ++b->count;
-    ++stats_.messages_sent;
-    stats_.bytes_sent += n;
     return p;
+  }
+  static void extend_run(buffer* b) noexcept {
+    char* count = b->data() + b->run_at + offsetof(closure_run_header, count);
+    std::uint32_t c;
+    std::memcpy(&c, count, sizeof c);
+    ++c;
+    std::memcpy(count, &c, sizeof c);
   }
   buffer* acquire();
   void release(buffer* b);
@@ -116,6 +141,7 @@ class aggregator {
   void drain_returns();
   bool retry_pending();
   void dispatch(buffer* b);
+  void dispatch_closures(buffer* b);
 
   const int local_core_;
   const int rank_base_;
