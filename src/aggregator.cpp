@@ -7,6 +7,7 @@
 
 #include "network.hpp"
 
+#include <cstddef>
 #include <cstdlib>
 #include <new>
 
@@ -102,13 +103,27 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
 char* aggregator::reserve_closure_slow(int dest, std::int32_t handler, std::uint32_t padded) {
   // A new run: in a fresh buffer, or after a closure of another type.
   char* p = reserve(0, dest, static_cast<std::uint32_t>(sizeof(closure_run_header)) + padded);
-  // reserve() appended to the pair's staged buffer, whichever it now is.
+  // reserve() appended to the pair's staged buffer, whichever it now is, so
+  // the run open in it (if any) ends where this one starts.
   buffer* b = slots_[0][dest];
-  const closure_run_header h{handler, 1};
+  const auto at = static_cast<std::uint32_t>(p - b->data());
+  close_run(b, at);
+  const closure_run_header h{handler, 0};
   std::memcpy(p, &h, sizeof h);
   b->run_handler = handler;
-  b->run_at = static_cast<std::uint32_t>(p - b->data());
+  b->run_at = at;
   return p + sizeof h;
+}
+
+// A run's length is written once, when it ends (another type follows, or the
+// buffer is delivered), so that a message joining a run writes nothing but
+// its closure.
+void aggregator::close_run(buffer* b, std::uint32_t end) noexcept {
+  if (b->run_handler == 0) return;
+  const std::uint32_t first = b->run_at + static_cast<std::uint32_t>(sizeof(closure_run_header));
+  const std::uint32_t bytes = end - first;
+  std::memcpy(b->data() + b->run_at + offsetof(closure_run_header, bytes), &bytes, sizeof bytes);
+  b->run_handler = 0;
 }
 
 void aggregator::unstage(buffer* b) {
@@ -183,6 +198,7 @@ bool aggregator::accept_remote(buffer* b) {
 }
 
 void aggregator::deliver(buffer* b) {
+  if (b->stream == 0) close_run(b, b->bytes);
   ++stats_.packets_sent;
   stats_.messages_sent += b->count;
   stats_.bytes_sent += b->bytes;
@@ -224,7 +240,8 @@ void aggregator::dispatch_closures(buffer* b) {
   while (p < end) {
     closure_run_header h;
     std::memcpy(&h, p, sizeof h);
-    p = from_handler_id(h.handler)(p + sizeof h, h.count);
+    from_handler_id(h.handler)(p + sizeof h, h.bytes);
+    p += sizeof h + h.bytes;
   }
 }
 

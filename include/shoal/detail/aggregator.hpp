@@ -28,7 +28,6 @@
 #include "shoal/stats.hpp"
 
 #include <array>
-#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -74,10 +73,8 @@ class aggregator {
     buffer** row = slots_[0];
     if (row != nullptr) {
       buffer* b = row[dest];
-      if (b != nullptr && b->run_handler == handler && b->bytes + padded <= capacity_) {
-        extend_run(b);
+      if (b != nullptr && b->run_handler == handler && b->bytes + padded <= capacity_)
         return append(b, padded);
-      }
     }
     return reserve_closure_slow(dest, handler, padded);
   }
@@ -127,13 +124,7 @@ class aggregator {
     ++b->count;
     return p;
   }
-  static void extend_run(buffer* b) noexcept {
-    char* count = b->data() + b->run_at + offsetof(closure_run_header, count);
-    std::uint32_t c;
-    std::memcpy(&c, count, sizeof c);
-    ++c;
-    std::memcpy(count, &c, sizeof c);
-  }
+  static void close_run(buffer* b, std::uint32_t end) noexcept;
   buffer* acquire();
   void release(buffer* b);
   void deliver(buffer* b);

@@ -1,8 +1,8 @@
 // An aggregation buffer: one header, then a batch of messages of one stream
 // for one destination core. Stream 0 carries closures in runs: an 8-byte run
-// header (handler id, count), then `count` closures of that handler's type,
-// each padded to 8; consecutive messages of one closure type share a run, so
-// a stream of like messages costs no more bytes than a typed channel. Stream
+// header (handler id, run bytes), then closures of that handler's type, each
+// padded to 8; consecutive messages of one closure type share a run, so a
+// stream of like messages costs no more bytes than a typed channel. Stream
 // k > 0 carries bare values of channel k, one header per batch (Active
 // Pebbles' typed messages).
 #pragma once
@@ -31,7 +31,7 @@ static_assert(sizeof(buffer) == 64);
 /// Header of a run of closure messages of one type inside a stream-0 buffer.
 struct closure_run_header {
   std::int32_t handler;  // position-independent id of the run's invoker (handler_id.hpp)
-  std::uint32_t count;   // closures in the run
+  std::uint32_t bytes;   // the run's closures, padded; written when the run is closed
 };
 
 }  // namespace shoal::detail

@@ -16,10 +16,10 @@ namespace shoal::detail {
 /// handlers instantiated from user code.
 [[gnu::noinline, gnu::used]] inline void handler_anchor() noexcept { asm volatile(""); }
 
-/// Runs `count` closures stored back to back from `first` and returns the
-/// end of the run. One indirect call per run rather than per message: the
-/// loop over a run is inlined with the closure's body, as a channel's is.
-using closure_invoker = char* (*)(char* first, std::uint32_t count);
+/// Runs the closures stored back to back in [first, first + bytes). One
+/// indirect call per run rather than per message: the loop over a run is
+/// inlined with the closure's body, as a channel's is.
+using closure_invoker = void (*)(char* first, std::uint32_t bytes);
 
 /// Bytes a closure of type F takes in a buffer: padded to 8 so that the
 /// next one stays aligned.
@@ -29,10 +29,9 @@ inline constexpr std::uint32_t padded_closure_bytes =
 
 /// The invoker of closures of type F (trivially copied into the buffer).
 template <class F>
-char* invoke_closures(char* first, std::uint32_t count) {
-  for (std::uint32_t i = 0; i < count; ++i, first += padded_closure_bytes<F>)
+void invoke_closures(char* first, std::uint32_t bytes) {
+  for (char* const end = first + bytes; first < end; first += padded_closure_bytes<F>)
     (*std::launder(reinterpret_cast<F*>(first)))();
-  return first;
 }
 
 inline std::int32_t to_handler_id(closure_invoker fn) noexcept {
