@@ -271,8 +271,9 @@ bool aggregator::poll() {
     if (b == nullptr) break;
     sched_.leave_idle();
     dispatch(b);
-    if (b->overflow) {
-      if (b->owner < 0) this_network()->consumed(b->bytes);  // arrived from another process
+    if (b->owner < 0) {
+      this_network()->consumed(b);  // arrived from another process, in place
+    } else if (b->overflow) {
       std::free(b);  // overflow buffers are not pooled
     } else {
       // Cannot fail: the owner's return ring holds its whole pool.

@@ -106,8 +106,8 @@ class aggregator {
   /// Returns a buffer of this core's pool (or frees an overflow one) after
   /// the network has sent it. Any thread.
   void give_back(buffer* b);
-  /// Takes a batch that arrived from another process (heap-allocated,
-  /// overflow): false when the inbound ring is full (retry later).
+  /// Takes a batch that arrived from another process (in place in a network
+  /// buffer, owner -1): false when the inbound ring is full (retry later).
   bool accept_remote(buffer* b);
 
   /// Buffers of this core's pool not currently free (staged or in flight).
