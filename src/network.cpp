@@ -13,6 +13,18 @@ namespace {
 network* g_network = nullptr;
 constexpr std::size_t align64(std::size_t n) { return (n + 63) & ~std::size_t{63}; }
 constexpr int receives_posted = 16;
+
+// Batches in an arrived network buffer: each is a 64-byte header (a copy of
+// the sender's buffer) and its payload padded to 64.
+int count_batches(const char* data, std::size_t bytes) {
+  int batches = 0;
+  for (std::size_t at = 0; at < bytes; ++batches) {
+    buffer header;
+    std::memcpy(static_cast<void*>(&header), data + at, sizeof header);
+    at += sizeof(buffer) + align64(header.bytes);
+  }
+  return batches;
+}
 }  // namespace
 
 network* this_network() noexcept { return g_network; }
@@ -105,14 +117,8 @@ bool network::on_received(void* self, int, char* data, std::size_t bytes) {
   auto* n = static_cast<network*>(self);
   if (bytes == 0) return false;
   recv_block* rb = n->take_block(data);
-  int batches = 0;
-  for (std::size_t at = 0; at < bytes; ++batches) {
-    buffer header;
-    std::memcpy(static_cast<void*>(&header), data + at, sizeof header);
-    at += sizeof(buffer) + align64(header.bytes);
-  }
   // Relaxed: published to the cores with the batches, by the ring pushes.
-  rb->batches.store(batches, std::memory_order_relaxed);
+  rb->batches.store(count_batches(data, bytes), std::memory_order_relaxed);
   n->held_.fetch_add(static_cast<std::int64_t>(n->net_bytes_), std::memory_order_relaxed);
   for (std::size_t at = 0; at < bytes;) {
     buffer header;
