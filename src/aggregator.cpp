@@ -7,6 +7,7 @@
 
 #include "network.hpp"
 
+#include <cstddef>
 #include <cstdlib>
 #include <new>
 
@@ -90,12 +91,39 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
     b->dest = dest;
     b->bytes = 0;
     b->count = 0;
+    b->run_handler = 0;
     row[dest] = b;
     if (dirty_.empty()) first_staged_ns_ = now_ns();
     b->dirty_index = static_cast<std::int32_t>(dirty_.size());
     dirty_.push_back(b);
   }
   return append(b, n);
+}
+
+char* aggregator::reserve_closure_slow(int dest, std::int32_t handler, std::uint32_t padded) {
+  // A new run: in a fresh buffer, or after a closure of another type.
+  char* p = reserve(0, dest, static_cast<std::uint32_t>(sizeof(closure_run_header)) + padded);
+  // reserve() appended to the pair's staged buffer, whichever it now is, so
+  // the run open in it (if any) ends where this one starts.
+  buffer* b = slots_[0][dest];
+  const auto at = static_cast<std::uint32_t>(p - b->data());
+  close_run(b, at);
+  const closure_run_header h{handler, 0};
+  std::memcpy(p, &h, sizeof h);
+  b->run_handler = handler;
+  b->run_at = at;
+  return p + sizeof h;
+}
+
+// A run's length is written once, when it ends (another type follows, or the
+// buffer is delivered), so that a message joining a run writes nothing but
+// its closure.
+void aggregator::close_run(buffer* b, std::uint32_t end) noexcept {
+  if (b->run_handler == 0) return;
+  const std::uint32_t first = b->run_at + static_cast<std::uint32_t>(sizeof(closure_run_header));
+  const std::uint32_t bytes = end - first;
+  std::memcpy(b->data() + b->run_at + offsetof(closure_run_header, bytes), &bytes, sizeof bytes);
+  b->run_handler = 0;
 }
 
 void aggregator::unstage(buffer* b) {
@@ -170,7 +198,10 @@ bool aggregator::accept_remote(buffer* b) {
 }
 
 void aggregator::deliver(buffer* b) {
+  if (b->stream == 0) close_run(b, b->bytes);
   ++stats_.packets_sent;
+  stats_.messages_sent += b->count;
+  stats_.bytes_sent += b->bytes;
   const int dest_rank = b->dest / g_info.local_cores;
   if (dest_rank != g_info.rank) {
     // Another process: the network copies the batch into its buffer for
@@ -203,16 +234,21 @@ bool aggregator::retry_pending() {
   return done > 0;
 }
 
+void aggregator::dispatch_closures(buffer* b) {
+  char* p = b->data();
+  char* const end = p + b->bytes;
+  while (p < end) {
+    closure_run_header h;
+    std::memcpy(&h, p, sizeof h);
+    from_handler_id(h.handler)(p + sizeof h, h.bytes);
+    p += sizeof h + h.bytes;
+  }
+}
+
 void aggregator::dispatch(buffer* b) {
   const char* p = b->data();
   if (b->stream == 0) {
-    const char* end = p + b->bytes;
-    while (p < end) {
-      closure_header h;
-      std::memcpy(&h, p, sizeof h);
-      from_handler_id(h.handler)(const_cast<char*>(p + sizeof h));
-      p += sizeof h + ((h.size + 7u) & ~7u);
-    }
+    dispatch_closures(b);
   } else {
     const channel_entry& e = g_channels[b->stream];
     SHOAL_CHECK(e.deliver != nullptr,
@@ -235,8 +271,9 @@ bool aggregator::poll() {
     if (b == nullptr) break;
     sched_.leave_idle();
     dispatch(b);
-    if (b->overflow) {
-      if (b->owner < 0) this_network()->consumed(b->bytes);  // arrived from another process
+    if (b->owner < 0) {
+      this_network()->consumed(b);  // arrived from another process, in place
+    } else if (b->overflow) {
       std::free(b);  // overflow buffers are not pooled
     } else {
       // Cannot fail: the owner's return ring holds its whole pool.

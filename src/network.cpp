@@ -13,6 +13,18 @@ namespace {
 network* g_network = nullptr;
 constexpr std::size_t align64(std::size_t n) { return (n + 63) & ~std::size_t{63}; }
 constexpr int receives_posted = 16;
+
+// Batches in an arrived network buffer: each is a 64-byte header (a copy of
+// the sender's buffer) and its payload padded to 64.
+int count_batches(const char* data, std::size_t bytes) {
+  int batches = 0;
+  for (std::size_t at = 0; at < bytes; ++batches) {
+    buffer header;
+    std::memcpy(static_cast<void*>(&header), data + at, sizeof header);
+    at += sizeof(buffer) + align64(header.bytes);
+  }
+  return batches;
+}
 }  // namespace
 
 network* this_network() noexcept { return g_network; }
@@ -34,7 +46,10 @@ network::~network() {
     for (net_buffer* nb : o->queued) delete nb;
   }
   for (net_buffer* nb : pool_) delete nb;
-  for (buffer* b : pending_inbound_) std::free(b);
+  // The transport outlives this network (init/finalize cycles): give back
+  // the receive buffers that were kept, handled or not.
+  for (auto& rb : blocks_)
+    if (rb->data != nullptr) net_.recycle(rb->data);
 }
 
 network::net_buffer* network::take_buffer() {
@@ -98,22 +113,24 @@ void network::on_sent(void* self, void* token) {
   n->unsent_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-void network::on_received(void* self, int, const char* data, std::size_t bytes) {
+bool network::on_received(void* self, int, char* data, std::size_t bytes) {
   auto* n = static_cast<network*>(self);
-  std::size_t at = 0;
-  while (at < bytes) {
+  if (bytes == 0) return false;
+  recv_block* rb = n->take_block(data);
+  // Relaxed: published to the cores with the batches, by the ring pushes.
+  rb->batches.store(count_batches(data, bytes), std::memory_order_relaxed);
+  n->held_.fetch_add(static_cast<std::int64_t>(n->net_bytes_), std::memory_order_relaxed);
+  for (std::size_t at = 0; at < bytes;) {
     buffer header;
     std::memcpy(static_cast<void*>(&header), data + at, sizeof header);
-    const std::size_t total = sizeof(buffer) + align64(header.bytes);
-    void* mem = std::aligned_alloc(64, total);
-    SHOAL_CHECK(mem != nullptr, "out of memory for a received batch of {} bytes", total);
-    auto* b = new (mem) buffer(header);
-    std::memcpy(b->data(), data + at + sizeof(buffer), header.bytes);
-    b->overflow = true;  // freed by the receiving core after dispatch
-    b->owner = -1;       // came from the network: its core reports consumed()
+    // The batch is handled where it arrived: 64-byte aligned, since the
+    // buffer is and every batch in it starts at a multiple of 64.
+    auto* b = new (data + at) buffer(header);
+    b->overflow = false;
+    b->owner = -1;  // came from the network: its core reports consumed()
     b->dirty_index = -1;
-    at += total;
-    n->held_.fetch_add(static_cast<std::int64_t>(header.bytes), std::memory_order_relaxed);
+    b->block = rb;
+    at += sizeof(buffer) + align64(header.bytes);
     n->received_.fetch_add(1, std::memory_order_acq_rel);
     if (!n->pending_inbound_.empty() ||
         !aggregator_of(b->dest - g_info.rank_base).accept_remote(b)) {
@@ -121,6 +138,47 @@ void network::on_received(void* self, int, const char* data, std::size_t bytes) 
       n->pending_count_.store(n->pending_inbound_.size(), std::memory_order_release);
     }
   }
+  return true;
+}
+
+network::recv_block* network::take_block(char* data) {
+  if (free_blocks_.empty()) {
+    // Bounded like the kept buffers themselves (by the receive limit).
+    blocks_.push_back(std::make_unique<recv_block>());
+    free_blocks_.push_back(blocks_.back().get());
+  }
+  recv_block* rb = free_blocks_.back();
+  free_blocks_.pop_back();
+  rb->data = data;
+  return rb;
+}
+
+void network::consumed(buffer* b) {
+  auto* rb = static_cast<recv_block*>(b->block);
+  // Acq_rel: this core's reads of its batch happen before the buffer is
+  // reused, and the last core to finish sees every other core's.
+  if (rb->batches.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  std::lock_guard<std::mutex> lock(handled_mu_);
+  handled_.push_back(rb);
+  // Relaxed: a hint that spares the driver the lock; handled_ is under it.
+  has_handled_.store(true, std::memory_order_relaxed);
+}
+
+// Driver only: gives the fully handled receive buffers back to the
+// transport, which posts them again.
+bool network::recycle_blocks() {
+  std::lock_guard<std::mutex> lock(handled_mu_);
+  for (recv_block* rb : handled_) {
+    net_.recycle(rb->data);
+    rb->data = nullptr;
+    free_blocks_.push_back(rb);
+    held_.fetch_sub(static_cast<std::int64_t>(net_bytes_), std::memory_order_relaxed);
+  }
+  const bool any = !handled_.empty();
+  handled_.clear();
+  // Relaxed: a hint, as in consumed().
+  has_handled_.store(false, std::memory_order_relaxed);
+  return any;
 }
 
 bool network::retry_inbound() {
@@ -169,6 +227,8 @@ bool network::progress() {
   std::unique_lock<std::mutex> lock(drive_, std::try_to_lock);
   if (!lock.owns_lock()) return false;
   bool any = false;
+  // Relaxed: a hint, as in consumed(); a late one is seen at the next drive.
+  if (has_handled_.load(std::memory_order_relaxed)) any |= recycle_blocks();
   if (!pending_inbound_.empty()) any |= retry_inbound();
   if (unsent_.load(std::memory_order_acquire) != 0) any |= send_ready();
   const bool receive = held_.load(std::memory_order_relaxed) < receive_limit_;

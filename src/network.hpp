@@ -19,12 +19,14 @@
 //   try-lock: a core that finds it taken goes on with its work). It sends
 //   filled buffers, and a partly filled one when nothing to that rank is in
 //   flight (combining without waiting), reports finished sends, and splits
-//   arrived buffers into the destination cores' inbound rings.
+//   arrived buffers into the destination cores' inbound rings. The batches
+//   stay in place in the buffer the transport received (no copy): the buffer
+//   goes back to the transport once every core has handled its batch.
 // - Flow control: at most `window` network buffers in flight per
 //   destination; further ones wait here (holding their core buffers). On
-//   the receive side, once `receive_limit` bytes of arrived batches wait for
-//   their cores, no more arrivals are taken until the cores catch up: the
-//   transport then holds the senders back.
+//   the receive side, once `receive_limit` bytes of received network buffers
+//   (counted whole) wait for their cores, no more arrivals are taken until
+//   the cores catch up: the transport then holds the senders back.
 // - Ordering: batches from one core to one core arrive in the order they
 //   were staged (one FIFO per destination, MPI's non-overtaking rule,
 //   receives delivered in posting order).
@@ -57,10 +59,9 @@ class network {
   void stage(buffer* b, int dest_rank);
   /// Drives the transport if no other thread does. True when it did work.
   bool progress();
-  /// A received batch of `bytes` payload bytes has been handled by its core.
-  void consumed(std::size_t bytes) noexcept {
-    held_.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
-  }
+  /// Batch `b`, received from another process, has been handled by its
+  /// core. Any core.
+  void consumed(buffer* b);
   /// Whether nothing is staged, queued, in flight or waiting for a core.
   bool idle() const;
   /// Batches sent to / received from other ranks (monotonic).
@@ -86,6 +87,11 @@ class network {
     std::size_t used = 0;
     int dest = 0;
   };
+  // A received network buffer whose batches the cores are handling in place.
+  struct recv_block {
+    char* data = nullptr;
+    std::atomic<int> batches{0};  // not yet handled
+  };
   struct outbox {
     std::mutex mu;
     net_buffer* current = nullptr;   // being filled
@@ -96,7 +102,9 @@ class network {
   net_buffer* take_buffer();
   void give_back(net_buffer* nb);
   static void on_sent(void* self, void* token);
-  static void on_received(void* self, int source, const char* data, std::size_t bytes);
+  static bool on_received(void* self, int source, char* data, std::size_t bytes);
+  recv_block* take_block(char* data);
+  bool recycle_blocks();
   bool send_ready();
   bool retry_inbound();
 
@@ -109,9 +117,14 @@ class network {
   std::vector<net_buffer*> pool_;
   std::mutex drive_;                      // who drives the transport
   std::vector<buffer*> pending_inbound_;  // driver only: rings were full
+  std::vector<std::unique_ptr<recv_block>> blocks_;  // driver only: every block record
+  std::vector<recv_block*> free_blocks_;             // driver only
+  std::mutex handled_mu_;
+  std::vector<recv_block*> handled_;  // every batch handled; back to the transport next drive
+  std::atomic<bool> has_handled_{false};
   std::atomic<std::size_t> pending_count_{0};
   std::atomic<int> unsent_{0};  // buffers being filled, queued or in flight
-  std::atomic<std::int64_t> held_{0};  // received payload bytes not yet handled
+  std::atomic<std::int64_t> held_{0};  // bytes of received buffers not yet given back
   std::atomic<std::uint64_t> sent_{0};
   std::atomic<std::uint64_t> received_{0};
   std::atomic<std::uint64_t> net_sent_{0};

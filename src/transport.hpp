@@ -46,8 +46,11 @@ class transport {
     void* context = nullptr;
     /// A send finished: its buffer may be reused.
     void (*sent)(void* context, void* token) = nullptr;
-    /// A message arrived; `data` is valid only during the call.
-    void (*received)(void* context, int source, const char* data, std::size_t bytes) = nullptr;
+    /// A message arrived in `data`, a receive buffer of max_bytes, 64-byte
+    /// aligned. Returns true to keep the buffer (it stays valid until handed
+    /// back with recycle(); another is posted in its place), false when done
+    /// with it (then it is valid only during the call).
+    bool (*received)(void* context, int source, char* data, std::size_t bytes) = nullptr;
   };
 
   /// Pre-posts `receives` receives of at most `max_bytes` each. Once, before
@@ -63,6 +66,9 @@ class transport {
   /// which holds their senders back: receive-side flow control). True when
   /// it reported anything.
   virtual bool poll(const events& e, bool receive) = 0;
+  /// Hands back a receive buffer kept by events::received, to be posted
+  /// again. Same thread rules as poll().
+  virtual void recycle(char* data) = 0;
 
   // ---- Non-blocking collective (termination waves). Same thread rules.
 

@@ -73,17 +73,23 @@ class mpi_transport final : public transport {
     std::_Exit(status);  // MPI_Abort does not return; be sure
   }
 
+  ~mpi_transport() override {
+    for (char* p : owned_) std::free(p);
+  }
+
   void start_messages(std::size_t max_bytes, int receives) override {
     if (!recv_requests_.empty()) return;  // kept across init/finalize cycles
     max_bytes_ = max_bytes;
     recv_buffers_.resize(static_cast<std::size_t>(receives));
     recv_requests_.assign(static_cast<std::size_t>(receives), MPI_REQUEST_NULL);
     for (int i = 0; i < receives; ++i) {
-      recv_buffers_[static_cast<std::size_t>(i)].resize(max_bytes);
+      recv_buffers_[static_cast<std::size_t>(i)] = receive_buffer();
       post_receive(i);
     }
     done_.resize(static_cast<std::size_t>(receives));
   }
+
+  void recycle(char* data) override { spare_.push_back(data); }
 
   void send(int dest, const void* data, std::size_t bytes, void* token) override {
     MPI_Request r = MPI_REQUEST_NULL;
@@ -140,8 +146,9 @@ class mpi_transport final : public transport {
       any = true;
       int bytes = 0;
       MPI_Get_count(&status, MPI_BYTE, &bytes);
-      e.received(e.context, status.MPI_SOURCE, recv_buffers_[static_cast<std::size_t>(i)].data(),
-                 static_cast<std::size_t>(bytes));
+      char*& slot = recv_buffers_[static_cast<std::size_t>(i)];
+      if (e.received(e.context, status.MPI_SOURCE, slot, static_cast<std::size_t>(bytes)))
+        slot = receive_buffer();  // the receiver keeps the one that arrived
       post_receive(i);
     }
     return any;
@@ -150,15 +157,34 @@ class mpi_transport final : public transport {
  private:
   static constexpr int message_tag = 7;
 
+  // A spare receive buffer, or a new one. Bounded: the receiver keeps
+  // buffers only up to its receive limit, then stops taking arrivals.
+  char* receive_buffer() {
+    if (!spare_.empty()) {
+      char* p = spare_.back();
+      spare_.pop_back();
+      return p;
+    }
+    auto* p = static_cast<char*>(std::aligned_alloc(64, (max_bytes_ + 63) / 64 * 64));
+    if (p == nullptr) {
+      std::fputs("shoal: error: out of memory for an MPI receive buffer\n", stderr);
+      abort(2);
+    }
+    owned_.push_back(p);
+    return p;
+  }
+
   void post_receive(int i) {
-    MPI_Irecv(recv_buffers_[static_cast<std::size_t>(i)].data(), static_cast<int>(max_bytes_),
+    MPI_Irecv(recv_buffers_[static_cast<std::size_t>(i)], static_cast<int>(max_bytes_),
               MPI_BYTE, MPI_ANY_SOURCE, message_tag, comm_,
               &recv_requests_[static_cast<std::size_t>(i)]);
     posted_.push_back(i);
   }
 
   std::size_t max_bytes_ = 0;
-  std::vector<std::vector<char>> recv_buffers_;
+  std::vector<char*> recv_buffers_;  // posted, by receive slot
+  std::vector<char*> spare_;         // handed back by the receiver
+  std::vector<char*> owned_;         // every receive buffer, freed with the transport
   std::vector<MPI_Request> recv_requests_;
   std::vector<MPI_Request> send_requests_;
   std::vector<void*> send_tokens_;

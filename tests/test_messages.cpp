@@ -111,6 +111,63 @@ TEST_P(closure_messages, PerPairFifoOrderWithTinyBuffersAndBackPressure) {
   check_fifo(st, ncores(), per_pair);
 }
 
+// The handler of fifo_round, for a closure that also carries `pad` bytes.
+template <std::size_t Pad>
+void fifo_round_mixed_send(fifo_state* st, int src, int dst, std::int64_t seq) {
+  std::uint8_t pad[Pad] = {};
+  pad[0] = static_cast<std::uint8_t>(seq);
+  shoal::send(dst, [st, src, seq, pad] {
+    const int me = shoal::mycore();
+    std::int64_t& exp = st->expected[static_cast<std::size_t>(src * st->cores + me)];
+    const bool intact = pad[0] == static_cast<std::uint8_t>(seq);
+    if (exp != seq || !intact) st->violations[static_cast<std::size_t>(me)].value.fetch_add(1, relaxed);
+    exp = seq + 1;
+    st->handled.fetch_add(1, relaxed);
+  });
+}
+
+// Like fifo_round, with three closure types (and sizes) in runs of 1 to 7
+// messages, so that runs of one type start and end inside buffers and across
+// buffer boundaries.
+void fifo_round_mixed(fifo_state* st, std::int64_t per_pair) {
+  const int src = shoal::mycore();
+  for (std::int64_t seq = 0; seq < per_pair; ++seq) {
+    for (int dst = 0; dst < shoal::cores(); ++dst) {
+      const std::int64_t run = seq / (1 + seq % 7);
+      if (run % 3 == 0) {
+        fifo_round_mixed_send<1>(st, src, dst, seq);
+      } else if (run % 3 == 1) {
+        fifo_round_mixed_send<20>(st, src, dst, seq);
+      } else {
+        fifo_round_mixed_send<60>(st, src, dst, seq);
+      }
+    }
+  }
+}
+
+TEST_P(closure_messages, PerPairFifoOrderAcrossClosureTypes) {
+  constexpr std::int64_t per_pair = 20'000;
+  fifo_state st(ncores());
+  run([&] {
+    auto* s = &st;
+    shoal::on_all_cores([s] { fifo_round_mixed(s, per_pair); });
+  });
+  check_fifo(st, ncores(), per_pair);
+}
+
+TEST_P(closure_messages, PerPairFifoOrderAcrossClosureTypesWithTinyBuffers) {
+  constexpr std::int64_t per_pair = 2'000;
+  shoal::config cfg = config();
+  cfg.aggregation_bytes = 256;
+  cfg.buffers_per_core = 4;
+  fifo_state st(ncores());
+  run(cfg, [&] {
+    auto* s = &st;
+    shoal::on_all_cores([s] { fifo_round_mixed(s, per_pair); });
+  });
+  check_fifo(st, ncores(), per_pair);
+}
+
 template <std::size_t N>
 struct blob {
   std::uint8_t bytes[N];
@@ -361,9 +418,10 @@ TEST_P(closure_messages, StatsCountEveryMessageAndPacket) {
   EXPECT_EQ(handled.load(), per_core * ncores());
   EXPECT_EQ(st.messages_sent, n);
   EXPECT_EQ(st.messages_received, n);
-  // One 8-byte header plus an 8-byte closure each.
-  EXPECT_EQ(st.bytes_sent, n * 16);
-  EXPECT_EQ(st.bytes_received, n * 16);
+  // An 8-byte closure each, plus one 8-byte run header per buffer: every
+  // buffer holds closures of this one type only.
+  EXPECT_EQ(st.bytes_sent, n * 8 + st.packets_sent * 8);
+  EXPECT_EQ(st.bytes_received, st.bytes_sent);
   EXPECT_EQ(st.packets_sent, st.packets_received);
   EXPECT_GT(st.packets_sent, 0u);
   EXPECT_EQ(st.overflow_buffers, 0u);

@@ -4,8 +4,9 @@
 // buffer is delivered when full, after --flush-us, when this core goes idle,
 // or on flush(). At the destination f runs in handler context: to completion,
 // never suspending (spawn a task for work that must wait). Messages from one
-// core to another run in the order they were sent. Cost: 8 bytes of header
-// plus the closure rounded up to 8 bytes; no allocation.
+// core to another run in the order they were sent. Cost: the closure rounded
+// up to 8 bytes, plus an 8-byte header for each run of closures of one type
+// staged back to back for one destination; no allocation.
 #pragma once
 
 #include "shoal/detail/aggregator.hpp"
@@ -58,12 +59,10 @@ constexpr void check_loop_body() {
 
 template <class F>
 void send_closure(int core, const F& f) {
-  constexpr auto padded = static_cast<std::uint32_t>((sizeof(F) + 7) & ~std::size_t{7});
   SHOAL_ASSERT(tls_aggregator != nullptr, "shoal::send called outside a shoal core");
-  char* p = tls_aggregator->reserve(0, core, sizeof(closure_header) + padded);
-  const closure_header h{to_handler_id(&invoke_closure<F>), static_cast<std::uint32_t>(sizeof(F))};
-  std::memcpy(p, &h, sizeof h);
-  std::memcpy(p + sizeof h, static_cast<const void*>(&f), sizeof(F));
+  char* p = tls_aggregator->reserve_closure(core, to_handler_id(&invoke_closures<F>),
+                                            padded_closure_bytes<F>);
+  std::memcpy(p, static_cast<const void*>(&f), sizeof(F));
 }
 }  // namespace detail
 

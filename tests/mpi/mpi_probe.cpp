@@ -49,6 +49,13 @@ struct exchange {
   std::int64_t received = 0;
   std::int64_t sent = 0;
   std::string error;
+  struct kept_message {
+    char* data;
+    int source;
+    std::int64_t seq;
+    std::size_t bytes;
+  };
+  std::vector<kept_message> kept;  // receive buffers kept until after the poll
 };
 
 std::size_t size_of(int src, std::int64_t seq) {
@@ -69,7 +76,15 @@ void on_sent(void* ctx, void* token) {
   ++x->sent;
 }
 
-void on_received(void* ctx, int source, const char* data, std::size_t bytes) {
+void check_bytes(exchange* x, int source, std::int64_t seq, const char* data, std::size_t bytes) {
+  for (std::size_t j = 16; j < bytes; ++j)
+    if (data[j] != byte_at(source, seq, j) && x->error.empty())
+      x->error = "corrupted byte in a message from rank " + std::to_string(source);
+}
+
+// Keeps every other message's buffer until after the poll (as the network
+// does while cores handle its batches): it must stay intact until recycled.
+bool on_received(void* ctx, int source, char* data, std::size_t bytes) {
   auto* x = static_cast<exchange*>(ctx);
   ++x->received;
   std::int64_t seq = 0;
@@ -81,9 +96,18 @@ void on_received(void* ctx, int source, const char* data, std::size_t bytes) {
   want = seq + 1;
   if (bytes != size_of(source, seq) && x->error.empty())
     x->error = "message of wrong size from rank " + std::to_string(source);
-  for (std::size_t j = 16; j < bytes; ++j)
-    if (data[j] != byte_at(source, seq, j) && x->error.empty())
-      x->error = "corrupted byte in a message from rank " + std::to_string(source);
+  check_bytes(x, source, seq, data, bytes);
+  if (seq % 2 == 0) return false;
+  x->kept.push_back(exchange::kept_message{data, source, seq, bytes});
+  return true;
+}
+
+void recycle_kept(shoal::detail::transport& net, exchange& x) {
+  for (const exchange::kept_message& k : x.kept) {
+    check_bytes(&x, k.source, k.seq, k.data, k.bytes);
+    net.recycle(k.data);
+  }
+  x.kept.clear();
 }
 
 int run_exchange(shoal::detail::transport& net, std::int64_t n) {
@@ -120,6 +144,7 @@ int run_exchange(shoal::detail::transport& net, std::int64_t n) {
       }
     }
     net.poll(ev, true);
+    recycle_kept(net, x);
   }
   if (!x.error.empty()) return fail(x.error);
   for (int s = 0; s < x.ranks; ++s)

@@ -65,6 +65,20 @@ class aggregator {
     return reserve_slow(stream, dest, n);
   }
 
+  /// Reserves room for one closure message of `padded` bytes whose invoker
+  /// has id `handler`, to global core `dest`, and returns where to copy the
+  /// closure. A closure of the same type as the last one staged for `dest`
+  /// joins that run and costs no header. May suspend like reserve().
+  char* reserve_closure(int dest, std::int32_t handler, std::uint32_t padded) {
+    buffer** row = slots_[0];
+    if (row != nullptr) {
+      buffer* b = row[dest];
+      if (b != nullptr && b->run_handler == handler && b->bytes + padded <= capacity_)
+        return append(b, padded);
+    }
+    return reserve_closure_slow(dest, handler, padded);
+  }
+
   /// Delivers every staged buffer now.
   void flush_all();
 
@@ -92,8 +106,8 @@ class aggregator {
   /// Returns a buffer of this core's pool (or frees an overflow one) after
   /// the network has sent it. Any thread.
   void give_back(buffer* b);
-  /// Takes a batch that arrived from another process (heap-allocated,
-  /// overflow): false when the inbound ring is full (retry later).
+  /// Takes a batch that arrived from another process (in place in a network
+  /// buffer, owner -1): false when the inbound ring is full (retry later).
   bool accept_remote(buffer* b);
 
   /// Buffers of this core's pool not currently free (staged or in flight).
@@ -101,14 +115,16 @@ class aggregator {
 
  private:
   char* reserve_slow(std::uint32_t stream, int dest, std::uint32_t n);
-  char* append(buffer* b, std::uint32_t n) noexcept {
+  char* reserve_closure_slow(int dest, std::int32_t handler, std::uint32_t padded);
+  // Messages and bytes sent are counted per batch when it is delivered: a
+  // per-message update of the stats line would cost a read-modify-write.
+  static char* append(buffer* b, std::uint32_t n) noexcept {
     char* p = b->data() + b->bytes;
     b->bytes += n;
     ++b->count;
-    ++stats_.messages_sent;
-    stats_.bytes_sent += n;
     return p;
   }
+  static void close_run(buffer* b, std::uint32_t end) noexcept;
   buffer* acquire();
   void release(buffer* b);
   void deliver(buffer* b);
@@ -116,6 +132,7 @@ class aggregator {
   void drain_returns();
   bool retry_pending();
   void dispatch(buffer* b);
+  void dispatch_closures(buffer* b);
 
   const int local_core_;
   const int rank_base_;

@@ -1,7 +1,10 @@
 // An aggregation buffer: one header, then a batch of messages of one stream
-// for one destination core. Stream 0 carries closures ([8-byte header: handler
-// id, size][payload padded to 8] per message); stream k > 0 carries bare values
-// of channel k, one header per batch (Active Pebbles' typed messages).
+// for one destination core. Stream 0 carries closures in runs: an 8-byte run
+// header (handler id, run bytes), then closures of that handler's type, each
+// padded to 8; consecutive messages of one closure type share a run, so a
+// stream of like messages costs no more bytes than a typed channel. Stream
+// k > 0 carries bare values of channel k, one header per batch (Active
+// Pebbles' typed messages).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +18,9 @@ struct alignas(64) buffer {
   std::int32_t dest = 0;          // global destination core
   std::int32_t owner = 0;         // local core whose pool the buffer returns to
   std::int32_t dirty_index = -1;  // position in the owner's dirty list while staged
+  std::int32_t run_handler = 0;   // stream 0 while staged: handler of the open run (0: none)
+  std::uint32_t run_at = 0;       // stream 0 while staged: offset of the open run's header
+  void* block = nullptr;          // arrived from another process: the network block holding it
   bool overflow = false;          // allocated beyond the pool
 
   char* data() noexcept { return reinterpret_cast<char*>(this + 1); }
@@ -23,10 +29,10 @@ struct alignas(64) buffer {
 
 static_assert(sizeof(buffer) == 64);
 
-/// Header of one closure message inside a stream-0 buffer.
-struct closure_header {
-  std::int32_t handler;  // position-independent handler id (see handler_id.hpp)
-  std::uint32_t size;    // payload bytes (before padding)
+/// Header of a run of closure messages of one type inside a stream-0 buffer.
+struct closure_run_header {
+  std::int32_t handler;  // position-independent id of the run's invoker (handler_id.hpp)
+  std::uint32_t bytes;   // the run's closures, padded; written when the run is closed
 };
 
 }  // namespace shoal::detail
