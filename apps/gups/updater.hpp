@@ -1,0 +1,61 @@
+// The timed phase of GUPS, one implementation per --impl.
+//
+// Every core applies its share of the updates (plain/gups_problem.hpp),
+// drawing r from its own start point of the HPCC stream. Updates of words
+// the core owns are applied by the task itself, before its next chunk
+// (handlers never interrupt a task, so this is atomic with respect to
+// them). The others travel to their home core, where a channel handler or a
+// delegate applies them.
+//
+// "Outstanding", HPCC's look-ahead limit of 1024 updates per core, has two
+// readings (--outstanding):
+// - until_sent (the default; what HPCC's own MPI code does): an update is
+//   outstanding from the moment its value is generated until it has been
+//   handed to the network. Each core works through its share in chunks of
+//   chunk_updates and flushes each chunk before generating the next, so at
+//   most chunk_updates <= 1024 are ever held back by the core; it waits for
+//   them all to be applied only at the end.
+// - until_applied (stricter): outstanding until the generating core knows
+//   the update has been applied at its home. The core keeps at most
+//   window_slots chunks in flight (a sliding window): before generating
+//   chunk j it waits until chunk j - window_slots is known applied, so at
+//   most window_slots * chunk_updates = 1024 are outstanding, while later
+//   chunks are already on the way. This costs a round trip per chunk.
+// Either way a chunk's own-word updates are applied before the next chunk.
+#pragma once
+
+#include <memory>
+
+#include "gups/gups_table.hpp"
+#include "gups/plain/gups_problem.hpp"
+
+namespace shoal_apps::gups {
+
+/// Chunks a core may have in flight, and updates per chunk.
+inline constexpr int window_slots = 4;
+inline constexpr int chunk_updates = max_outstanding / window_slots;
+static_assert(window_slots * chunk_updates <= max_outstanding);
+
+/// When an update stops counting against the 1024 (see above).
+enum class outstanding_rule { until_sent, until_applied };
+
+class updater {
+ public:
+  virtual ~updater() = default;
+  /// Applies every update once (as the contract above says) and returns
+  /// when all have been applied. Root task; blocking.
+  virtual void apply_all() = 0;
+};
+
+/// Active Pebbles: a typed channel of the update value; the handler applies
+/// it at the home core. Opens the channel (blocking: a round trip per
+/// process); the updater closes it. Root task.
+std::unique_ptr<updater> make_channel_updater(const gups_table& t, const gups_problem& p,
+                                              outstanding_rule rule);
+
+/// Grappa: one delegate::async_call per update, counted by a
+/// global_completion_event per window slot. Root task.
+std::unique_ptr<updater> make_delegate_updater(const gups_table& t, const gups_problem& p,
+                                               outstanding_rule rule);
+
+}  // namespace shoal_apps::gups

@@ -1,0 +1,74 @@
+# GUPS (HPCC RandomAccess): `shoal gups` and shoal-baseline-gups.
+#
+# Each run validates itself the HPCC way (the updates applied twice leave the
+# table as it started; here no word may be wrong, since every update runs at
+# its word's home) and, for these small tables, against a sequential run of
+# the same updates (the "reference" field). Both implementations on
+# 1 process x 2 cores, 2 processes x 1 core, and 3 cores (a core count that is
+# not a power of two); the baseline on 1 and 2 processes; the stream
+# generator on its own; bad sizes.
+if(NOT TARGET shoal-driver OR NOT "gups" IN_LIST SHOAL_APPS)
+  return()
+endif()
+
+# The JSON report of a validated run with no wrong word (keys in JSON order).
+function(gups_ok out cores impl ranks)
+  set(${out} "\"cores\":${cores},\"error_fraction\":0\\.0,.*\"impl\":\"${impl}\",.*\"ranks\":${ranks},.*\"reference\":\"matched\",.*\"validated\":true" PARENT_SCOPE)
+endfunction()
+
+foreach(impl channel delegate)
+  foreach(rule sent applied)
+    gups_ok(re 2 ${impl} 1)
+    shoal_app_test(gups_${impl}_until_${rule}_1x2 EXPECT zero MAX_S 30 REGEX "${re}"
+      COMMAND shoal-driver gups --cores 2 --log-table 17 --impl ${impl} --outstanding ${rule} --json)
+    gups_ok(re 2 ${impl} 2)
+    shoal_app_test(gups_${impl}_until_${rule}_2x1 NP 2 EXPECT zero MAX_S 30 REGEX "${re}"
+      COMMAND shoal-driver gups --cores 1 --log-table 17 --impl ${impl} --outstanding ${rule} --json)
+  endforeach()
+endforeach()
+shoal_app_test(gups_bad_outstanding_rule EXPECT nonzero MAX_S 30
+  REGEX "--outstanding: soon not in"
+  COMMAND shoal-driver gups --outstanding soon)
+gups_ok(re 3 channel 1)
+shoal_app_test(gups_channel_1x3 EXPECT zero MAX_S 30 REGEX "${re}"
+  COMMAND shoal-driver gups --cores 3 --log-table 16 --json)
+shoal_app_test(gups_summary EXPECT zero MAX_S 30
+  REGEX "gups \\(channel\\).*problem +2\\^16 words.*rate +[0-9.e+-]+ GUPS.*validation +PASSED"
+  COMMAND shoal-driver gups --cores 2 --log-table 16)
+
+if(TARGET shoal-baseline-gups)
+  foreach(np 1 2)
+    gups_ok(re ${np} mpi-alltoallv ${np})
+    shoal_app_test(gups_baseline_np${np} NP ${np} EXPECT zero MAX_S 30 REGEX "${re}"
+      COMMAND shoal-baseline-gups --log-table 17 --impl channel --json)
+  endforeach()
+  shoal_app_test(gups_baseline_bad_log_table EXPECT nonzero MAX_S 30
+    REGEX "shoal-baseline-gups: error: --log-table 41: out of range; expected an integer in \\[1, 40\\]"
+    COMMAND shoal-baseline-gups --log-table 41)
+  shoal_app_test(gups_baseline_too_large EXPECT nonzero MAX_S 30
+    REGEX "error: --log-table 40: the table needs 8 TiB \\(8 TiB per process over 1\\), more than this machine's"
+    COMMAND shoal-baseline-gups --log-table 40)
+endif()
+
+# Bad input: a clear message naming the flag and a non-zero exit, never a crash.
+shoal_app_test(gups_bad_log_table_low EXPECT nonzero MAX_S 30
+  REGEX "shoal gups: error: --log-table 0: out of range; expected an integer in \\[1, 40\\]"
+  COMMAND shoal-driver gups --cores 2 --log-table 0)
+shoal_app_test(gups_bad_log_table_high NP 2 EXPECT nonzero MAX_S 30
+  REGEX "shoal gups: error: --log-table 64: out of range"
+  COMMAND shoal-driver gups --cores 1 --log-table 64)
+shoal_app_test(gups_bad_log_table_text EXPECT nonzero MAX_S 30 REGEX "--log-table"
+  COMMAND shoal-driver gups --log-table twelve)
+shoal_app_test(gups_table_exceeds_heap EXPECT nonzero MAX_S 30
+  REGEX "shoal gups: error: --log-table 30: the table needs 8 GiB \\(8 GiB per process over 1\\), more than the global heap of 1 GiB per process \\(--heap-mb\\); raise --heap-mb"
+  COMMAND shoal-driver gups --cores 2 --log-table 30)
+shoal_app_test(gups_table_exceeds_memory EXPECT nonzero MAX_S 30
+  REGEX "shoal gups: error: --log-table 38: the table needs 2 TiB.*more than this machine's"
+  COMMAND shoal-driver gups --cores 2 --log-table 38 --heap-mb 4194304)
+
+# The stream generator, the divider and the apply queue on their own.
+add_executable(gups_stream_test ${CMAKE_CURRENT_SOURCE_DIR}/gups_stream_test.cpp)
+target_link_libraries(gups_stream_test PRIVATE shoal_apps_plain GTest::gtest GTest::gtest_main)
+shoal_apply_defaults(gups_stream_test)
+add_test(NAME gups_stream COMMAND gups_stream_test)
+set_tests_properties(gups_stream PROPERTIES LABELS apps TIMEOUT 60)
