@@ -1,0 +1,80 @@
+# shoal uts: every implementation on 1 process x 2 cores and 2 processes x 1 core.
+# - T1 and T3 must give the counts published with the UTS sample workloads
+#   (nodes, leaves and depth, matched in the JSON, plus the app's own verdict);
+# - the UTS reference's default tree (geometric linear, gen_mx 6, b0 4, seed 0)
+#   must give its published 1732 nodes and 1050 leaves;
+# - a small tree of every type and shape is checked by the app against an
+#   untimed sequential search (the node counts in the regexes pin the trees'
+#   sizes, so that a degenerate tree cannot pass);
+# - bad input is refused with a message naming the flag, on every rank.
+# T1 and T3 (about 4 million nodes each) take 0.2-1 s per run here.
+
+set(uts_ok "\"validated\":true")
+set(uts_t1 "\"depth\":10,.*\"leaves\":3305118,\"nodes\":4130071,.*\"tree\":\"T1\",${uts_ok}")
+set(uts_t3 "\"depth\":1572,.*\"leaves\":3599034,\"nodes\":4112897,.*\"tree\":\"T3\",${uts_ok}")
+
+foreach(impl implicit in-memory sequential)
+  foreach(tree t1 t3)
+    string(TOUPPER ${tree} name)
+    shoal_app_test(uts_${tree}_${impl}_np1 EXPECT zero MAX_S 60 REGEX "${uts_${tree}}"
+      COMMAND shoal-driver uts --tree ${name} --impl ${impl} --cores 2 --json)
+    shoal_app_test(uts_${tree}_${impl}_np2 NP 2 EXPECT zero MAX_S 60 REGEX "${uts_${tree}}"
+      COMMAND shoal-driver uts --tree ${name} --impl ${impl} --cores 1 --json)
+  endforeach()
+endforeach()
+
+# The default parameters of the UTS reference code and their published counts.
+shoal_app_test(uts_default_tree_np1 EXPECT zero MAX_S 30
+  REGEX "\"depth\":6,.*\"leaves\":1050,\"nodes\":1732,.*${uts_ok}"
+  COMMAND shoal-driver uts --seed 0 --cores 2 --json)
+shoal_app_test(uts_default_tree_np2 NP 2 EXPECT zero MAX_S 30
+  REGEX "\"depth\":6,.*\"leaves\":1050,\"nodes\":1732,.*${uts_ok}"
+  COMMAND shoal-driver uts --seed 0 --cores 1 --json)
+
+# Small trees of every type and shape: name, expected node count, parameters.
+set(uts_small_trees
+  "binomial|41053|--type|binomial|--b0|1000|--q|0.24|--m|4|--seed|3"
+  "linear|23735|--type|geometric|--shape|linear|--gen-mx|12|--b0|4|--seed|1"
+  "expdec|24171|--type|geometric|--shape|expdec|--gen-mx|8|--b0|5|--seed|7"
+  "cyclic|2605|--type|geometric|--shape|cyclic|--gen-mx|6|--b0|5|--seed|9"
+  "fixed|111508|--type|geometric|--shape|fixed|--gen-mx|8|--b0|4|--seed|1"
+  "hybrid|9878|--type|hybrid|--shape|linear|--gen-mx|12|--b0|4|--q|0.22|--m|4|--seed|1")
+foreach(entry IN LISTS uts_small_trees)
+  string(REPLACE "|" ";" fields "${entry}")
+  list(POP_FRONT fields tree nodes)
+  set(re "\"nodes\":${nodes},.*\"tree\":\"custom\",${uts_ok}")
+  foreach(impl implicit in-memory sequential)
+    shoal_app_test(uts_small_${tree}_${impl}_np1 EXPECT zero MAX_S 30 REGEX "${re}"
+      COMMAND shoal-driver uts ${fields} --impl ${impl} --cores 2 --json)
+    shoal_app_test(uts_small_${tree}_${impl}_np2 NP 2 EXPECT zero MAX_S 30 REGEX "${re}"
+      COMMAND shoal-driver uts ${fields} --impl ${impl} --cores 1 --json)
+  endforeach()
+endforeach()
+
+# Bad input: a clear message naming the flag, exit status 2, on every rank.
+set(uts_bad_inputs
+  "unknown_tree|--tree T9: unknown tree \\(known trees: T1, T2, T3|--tree|T9"
+  "tree_and_params|--tree T1 and --b0: give a named tree or tree parameters, not both|--tree|T1|--b0|3"
+  "unknown_type|--type tall: unknown tree type|--type|tall"
+  "unknown_shape|--shape round: unknown shape|--shape|round"
+  "q_out_of_range|--q 1.5: must be in \\[0, 1\\]|--type|binomial|--q|1.5"
+  "infinite_binomial|--q 0.5 with --m 2: .*expected tree is infinite: q \\* m must be below 1|--type|binomial|--q|0.5|--m|2"
+  "gen_mx_zero|--gen-mx 0: must be at least 1|--gen-mx|0"
+  "expdec_gen_mx_one|--gen-mx 1: the expdec shape divides by ln\\(gen_mx\\)|--shape|expdec|--gen-mx|1"
+  "negative_b0|--b0 -2: must be a finite number at least 0|--b0|-2"
+  "seed_too_large|--seed 4294967296: must be in \\[0, 4294967295\\]|--seed|4294967296")
+foreach(entry IN LISTS uts_bad_inputs)
+  string(REPLACE "|" ";" fields "${entry}")
+  list(POP_FRONT fields what message)
+  shoal_app_test(uts_bad_${what} EXPECT nonzero MAX_S 30 REGEX "shoal uts: error: ${message}"
+    COMMAND shoal-driver uts ${fields})
+endforeach()
+shoal_app_test(uts_bad_unknown_tree_np2 NP 2 EXPECT nonzero MAX_S 30
+  REGEX "shoal uts: error: --tree T9: unknown tree"
+  COMMAND shoal-driver uts --tree T9 --cores 1)
+shoal_app_test(uts_bad_number EXPECT nonzero MAX_S 30 REGEX "--b0"
+  COMMAND shoal-driver uts --b0 many)
+# A tree too large for the global heap: the runtime's message names the flag to raise.
+shoal_app_test(uts_in_memory_heap_too_small EXPECT nonzero MAX_S 30
+  REGEX "global heap exhausted.*raise --heap-mb"
+  COMMAND shoal-driver uts --tree T3 --impl in-memory --heap-mb 16 --cores 2)
