@@ -104,7 +104,7 @@ void send_share(shoal::channel<std::uint64_t> ch, const gups_table& t, outstandi
   mine.window = &w;
   const auto me = static_cast<std::uint64_t>(shoal::mycore());
   touched_cores touched;
-  update_stream updates(t, first, last);
+  update_stream updates(t, first, last, chunk_for(rule));
   for (std::size_t slot = 0; !updates.done(); slot = (slot + 1) % window_slots) {
     shoal::completion_event& done = w.slots[slot];
     // until_applied: the chunk that used this slot before has been applied.

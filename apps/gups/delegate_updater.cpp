@@ -18,7 +18,7 @@ namespace {
 void delegate_share(const gups_table& t, outstanding_rule rule, std::int64_t first,
                     std::int64_t last) {
   std::array<shoal::global_completion_event, window_slots> slots;
-  update_stream updates(t, first, last);
+  update_stream updates(t, first, last, chunk_for(rule));
   for (std::size_t slot = 0; !updates.done(); slot = (slot + 1) % window_slots) {
     shoal::global_completion_event& done = slots[slot];
     // until_applied: the chunk that used this slot before has been applied.

@@ -23,9 +23,11 @@ namespace shoal_apps::gups {
 
 class update_stream {
  public:
-  /// Updates [first, last) of the calling core. Task (reads this core's part).
-  update_stream(const gups_table& t, std::int64_t first, std::int64_t last)
+  /// Updates [first, last) of the calling core, `chunk` (<= max_outstanding)
+  /// at a time. Task (reads this core's part).
+  update_stream(const gups_table& t, std::int64_t first, std::int64_t last, int chunk)
       : t_(t),
+        chunk_(std::min(chunk, max_outstanding)),
         me_(shoal::mycore()),
         mine_(local_part.local()),
         r_(hpcc_starts(static_cast<std::uint64_t>(first))),
@@ -33,12 +35,12 @@ class update_stream {
 
   bool done() const noexcept { return left_ <= 0; }
 
-  /// Generates the next chunk (at most chunk_updates): calls remote(h, i, r)
+  /// Generates the next chunk (at most `chunk` updates): calls remote(h, i, r)
   /// for each update of a word i on core h != this core; keeps the others
   /// for apply_own().
   template <class F>
   void next_chunk(const F& remote) {
-    const auto n = static_cast<int>(std::min<std::int64_t>(chunk_updates, left_));
+    const auto n = static_cast<int>(std::min<std::int64_t>(chunk_, left_));
     left_ -= n;
     own_count_ = 0;
     for (int u = 0; u < n; ++u) {
@@ -72,12 +74,13 @@ class update_stream {
   };
 
   gups_table t_;
+  int chunk_;
   int me_;
   std::uint64_t* mine_;
   std::uint64_t r_;
   std::int64_t left_;
   int own_count_ = 0;
-  std::array<own_update, chunk_updates> own_;  // 4 KiB: fits a worker stack
+  std::array<own_update, max_outstanding> own_;  // 16 KiB: fits a worker stack
 };
 
 }  // namespace shoal_apps::gups

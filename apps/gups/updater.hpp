@@ -12,9 +12,9 @@
 // - until_sent (the default; what HPCC's own MPI code does): an update is
 //   outstanding from the moment its value is generated until it has been
 //   handed to the network. Each core works through its share in chunks of
-//   chunk_updates and flushes each chunk before generating the next, so at
-//   most chunk_updates <= 1024 are ever held back by the core; it waits for
-//   them all to be applied only at the end.
+//   1024 and flushes each chunk before generating the next, so at most 1024
+//   are ever held back by the core; it waits for them all to be applied
+//   only at the end.
 // - until_applied (stricter): outstanding until the generating core knows
 //   the update has been applied at its home. The core keeps at most
 //   window_slots chunks in flight (a sliding window): before generating
@@ -38,6 +38,12 @@ static_assert(window_slots * chunk_updates <= max_outstanding);
 
 /// When an update stops counting against the 1024 (see above).
 enum class outstanding_rule { until_sent, until_applied };
+
+/// Updates generated between two flushes under `rule`: the whole allowance
+/// when only unsent updates count (bigger packets), a window slot otherwise.
+inline int chunk_for(outstanding_rule rule) noexcept {
+  return rule == outstanding_rule::until_sent ? max_outstanding : chunk_updates;
+}
 
 class updater {
  public:
