@@ -1,10 +1,230 @@
-// Placeholder until the app lands.
+// `shoal bfs`: Graph500 breadth-first search on shoal.
+//
+//   1. The input: a Kronecker graph (--scale, --edgefactor, --seed) or a
+//      file (--graph), which every process reads.
+//   2. Distributed CSR construction, timed (construct.hpp).
+//   3. Search keys chosen on rank 0 among vertices with an edge (or --root).
+//   4. For each key: a search by the chosen variant (--impl; search.hpp),
+//      timed; the parent array gathered on rank 0 and checked there by the
+//      five Graph500 rules against the whole input edge list (untimed).
+//   5. The report: TEPS per search = input edges in the component / search
+//      time; harmonic mean (TEPS, and the rate in MTEPS), min, median, max.
+#include "bfs/construct.hpp"
+#include "bfs/corrupt.hpp"
+#include "bfs/distribution.hpp"
+#include "bfs/plain/graph.hpp"
+#include "bfs/search.hpp"
 #include "common/app.hpp"
+#include "common/progress.hpp"
+
+#include <shoal/shoal.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
 
 namespace shoal_apps {
+
+namespace {
+
+using namespace shoal_apps::bfs;
+
+struct bfs_options {
+  graph_options graph;
+  bool sender_filter = true;
+  int corrupt_rule = 0;  ///< hidden test hook: break this rule in the first search
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// The input's shape; reads --graph into g_file_edges (every process).
+graph_shape load_input(const bfs_options& o) {
+  graph_shape s;
+  s.scale = o.graph.scale;
+  s.edgefactor = o.graph.edgefactor;
+  s.seed = o.graph.seed;
+  if (!o.graph.file.empty()) {
+    edge_list list = read_graph_file(o.graph.file);
+    s.from_file = true;
+    s.vertices = list.vertices;
+    s.edges = static_cast<std::int64_t>(list.edges.size());
+    g_file_edges = std::move(list.edges);
+  } else {
+    s.vertices = kronecker_vertices(o.graph);
+    s.edges = kronecker_edge_count(o.graph);
+  }
+  check_fits_in_memory(s.vertices, s.edges, shoal::ranks());
+  if (o.graph.root >= s.vertices)
+    throw input_error(fmt::format("--root {}: no such vertex (the graph has {} vertices)",
+                                  o.graph.root, s.vertices));
+  return s;
+}
+
+/// The whole input edge list on rank 0, for validation and the key choice
+/// (the Kronecker list generated in parallel on rank 0's cores); empty on
+/// other ranks. Every rank calls it (it runs the job once).
+std::vector<edge> whole_edge_list(const bfs_options& o, const graph_shape& s) {
+  std::vector<edge> all;
+  if (s.from_file) {
+    if (shoal::myrank() == 0) all = std::move(g_file_edges);
+    std::vector<edge>().swap(g_file_edges);
+    return all;
+  }
+  if (shoal::myrank() == 0) all.resize(static_cast<std::size_t>(s.edges));
+  constexpr std::int64_t piece = std::int64_t{1} << 18;
+  shoal::run([&] {
+    shoal::parallel_for(0, (s.edges + piece - 1) / piece, 1, [&](std::int64_t k) {
+      std::vector<edge> part;
+      kronecker_edges(o.graph, k * piece, std::min(s.edges, (k + 1) * piece), part);
+      std::copy(part.begin(), part.end(), all.begin() + k * piece);
+    });
+  });
+  return all;
+}
+
+std::vector<std::int64_t> search_keys(const bfs_options& o, const graph_shape& s,
+                                      const std::vector<edge>& edges) {
+  if (o.graph.root >= 0) return {o.graph.root};
+  std::vector<bool> has_edge(static_cast<std::size_t>(s.vertices), false);
+  for (const edge& e : edges) {
+    if (e.u == e.v) continue;
+    has_edge[static_cast<std::size_t>(e.u)] = true;
+    has_edge[static_cast<std::size_t>(e.v)] = true;
+  }
+  return choose_roots(has_edge, o.graph.roots, o.graph.seed);
+}
+
+/// What the searches found (rank 0).
+struct outcome {
+  nlohmann::json roots = nlohmann::json::array();
+  std::vector<double> teps;
+  double time_s = 0;
+  bool ok = true;
+  std::string error;
+};
+
+void record(outcome& out, std::int64_t root, const validation& v, double seconds) {
+  if (!v.ok && out.ok) {
+    out.ok = false;
+    out.error = fmt::format("root {}: {}", root, v.error);
+  }
+  out.roots.push_back({{"root", root}, {"reached", v.reached}, {"depth", v.depth},
+                       {"edges", v.edges}, {"time_s", seconds}});
+  out.teps.push_back(static_cast<double>(v.edges) / seconds);
+  out.time_s += seconds;
+}
+
+std::string problem_text(const bfs_options& o, const graph_shape& s, std::size_t keys) {
+  const std::string graph =
+      s.from_file ? fmt::format("graph {}", o.graph.file)
+                  : fmt::format("Kronecker scale {}, edgefactor {}", s.scale, s.edgefactor);
+  return fmt::format("{}: {} vertices, {} edges, {} search key{}", graph, s.vertices, s.edges,
+                     keys, keys == 1 ? "" : "s");
+}
+
+void fill_report(report& r, const bfs_options& o, const graph_shape& s, const outcome& out,
+                 double construction_s) {
+  const double hm = harmonic_mean(out.teps);
+  const auto [lo, hi] = std::minmax_element(out.teps.begin(), out.teps.end());
+  r.set_problem(problem_text(o, s, out.teps.size()));
+  r.set_time(out.time_s);
+  r.set_rate(hm / 1e6, "MTEPS");
+  r.set("teps_harmonic_mean", hm);
+  r.set("teps_min", out.teps.empty() ? 0 : *lo);
+  r.set("teps_median", median(out.teps));
+  r.set("teps_max", out.teps.empty() ? 0 : *hi);
+  r.set("construction_s", construction_s);
+  r.set("scale", s.from_file ? nlohmann::json(nullptr) : nlohmann::json(s.scale), false);
+  r.set("vertices", s.vertices, false);
+  r.set("edges", s.edges, false);
+  r.set("sender_filter", o.sender_filter, false);
+  r.set("roots", out.roots, false);
+  r.set_validated(out.ok, out.ok ? fmt::format("{} searches pass the Graph500 checks",
+                                               out.teps.size())
+                                 : out.error);
+}
+
+/// Every search, in the root task: timed, gathered and validated on rank 0
+/// while the other cores wait (all in one run, so the cores, their buffers
+/// and stacks stay warm from one search to the next).
+template <class V>
+outcome search_all(const bfs_options& o, variant v, const search_setup& setup, std::int64_t vertices,
+                   const std::vector<std::int64_t>& keys, const std::vector<edge>& edges) {
+  outcome out;
+  progress shown("bfs: roots", static_cast<std::int64_t>(keys.size()));
+  std::vector<std::int64_t> parent;
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const std::int64_t root = keys[k];
+    const auto t0 = std::chrono::steady_clock::now();
+    search<V>(v, setup, static_cast<std::uint64_t>(root));
+    const double seconds = seconds_since(t0);
+    parent.assign(static_cast<std::size_t>(vertices), -1);
+    gather_parents<V>(&parent);
+    if (k == 0 && o.corrupt_rule != 0) corrupt_parent_array(parent, edges, root, o.corrupt_rule);
+    record(out, root, validate_bfs_tree(edges, vertices, root, parent), seconds);
+    shown.update(static_cast<std::int64_t>(k + 1));
+  }
+  return out;
+}
+
+/// Whether vertex ids and packed ids (distribution.hpp) fit 32 bits, with
+/// the largest value left free as core_state's `unreached`.
+bool fits_32_bits(const graph_shape& s) {
+  const vertex_distribution d(s.vertices, shoal::cores(), shoal::current_config().block_bytes / 8);
+  constexpr std::uint64_t limit = std::uint64_t{1} << 32;
+  return static_cast<std::uint64_t>(s.vertices) < limit && d.packed_range() < limit;
+}
+
+template <class V>
+void run_with(const bfs_options& o, const graph_shape& s, run_context& ctx) {
+  const variant v = variant_named(ctx.impl);
+  double construction_s = 0;
+  const std::int64_t block = shoal::current_config().block_bytes / 8;
+  shoal::run([&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    build_graph<V>(s, block);
+    construction_s = seconds_since(t0);
+  });
+  const std::vector<edge> edges = whole_edge_list(o, s);
+  std::vector<std::int64_t> keys;  // rank 0, where the root task runs
+  if (shoal::myrank() == 0) keys = search_keys(o, s, edges);
+  if (shoal::myrank() == 0 && keys.empty())
+    throw input_error("the graph has no edge other than self-loops: no search key");
+  outcome out;
+  shoal::run([&] {
+    search_setup setup{shoal::global_alloc<std::int64_t>(s.vertices), o.sender_filter};
+    prepare_searches<V>(v, setup);
+    out = search_all<V>(o, v, setup, s.vertices, keys, edges);
+    finish_searches<V>();
+    shoal::global_free(setup.parents);
+  });
+  g_state<V>.reset();  // the graph's memory, before the next app of a suite
+  if (shoal::myrank() == 0) fill_report(ctx.out, o, s, out, construction_s);
+}
+
+}  // namespace
+
 app_spec bfs_app() {
-  return {"bfs", "bfs (not implemented yet)", {"default"}, [](CLI::App&) -> runner {
-            return [](run_context&) { throw input_error("bfs is not implemented yet"); };
+  return {"bfs", "Graph500 breadth-first search (Kronecker or file graph), validated",
+          variant_names(), [](CLI::App& cmd) -> runner {
+            auto o = std::make_shared<bfs_options>();
+            add_graph_options(cmd, o->graph);
+            cmd.add_flag("--sender-filter,!--no-sender-filter", o->sender_filter,
+                         "send each remote vertex at most once per search (default on)");
+            cmd.add_option("--corrupt-for-test", o->corrupt_rule)
+                ->check(CLI::Range(1, 5))
+                ->group("");  // hidden: breaks one rule after the first search
+            return [o](run_context& ctx) {
+              const graph_shape s = load_input(*o);
+              if (fits_32_bits(s))
+                run_with<std::uint32_t>(*o, s, ctx);
+              else
+                run_with<std::uint64_t>(*o, s, ctx);
+            };
           }};
 }
+
 }  // namespace shoal_apps

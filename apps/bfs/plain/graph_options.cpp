@@ -1,0 +1,95 @@
+// Options, the memory check and the choice of search keys: the set-up both
+// `shoal bfs` and the plain-MPI baseline share.
+#include "bfs/plain/graph.hpp"
+#include "bfs/plain/mix.hpp"
+#include "common/app.hpp"
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace shoal_apps::bfs {
+
+void add_graph_options(CLI::App& cmd, graph_options& o) {
+  cmd.add_option("--scale", o.scale, "Kronecker graph of 2^scale vertices")
+      ->check(CLI::Range(1, 48))
+      ->capture_default_str();
+  cmd.add_option("--edgefactor", o.edgefactor, "edges per vertex of the Kronecker graph")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed of the generator and of the search keys")
+      ->capture_default_str();
+  cmd.add_option("--graph", o.file,
+                 "read the graph from FILE (edge list \"u v\" per line, 0-based, or Matrix "
+                 "Market coordinate) instead of generating it");
+  cmd.add_option("--roots", o.roots, "search keys, chosen at random among vertices with edges")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd.add_option("--root", o.root, "search from this one vertex instead of --roots random ones")
+      ->check(CLI::NonNegativeNumber);
+}
+
+namespace {
+// Bytes the app and its validation need, summed over the job: the CSR
+// (both directions of each edge, 8 bytes each, plus offsets), the routed
+// edge slices during construction, rank 0's full edge list for validation,
+// and about five vertex-sized arrays (parents, levels, visited flags).
+constexpr double bytes_per_edge = 16 + 16 + 16;
+constexpr double bytes_per_vertex = 8 + 5 * 8;
+
+double physical_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+}
+}  // namespace
+
+void check_fits_in_memory(std::int64_t vertices, std::int64_t edges, int ranks) {
+  const double need =
+      bytes_per_edge * static_cast<double>(edges) + bytes_per_vertex * static_cast<double>(vertices);
+  const double have = physical_bytes();
+  if (have == 0 || need <= 0.8 * have) return;
+  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+  throw input_error(fmt::format(
+      "--scale/--edgefactor: a graph of {} vertices and {} edges needs about {:.1f} GiB over "
+      "{} process{}, more than this machine's {:.1f} GiB of memory; lower --scale or --edgefactor",
+      vertices, edges, need / gib, ranks, ranks == 1 ? "" : "es", have / gib));
+}
+
+namespace {
+// Few candidates: shuffle them all (Fisher-Yates) and take a prefix.
+std::vector<std::int64_t> shuffled_prefix(const std::vector<bool>& has_edge, std::size_t count,
+                                          std::uint64_t seed) {
+  std::vector<std::int64_t> all;
+  for (std::size_t v = 0; v < has_edge.size(); ++v)
+    if (has_edge[v]) all.push_back(static_cast<std::int64_t>(v));
+  for (std::size_t i = 0; i + 1 < all.size() && i < count; ++i) {
+    const std::uint64_t r = keyed_random(seed, 4, i);
+    std::swap(all[i], all[i + r % (all.size() - i)]);
+  }
+  all.resize(std::min(all.size(), count));
+  return all;
+}
+}  // namespace
+
+std::vector<std::int64_t> choose_roots(const std::vector<bool>& has_edge, int count,
+                                       std::uint64_t seed) {
+  const auto eligible = static_cast<std::size_t>(std::count(has_edge.begin(), has_edge.end(), true));
+  const auto want = static_cast<std::size_t>(std::max(count, 0));
+  if (eligible <= 4 * want) return shuffled_prefix(has_edge, want, seed);
+  // Many candidates: draw vertices until `want` distinct eligible ones (at
+  // most a quarter are taken, so few draws are wasted).
+  std::vector<std::int64_t> roots;
+  std::unordered_set<std::int64_t> taken;
+  const std::uint64_t n = has_edge.size();
+  for (std::uint64_t k = 0; roots.size() < want; ++k) {
+    const auto v = static_cast<std::int64_t>(keyed_random(seed, 5, k) % n);
+    if (has_edge[static_cast<std::size_t>(v)] && taken.insert(v).second) roots.push_back(v);
+  }
+  return roots;
+}
+
+}  // namespace shoal_apps::bfs

@@ -1,0 +1,84 @@
+// The four BFS variants (--impl) and the steps around them. Each search
+// fills the global parent array (int64 per vertex, -1 = unreached, laid out
+// as distribution.hpp says) with a BFS tree from the root.
+//
+//   channel   level-synchronous over a typed channel of bare (vertex, parent)
+//             values; owners claim arrivals in the handler (search_channel.cpp)
+//   async     label-correcting without level barriers, Active Pebbles 4.4;
+//             ends by counting quiescence (search_async.cpp)
+//   delegate  Grappa style: per level, tasks over the frontier run async
+//             delegates on the global parent array (search_delegate.cpp)
+//   queue     UPC-queues pattern: batched enqueue into the owner's queue,
+//             drained by the owner after the level (search_queue.cpp)
+//
+// Every function here is blocking and is called from the root task.
+#pragma once
+
+#include "bfs/core_state.hpp"
+
+#include <shoal/shoal.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shoal_apps::bfs {
+
+enum class variant { channel, async, delegate, queue };
+
+/// The --impl names, the default first.
+std::vector<std::string> variant_names();
+variant variant_named(const std::string& name);
+
+/// What every search needs, by value.
+struct search_setup {
+  shoal::global_ptr<std::int64_t> parents;  ///< the global parent array
+  bool sender_filter = true;                ///< send each remote vertex once per search
+};
+
+/// Sizes every core's per-search arrays for `v` and points each core at its
+/// slice of the parent array, filled with -1. Opens the variant's channels.
+template <class V>
+void prepare_searches(variant v, const search_setup& s);
+
+/// One search from `root` (timed by the caller), on cores prepared by
+/// prepare_searches or by the previous search's gather_parents.
+template <class V>
+void search(variant v, const search_setup& s, std::uint64_t root);
+
+/// Copies the parent array into `out` on rank 0 (which must hold one entry
+/// per vertex) and clears every core's parents and visited state for the
+/// next search. Root task only (it runs on core 0 of rank 0, where `out`
+/// lives).
+template <class V>
+void gather_parents(std::vector<std::int64_t>* out);
+
+/// Closes the channels prepare_searches opened.
+template <class V>
+void finish_searches();
+
+// The variants, one file each. Each starts from reset cores (search.cpp).
+template <class V>
+void search_channel(const search_setup& s, std::uint64_t root);
+template <class V>
+void search_async(const search_setup& s, std::uint64_t root);
+template <class V>
+void search_delegate(const search_setup& s, std::uint64_t root);
+template <class V>
+void search_queue(const search_setup& s, std::uint64_t root);
+
+// Channel setup of the variants that use one (opened once, before timing).
+template <class V>
+void open_channel_variant();
+template <class V>
+void close_channel_variant();
+template <class V>
+void open_async_variant();
+template <class V>
+void close_async_variant();
+template <class V>
+void open_queue_variant();
+template <class V>
+void close_queue_variant();
+
+}  // namespace shoal_apps::bfs

@@ -1,0 +1,133 @@
+// The default variant: level-synchronous BFS over a typed channel.
+//
+// Per level, every core scans the rows of its frontier. A neighbour it owns
+// is claimed at once; any other goes to its owner as a bare (local index,
+// parent) value on the channel (8 bytes with 32-bit ids), and the owner's
+// handler claims it if it is still unvisited. Every claim made while level L
+// is expanded is at level L+1, so the parent array is a BFS tree. A core
+// ends its level with an end marker to every other core on the same channel,
+// behind its values; the level is over at a core once it has every other
+// core's marker (spmd.hpp), and the search ends when a level claims nothing
+// anywhere.
+//
+// A core's `seen` bits mark the vertices it owns that are claimed. With the
+// sender filter they also mark the other vertices it has already sent in
+// this search, and it never sends one twice: its owner claims it in that
+// level at the latest.
+#include "bfs/search.hpp"
+#include "bfs/spmd.hpp"
+
+#include <bit>
+
+namespace shoal_apps::bfs {
+
+namespace {
+
+template <class V>
+inline shoal::channel<visit<V>> g_visit_channel;  // opened on rank 0, captured by value
+
+/// The value that ends a level on the channel (no vertex has this index).
+template <class V>
+inline constexpr visit<V> end_marker{core_state<V>::unreached, 0};
+
+/// Scans the frontier's rows: own neighbours claimed at once, others sent
+/// to their owners.
+template <class V, bool Filter>
+void expand(core_state<V>& st, const shoal::channel<visit<V>>& ch) {
+  // Everything the loop reads is copied into locals first: stores into the
+  // bitmaps (64-bit words) could otherwise alias the 64-bit fields of st and
+  // its distribution and force a reload of each after every store. Handlers
+  // that run while a send yields set bits in `seen` and `next` and count
+  // their claims in st.next_size; none moves the arrays named here.
+  const vertex_distribution dist = st.dist;
+  const int me = st.me;
+  const std::uint64_t* offsets = st.offsets.data();
+  const V* adj = st.adj.data();
+  const std::uint64_t* frontier = st.frontier.words();
+  const std::size_t words = st.frontier.word_count();
+  std::uint64_t* seen = st.seen.words();
+  std::uint64_t* next = st.next.words();
+  V* tree = st.tree.data();
+  std::int64_t claimed = 0;
+  yield_every pacing;
+  for (std::size_t fw = 0; fw < words; ++fw) {
+    for (std::uint64_t bits = frontier[fw]; bits != 0; bits &= bits - 1) {
+      const std::uint64_t u = fw * 64 + static_cast<std::uint64_t>(std::countr_zero(bits));
+      const auto parent = static_cast<V>(dist.global(me, u));
+      for (std::uint64_t i = offsets[u], end = offsets[u + 1]; i < end; ++i) {
+        const V w = adj[i];
+        // With the filter every neighbour is tested first (own ones are
+        // claimed by the same bit): most are already seen, and the owner
+        // test, a coin toss, is then skipped (no misprediction). Without
+        // the filter only own neighbours are tested.
+        if (Filter && bitmap::test_and_set(seen, w)) continue;
+        const int owner = dist.packed_owner(w);
+        const std::uint64_t l = dist.packed_local(w);
+        if (owner == me) {
+          if (!Filter && bitmap::test_and_set(seen, w)) continue;
+          tree[l] = parent;
+          bitmap::set(next, l);
+          ++claimed;
+          continue;
+        }
+        ch.send(owner, visit<V>{static_cast<V>(l), parent});
+        pacing.tick();
+      }
+    }
+  }
+  st.next_size += claimed;
+}
+
+template <class V>
+void search_levels(std::uint64_t root, bool filter, shoal::channel<visit<V>> ch) {
+  core_state<V>& st = g_state<V>.local();
+  st.start_at(root);
+  // Values sent while level L is expanded land in `next`, even on a core
+  // that has not started its task yet; `next` becomes the frontier after the
+  // level's values have all arrived and before the barrier lets any core
+  // start the next level, so it never mixes two levels.
+  for (;;) {
+    if (filter)
+      expand<V, true>(st, ch);
+    else
+      expand<V, false>(st, ch);
+    wait_ended(st, ch, end_marker<V>);
+    if (allreduce_sum(st.advance()) == 0) return;
+  }
+}
+
+}  // namespace
+
+template <class V>
+void open_channel_variant() {
+  if (g_visit_channel<V>) return;
+  g_visit_channel<V> = shoal::make_channel<visit<V>>([](const visit<V>& m) {
+    core_state<V>& st = g_state<V>.local();
+    if (m.local == end_marker<V>.local) {
+      st.rx.note_end(0);
+      return;
+    }
+    st.claim(m.local, m.parent);
+  });
+}
+
+template <class V>
+void close_channel_variant() {
+  g_visit_channel<V>.close();
+}
+
+template <class V>
+void search_channel(const search_setup& s, std::uint64_t root) {
+  const bool filter = s.sender_filter;
+  const shoal::channel<visit<V>> ch = g_visit_channel<V>;
+  shoal::on_all_cores([root, filter, ch] { search_levels<V>(root, filter, ch); });
+}
+
+template void open_channel_variant<std::uint32_t>();
+template void open_channel_variant<std::uint64_t>();
+template void close_channel_variant<std::uint32_t>();
+template void close_channel_variant<std::uint64_t>();
+template void search_channel<std::uint32_t>(const search_setup&, std::uint64_t);
+template void search_channel<std::uint64_t>(const search_setup&, std::uint64_t);
+
+}  // namespace shoal_apps::bfs

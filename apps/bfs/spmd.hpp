@@ -1,0 +1,96 @@
+// Collective steps for SPMD search code: one task per core (started by
+// shoal::on_all_cores) calls these in the same order on every core.
+//
+// - allreduce_sum: a barrier that also sums one number per core. Each core
+//   sends its value to core 0; core 0, once it has all of them, sends the
+//   total back to every core. 2 messages per core; the calling task
+//   suspends until the total arrives.
+// - wait_delivered: ends a phase of counted messages. Each core tells every
+//   other core how many counted messages it sent it this phase (one closure
+//   message per pair), then suspends until it has received them all. Handlers
+//   of counted messages call core_state::rx.note_received().
+// - wait_ended: ends a phase of values on one typed channel without counting
+//   them. Each core sends every other core an end marker on the same
+//   channel; values from one core to another on one channel are handled in
+//   the order they were sent (aggregator.hpp), so a core holding every other
+//   core's marker has handled all their values. The channel's handler calls
+//   core_state::rx.note_end(0) for a marker. This saves the round of count
+//   messages, which would travel after the values.
+// Messages of the next phase must not be sent before every core has finished
+// this one, so an allreduce_sum (a barrier) always follows either wait.
+#pragma once
+
+#include "bfs/core_state.hpp"
+
+#include <shoal/shoal.hpp>
+
+#include <array>
+#include <cstdint>
+
+namespace shoal_apps::bfs {
+
+/// Lets a long sending loop yield now and then, so that its core handles
+/// what other cores sent it (and returns their buffers) instead of making
+/// them wait on back-pressure until the loop ends. A yield with no other
+/// worker ready returns at once and only every 64th one polls, so yielding
+/// every 64 messages polls about every 4096 (measured: polling every 64 or
+/// every 1024 messages is slower on 1 and 2 processes alike).
+class yield_every {
+ public:
+  /// Counts `work` units (messages sent); yields once per `period` of them.
+  void tick(std::int64_t work = 1) {
+    left_ -= work;
+    if (left_ > 0) return;
+    left_ = period;
+    shoal::yield();
+  }
+
+ private:
+  static constexpr std::int64_t period = 64;
+  std::int64_t left_ = period;
+};
+
+/// Two sums at once (for the async variant's termination test).
+using sum_pair = std::array<std::int64_t, 2>;
+
+/// Element-wise sums of `x` over every core of the job. Blocking; one task
+/// per core.
+sum_pair allreduce_sum(sum_pair x);
+
+/// Sum of `x` over every core of the job. Blocking; one task per core.
+inline std::int64_t allreduce_sum(std::int64_t x) { return allreduce_sum(sum_pair{x, 0})[0]; }
+
+/// Suspends until every counted message sent to this core in this phase has
+/// been handled; resets the phase's counts. Blocking; one task per core.
+template <class V>
+void wait_phase_end(core_state<V>& st) {
+  shoal::flush();
+  if (!st.rx.complete()) {
+    shoal::completion_event done(1);
+    st.rx.waiter = &done;
+    done.wait();
+  }
+  st.rx = delivery{};
+}
+
+template <class V>
+void wait_delivered(core_state<V>& st) {
+  for (int c = 0; c < shoal::cores(); ++c) {
+    if (c == st.me) continue;
+    const std::int64_t n = st.sent[static_cast<std::size_t>(c)];
+    st.sent[static_cast<std::size_t>(c)] = 0;
+    shoal::send(c, [n] { g_state<V>.local().rx.note_end(n); });
+  }
+  wait_phase_end(st);
+}
+
+/// Sends `marker` on `ch` to every other core, then suspends until every
+/// other core's marker has arrived here. Blocking; one task per core.
+template <class V, class T>
+void wait_ended(core_state<V>& st, const shoal::channel<T>& ch, const T& marker) {
+  for (int c = 0; c < shoal::cores(); ++c)
+    if (c != st.me) ch.send(c, marker);
+  wait_phase_end(st);
+}
+
+}  // namespace shoal_apps::bfs
