@@ -190,6 +190,14 @@ void wait_quiescent(runtime_state& rt) {
 // it: the counts are monotonic, so equal sums over two consecutive waves
 // mean nothing was sent or received in between, and no message was in
 // flight (sent == received) while every rank was quiet.
+// The main thread's pause between looks at the job (see wait_terminated).
+std::chrono::microseconds next_pause(std::chrono::microseconds pause, bool moved, bool busy) {
+  using us = std::chrono::microseconds;
+  if (busy) return us(1000);
+  if (pause > us(200)) return us(5);  // the cores just went idle: the end may be near
+  return std::min(pause * 2, us(moved ? 50 : 200));
+}
+
 void wait_terminated(runtime_state& rt) {
   network& net = *rt.net;
   const bool watched = rt.cfg.watchdog_s > 0;
@@ -245,9 +253,11 @@ void wait_terminated(runtime_state& rt) {
     // Sleep even when the network moved: the cores drive it as they poll,
     // and this thread must not take a CPU from them (it only stands in
     // for cores that compute without polling). The pause starts short so
-    // that the end of a short run is seen at once.
+    // that the end of a short run is seen at once; while the last wave saw
+    // cores computing it is long, because on a machine with no core to
+    // spare every wake-up of this thread preempts a core.
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(moved ? 50 : 200));
+    pause = next_pause(pause, moved, previous[busy] != 0);
   }
   fail_if_starved(rt);
 }

@@ -88,9 +88,15 @@ struct suite_entry {
 };
 
 std::vector<suite_entry> suite_entries() {
-  return {{"gups", {"--log-table", "24"}},
-          {"bfs", {"--scale", "18", "--roots", "16"}},
-          {"uts", {"--tree", "T1"}}};
+  return {{"gups", {"--log-table", "26"}},
+          {"gups", {"--log-table", "26", "--impl", "delegate"}},
+          {"bfs", {"--scale", "21", "--roots", "64"}},
+          {"uts", {"--tree", "T1L"}},
+          {"uts", {"--tree", "T3L"}}};
+}
+
+bool ok_all(const std::vector<report>& reports) {
+  return std::all_of(reports.begin(), reports.end(), [](const report& r) { return r.validated(); });
 }
 
 int run_suite(const std::vector<app_spec>& apps, bool json) {
@@ -114,22 +120,24 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
     reports.push_back(run_command(c));
   }
   if (shoal::myrank() != 0) return 0;
-  bool ok = true;
   if (json) {
     nlohmann::json all = nlohmann::json::array();
     for (const report& r : reports) all.push_back(r.to_json());
     std::printf("%s\n", all.dump().c_str());
   } else {
-    std::printf("%-6s %-12s %10s %14s %-10s %s\n", "app", "impl", "time_s", "rate", "unit",
-                "validation");
-    for (const report& r : reports)
-      std::printf("%-6s %-12s %10.3f %14.6g %-10s %s\n", r.app().c_str(), r.impl().c_str(),
-                  r.to_json()["time_s"].get<double>(), r.rate(), r.rate_unit().c_str(),
-                  r.validated() ? "PASSED" : "FAILED");
+    std::printf("%-5s %-9s %10s %12s %-9s %-10s %s\n", "app", "impl", "time_s", "rate", "unit",
+                "validation", "problem");
+    for (const report& r : reports) {
+      const nlohmann::json j = r.to_json();
+      std::printf("%-5s %-9s %10.3f %12.6g %-9s %-10s %s\n", r.app().c_str(), r.impl().c_str(),
+                  j["time_s"].get<double>(), r.rate(), r.rate_unit().c_str(),
+                  r.validated() ? "PASSED" : "FAILED", j["problem"].get<std::string>().c_str());
+    }
+    std::printf("job: %d rank(s) x %d core(s); every run validated against its reference: %s\n",
+                shoal::ranks(), shoal::cores() / shoal::ranks(), ok_all(reports) ? "yes" : "NO");
   }
-  for (const report& r : reports) ok = ok && r.validated();
   std::fflush(stdout);
-  return ok ? 0 : 1;
+  return ok_all(reports) ? 0 : 1;
 }
 
 int run_driver(int argc, char** argv) {

@@ -1,0 +1,338 @@
+// shoal-baseline-bfs: Graph500 BFS in plain C++ and MPI, no shoal: the
+// hand-tuned bulk-synchronous baseline `shoal bfs` is measured against.
+//
+// Same flags, search keys, validation and JSON as `shoal bfs` (the graph
+// options, key choice and validation come from apps/bfs/plain/graph.hpp):
+//   1. every rank takes its slice of the Kronecker edge list (or of the
+//      file) and the distributed CSR is built by MPI_Alltoallv (timed:
+//      construction_s; bfs_graph.hpp);
+//   2. the keys are drawn on rank 0 among vertices with an edge;
+//   3. each key is searched level by level (timed; bfs_search.hpp), then the
+//      parent array is gathered on rank 0 and checked against the whole edge
+//      list by the Graph500 rules (untimed);
+//   4. rank 0 prints the report; the exit status is 1 when a search failed
+//      validation, 2 on bad input (message on stderr), 0 otherwise.
+// Every rank takes every collective step, so an error on any rank ends the
+// whole job the same way on every rank instead of hanging.
+#include "baselines/bfs_graph.hpp"
+#include "baselines/bfs_search.hpp"
+#include "bfs/plain/graph.hpp"
+#include "common/app.hpp"  // input_error only
+#include "common/progress.hpp"
+#include "common/report.hpp"
+
+#include <mpi.h>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace gb = shoal_apps::bfs;
+using shoal_baseline::block_distribution;
+using shoal_baseline::level_sync_bfs;
+using shoal_baseline::local_graph;
+
+constexpr const char* program = "shoal-baseline-bfs";
+
+struct options {
+  gb::graph_options graph;
+  bool json = false;
+  std::string impl;  ///< accepted and ignored: the harness passes `shoal bfs`'s line
+  bool sender_filter = true;
+  bool corrupt = false;  ///< hidden test hook: the first parent array loses its root
+};
+
+/// Thrown on every rank at once to end the job with `code`.
+struct job_exit {
+  int code;
+};
+
+int my_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int rank_count() {
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+/// Collective: a barrier that sleeps while it waits (the other ranks idle
+/// while rank 0 validates: their cores are better left to whoever else runs
+/// on the machine), then a plain barrier, so that all ranks leave together.
+void idle_barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  for (int done = 0;;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done != 0) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// Collective: runs `fn` on every rank. If it threw input_error anywhere, the
+/// lowest rank that failed prints the message and every rank throws job_exit{2}.
+template <class F>
+void collectively(F&& fn) {
+  std::string error;
+  try {
+    fn();
+  } catch (const shoal_apps::input_error& e) {
+    error = e.what();
+    if (error.empty()) error = "bad input";
+  }
+  const int rank = my_rank();
+  int failed = error.empty() ? INT_MAX : rank;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (failed == INT_MAX) return;
+  if (failed == rank) std::fprintf(stderr, "%s: error: %s\n", program, error.c_str());
+  throw job_exit{2};
+}
+
+/// Parses argv on every rank (each sees the same line, so all agree); returns
+/// an exit status when the program should stop (help or a bad flag).
+std::optional<int> parse(options& o, int argc, char** argv) {
+  CLI::App cli{"Graph500 BFS, plain MPI baseline (level-synchronous, MPI_Alltoallv per level)"};
+  gb::add_graph_options(cli, o.graph);
+  cli.add_flag("--json", o.json, "print one JSON object on stdout instead of the summary");
+  cli.add_option("--impl", o.impl, "ignored (accepted so the line of `shoal bfs` runs here too)");
+  cli.add_flag("--sender-filter,!--no-sender-filter", o.sender_filter,
+               "send each remote vertex at most once per search (default on)");
+  cli.add_flag("--corrupt-for-test", o.corrupt)->group("");  // proves a failed check fails the run
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return my_rank() == 0 ? cli.exit(e) : 0;
+  } catch (const CLI::ParseError& e) {
+    if (my_rank() == 0) std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    return e.get_exit_code() != 0 ? e.get_exit_code() : 2;
+  }
+  return std::nullopt;
+}
+
+/// The input graph's size, and the file's edges when it came from --graph.
+struct input {
+  std::int64_t vertices = 0;
+  std::int64_t edges = 0;
+  std::vector<gb::edge> file_edges;
+};
+
+input load_input(const options& o) {
+  input in;
+  if (!o.graph.file.empty()) {
+    gb::edge_list list = gb::read_graph_file(o.graph.file);
+    in.vertices = list.vertices;
+    in.edges = static_cast<std::int64_t>(list.edges.size());
+    in.file_edges = std::move(list.edges);
+  } else {
+    in.vertices = gb::kronecker_vertices(o.graph);
+    in.edges = gb::kronecker_edge_count(o.graph);
+  }
+  gb::check_fits_in_memory(in.vertices, in.edges, rank_count());
+  if (in.vertices > shoal_baseline::max_vertices)
+    throw shoal_apps::input_error(
+        fmt::format("--scale/--graph: {} vertices, more than the baseline's 2^32", in.vertices));
+  if (o.graph.root >= in.vertices)
+    throw shoal_apps::input_error(fmt::format(
+        "--root {}: no such vertex (the graph has {} vertices)", o.graph.root, in.vertices));
+  return in;
+}
+
+shoal_baseline::edge_source source_of(const options& o, const input& in) {
+  if (o.graph.file.empty())
+    return [&o](std::int64_t a, std::int64_t b, std::vector<gb::edge>& out) {
+      gb::kronecker_edges(o.graph, a, b, out);
+    };
+  return [&in](std::int64_t a, std::int64_t b, std::vector<gb::edge>& out) {
+    out.insert(out.end(), in.file_edges.begin() + a, in.file_edges.begin() + b);
+  };
+}
+
+template <class T>
+MPI_Datatype mpi_type();
+template <>
+MPI_Datatype mpi_type<std::int64_t>() {
+  return MPI_INT64_T;
+}
+template <>
+MPI_Datatype mpi_type<std::uint8_t>() {
+  return MPI_UINT8_T;
+}
+
+/// Collective: MPI_Gatherv of every rank's block onto rank 0, in global
+/// vertex order (empty elsewhere).
+template <class T>
+std::vector<T> gather_blocks(const block_distribution& dist, const std::vector<T>& mine) {
+  const int ranks = dist.ranks();
+  std::vector<int> counts(static_cast<std::size_t>(ranks)), displs(counts.size());
+  for (int r = 0; r < ranks; ++r) {
+    counts[static_cast<std::size_t>(r)] = static_cast<int>(dist.count(r));
+    displs[static_cast<std::size_t>(r)] = static_cast<int>(dist.first(r));
+  }
+  std::vector<T> all(my_rank() == 0 ? static_cast<std::size_t>(dist.vertices()) : 0);
+  MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), mpi_type<T>(), all.data(), counts.data(),
+              displs.data(), mpi_type<T>(), 0, MPI_COMM_WORLD);
+  return all;
+}
+
+/// Collective: the search keys, drawn on rank 0 as `shoal bfs` draws them
+/// (choose_roots over the has-edge flags) and broadcast, or --root.
+std::vector<std::int64_t> search_keys(const local_graph& g, const options& o) {
+  if (o.graph.root >= 0) return {o.graph.root};
+  std::vector<std::uint8_t> mine(static_cast<std::size_t>(g.count()));
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = g.offsets[i + 1] > g.offsets[i] ? 1 : 0;
+  const std::vector<std::uint8_t> all = gather_blocks(g.dist, mine);
+  std::vector<std::int64_t> keys;
+  if (my_rank() == 0)
+    keys = gb::choose_roots(std::vector<bool>(all.begin(), all.end()), o.graph.roots, o.graph.seed);
+  int n = static_cast<int>(keys.size());
+  MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  keys.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(keys.data(), n, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  collectively([n] {
+    if (n == 0)
+      throw shoal_apps::input_error("the graph has no edge other than self-loops: no search key");
+  });
+  return keys;
+}
+
+/// What the searches found (meaningful on rank 0).
+struct outcome {
+  nlohmann::json roots = nlohmann::json::array();
+  std::vector<double> teps;
+  double time_s = 0;
+  bool ok = true;
+  std::string error;
+};
+
+/// Rank 0: validates one search and records it.
+void record(outcome& out, const std::vector<gb::edge>& edges, std::int64_t vertices,
+            std::int64_t root, const std::vector<std::int64_t>& parent, double seconds) {
+  const gb::validation v = gb::validate_bfs_tree(edges, vertices, root, parent);
+  if (!v.ok && out.ok) {
+    out.ok = false;
+    out.error = fmt::format("root {}: {}", root, v.error);
+  }
+  out.roots.push_back({{"root", root},
+                       {"reached", v.reached},
+                       {"depth", v.depth},
+                       {"edges", v.edges},
+                       {"time_s", seconds}});
+  out.teps.push_back(static_cast<double>(v.edges) / seconds);
+  out.time_s += seconds;
+}
+
+/// Collective: every key searched (timed), gathered and validated (untimed).
+outcome search_all(const local_graph& g, const options& o, const std::vector<std::int64_t>& keys,
+                   const std::vector<gb::edge>& all_edges) {
+  level_sync_bfs bfs(g, MPI_COMM_WORLD, o.sender_filter);
+  outcome out;
+  shoal_apps::progress shown("bfs baseline: roots", static_cast<std::int64_t>(keys.size()));
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    idle_barrier();
+    const double t0 = MPI_Wtime();
+    bfs.search(keys[k]);
+    const double seconds = MPI_Wtime() - t0;
+    std::vector<std::int64_t> parent = gather_blocks(g.dist, bfs.parents());
+    if (my_rank() != 0) continue;
+    if (k == 0 && o.corrupt) parent[static_cast<std::size_t>(keys[k])] = -1;
+    record(out, all_edges, g.dist.vertices(), keys[k], parent, seconds);
+    shown.update(static_cast<std::int64_t>(k + 1));
+  }
+  return out;
+}
+
+std::string problem_text(const options& o, const input& in, std::size_t keys) {
+  const std::string graph = o.graph.file.empty() ? fmt::format("Kronecker scale {}, edgefactor {}",
+                                                               o.graph.scale, o.graph.edgefactor)
+                                                 : fmt::format("graph {}", o.graph.file);
+  return fmt::format("{}: {} vertices, {} edges, {} search key{}", graph, in.vertices, in.edges,
+                     keys, keys == 1 ? "" : "s");
+}
+
+shoal_apps::report make_report(const options& o, const input& in, const outcome& out,
+                               std::size_t keys, double construction_s) {
+  shoal_apps::report r("bfs", "mpi-alltoallv");
+  r.set_problem(problem_text(o, in, keys));
+  r.set_shape(rank_count(), rank_count());
+  const double hm = shoal_apps::harmonic_mean(out.teps);
+  r.set_time(out.time_s);
+  r.set_rate(hm / 1e6, "MTEPS");
+  r.set("teps_harmonic_mean", hm);
+  r.set("teps_min", out.teps.empty() ? 0 : *std::min_element(out.teps.begin(), out.teps.end()));
+  r.set("teps_median", shoal_apps::median(out.teps));
+  r.set("teps_max", out.teps.empty() ? 0 : *std::max_element(out.teps.begin(), out.teps.end()));
+  r.set("construction_s", construction_s);
+  r.set("scale", o.graph.file.empty() ? nlohmann::json(o.graph.scale) : nlohmann::json(nullptr),
+        false);
+  r.set("vertices", in.vertices, false);
+  r.set("edges", in.edges, false);
+  r.set("sender_filter", o.sender_filter, false);
+  r.set("roots", out.roots, false);
+  r.set_validated(out.ok, out.ok ? fmt::format("{} search{} the Graph500 checks", keys,
+                                               keys == 1 ? " passes" : "es pass")
+                                 : out.error);
+  return r;
+}
+
+/// Collective: construction, searches and report, once the input is known.
+int run_with(const options& o, input& in) {
+  const block_distribution dist(in.vertices, rank_count());
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  const local_graph g =
+      shoal_baseline::build_local_graph(dist, in.edges, source_of(o, in), MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double construction_s = MPI_Wtime() - t0;
+  const std::vector<std::int64_t> keys = search_keys(g, o);
+  std::vector<gb::edge> all_edges;  // rank 0 validates against the whole list
+  if (my_rank() == 0 && o.graph.file.empty()) gb::kronecker_edges(o.graph, 0, in.edges, all_edges);
+  if (my_rank() == 0 && !o.graph.file.empty()) all_edges = std::move(in.file_edges);
+  std::vector<gb::edge>().swap(in.file_edges);
+  const outcome out = search_all(g, o, keys, all_edges);
+  int ok = out.ok ? 1 : 0;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (my_rank() == 0)
+    shoal_apps::print_report(make_report(o, in, out, keys.size(), construction_s), o.json);
+  return ok == 1 ? 0 : 1;
+}
+
+int run(int argc, char** argv) {
+  options o;
+  if (const std::optional<int> stop = parse(o, argc, argv)) return *stop;
+  input in;
+  collectively([&] { in = load_input(o); });
+  return run_with(o, in);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  try {
+    status = run(argc, argv);
+  } catch (const job_exit& e) {
+    status = e.code;
+  } catch (const std::exception& e) {
+    // Not bad input but a failure on one rank (out of memory, ...): the
+    // others may be inside a collective, so only an abort ends them all.
+    std::fprintf(stderr, "%s: failed on rank %d: %s\n", program, my_rank(), e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return status;
+}
