@@ -17,6 +17,7 @@
 #include "baselines/bfs_graph.hpp"
 #include "baselines/bfs_search.hpp"
 #include "bfs/plain/graph.hpp"
+#include "bfs/plain/search_report.hpp"
 #include "common/app.hpp"  // input_error only
 #include "common/progress.hpp"
 #include "common/report.hpp"
@@ -209,37 +210,11 @@ std::vector<std::int64_t> search_keys(const local_graph& g, const options& o) {
   return keys;
 }
 
-/// What the searches found (meaningful on rank 0).
-struct outcome {
-  nlohmann::json roots = nlohmann::json::array();
-  std::vector<double> teps;
-  double time_s = 0;
-  bool ok = true;
-  std::string error;
-};
-
-/// Rank 0: validates one search and records it.
-void record(outcome& out, const std::vector<gb::edge>& edges, std::int64_t vertices,
-            std::int64_t root, const std::vector<std::int64_t>& parent, double seconds) {
-  const gb::validation v = gb::validate_bfs_tree(edges, vertices, root, parent);
-  if (!v.ok && out.ok) {
-    out.ok = false;
-    out.error = fmt::format("root {}: {}", root, v.error);
-  }
-  out.roots.push_back({{"root", root},
-                       {"reached", v.reached},
-                       {"depth", v.depth},
-                       {"edges", v.edges},
-                       {"time_s", seconds}});
-  out.teps.push_back(static_cast<double>(v.edges) / seconds);
-  out.time_s += seconds;
-}
-
 /// Collective: every key searched (timed), gathered and validated (untimed).
-outcome search_all(const local_graph& g, const options& o, const std::vector<std::int64_t>& keys,
+gb::search_results search_all(const local_graph& g, const options& o, const std::vector<std::int64_t>& keys,
                    const std::vector<gb::edge>& all_edges) {
   level_sync_bfs bfs(g, MPI_COMM_WORLD, o.sender_filter);
-  outcome out;
+  gb::search_results out;
   shoal_apps::progress shown("bfs baseline: roots", static_cast<std::int64_t>(keys.size()));
   for (std::size_t k = 0; k < keys.size(); ++k) {
     idle_barrier();
@@ -249,42 +224,19 @@ outcome search_all(const local_graph& g, const options& o, const std::vector<std
     std::vector<std::int64_t> parent = gather_blocks(g.dist, bfs.parents());
     if (my_rank() != 0) continue;
     if (k == 0 && o.corrupt) parent[static_cast<std::size_t>(keys[k])] = -1;
-    record(out, all_edges, g.dist.vertices(), keys[k], parent, seconds);
+    out.record(keys[k], gb::validate_bfs_tree(all_edges, g.dist.vertices(), keys[k], parent),
+               seconds);
     shown.update(static_cast<std::int64_t>(k + 1));
   }
   return out;
 }
 
-std::string problem_text(const options& o, const input& in, std::size_t keys) {
-  const std::string graph = o.graph.file.empty() ? fmt::format("Kronecker scale {}, edgefactor {}",
-                                                               o.graph.scale, o.graph.edgefactor)
-                                                 : fmt::format("graph {}", o.graph.file);
-  return fmt::format("{}: {} vertices, {} edges, {} search key{}", graph, in.vertices, in.edges,
-                     keys, keys == 1 ? "" : "s");
-}
-
-shoal_apps::report make_report(const options& o, const input& in, const outcome& out,
-                               std::size_t keys, double construction_s) {
+shoal_apps::report make_report(const options& o, const input& in, const gb::search_results& out,
+                               double construction_s) {
   shoal_apps::report r("bfs", "mpi-alltoallv");
-  r.set_problem(problem_text(o, in, keys));
   r.set_shape(rank_count(), rank_count());
-  const double hm = shoal_apps::harmonic_mean(out.teps);
-  r.set_time(out.time_s);
-  r.set_rate(hm / 1e6, "MTEPS");
-  r.set("teps_harmonic_mean", hm);
-  r.set("teps_min", out.teps.empty() ? 0 : *std::min_element(out.teps.begin(), out.teps.end()));
-  r.set("teps_median", shoal_apps::median(out.teps));
-  r.set("teps_max", out.teps.empty() ? 0 : *std::max_element(out.teps.begin(), out.teps.end()));
-  r.set("construction_s", construction_s);
-  r.set("scale", o.graph.file.empty() ? nlohmann::json(o.graph.scale) : nlohmann::json(nullptr),
-        false);
-  r.set("vertices", in.vertices, false);
-  r.set("edges", in.edges, false);
-  r.set("sender_filter", o.sender_filter, false);
-  r.set("roots", out.roots, false);
-  r.set_validated(out.ok, out.ok ? fmt::format("{} search{} the Graph500 checks", keys,
-                                               keys == 1 ? " passes" : "es pass")
-                                 : out.error);
+  gb::fill_search_report(r, {o.graph, in.vertices, in.edges}, o.sender_filter, out,
+                         construction_s);
   return r;
 }
 
@@ -302,11 +254,11 @@ int run_with(const options& o, input& in) {
   if (my_rank() == 0 && o.graph.file.empty()) gb::kronecker_edges(o.graph, 0, in.edges, all_edges);
   if (my_rank() == 0 && !o.graph.file.empty()) all_edges = std::move(in.file_edges);
   std::vector<gb::edge>().swap(in.file_edges);
-  const outcome out = search_all(g, o, keys, all_edges);
+  const gb::search_results out = search_all(g, o, keys, all_edges);
   int ok = out.ok ? 1 : 0;
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (my_rank() == 0)
-    shoal_apps::print_report(make_report(o, in, out, keys.size(), construction_s), o.json);
+    shoal_apps::print_report(make_report(o, in, out, construction_s), o.json);
   return ok == 1 ? 0 : 1;
 }
 

@@ -13,6 +13,7 @@
 #include "bfs/corrupt.hpp"
 #include "bfs/distribution.hpp"
 #include "bfs/plain/graph.hpp"
+#include "bfs/plain/search_report.hpp"
 #include "bfs/search.hpp"
 #include "common/app.hpp"
 #include "common/progress.hpp"
@@ -97,63 +98,13 @@ std::vector<std::int64_t> search_keys(const bfs_options& o, const graph_shape& s
   return choose_roots(has_edge, o.graph.roots, o.graph.seed);
 }
 
-/// What the searches found (rank 0).
-struct outcome {
-  nlohmann::json roots = nlohmann::json::array();
-  std::vector<double> teps;
-  double time_s = 0;
-  bool ok = true;
-  std::string error;
-};
-
-void record(outcome& out, std::int64_t root, const validation& v, double seconds) {
-  if (!v.ok && out.ok) {
-    out.ok = false;
-    out.error = fmt::format("root {}: {}", root, v.error);
-  }
-  out.roots.push_back({{"root", root}, {"reached", v.reached}, {"depth", v.depth},
-                       {"edges", v.edges}, {"time_s", seconds}});
-  out.teps.push_back(static_cast<double>(v.edges) / seconds);
-  out.time_s += seconds;
-}
-
-std::string problem_text(const bfs_options& o, const graph_shape& s, std::size_t keys) {
-  const std::string graph =
-      s.from_file ? fmt::format("graph {}", o.graph.file)
-                  : fmt::format("Kronecker scale {}, edgefactor {}", s.scale, s.edgefactor);
-  return fmt::format("{}: {} vertices, {} edges, {} search key{}", graph, s.vertices, s.edges,
-                     keys, keys == 1 ? "" : "s");
-}
-
-void fill_report(report& r, const bfs_options& o, const graph_shape& s, const outcome& out,
-                 double construction_s) {
-  const double hm = harmonic_mean(out.teps);
-  const auto [lo, hi] = std::minmax_element(out.teps.begin(), out.teps.end());
-  r.set_problem(problem_text(o, s, out.teps.size()));
-  r.set_time(out.time_s);
-  r.set_rate(hm / 1e6, "MTEPS");
-  r.set("teps_harmonic_mean", hm);
-  r.set("teps_min", out.teps.empty() ? 0 : *lo);
-  r.set("teps_median", median(out.teps));
-  r.set("teps_max", out.teps.empty() ? 0 : *hi);
-  r.set("construction_s", construction_s);
-  r.set("scale", s.from_file ? nlohmann::json(nullptr) : nlohmann::json(s.scale), false);
-  r.set("vertices", s.vertices, false);
-  r.set("edges", s.edges, false);
-  r.set("sender_filter", o.sender_filter, false);
-  r.set("roots", out.roots, false);
-  r.set_validated(out.ok, out.ok ? fmt::format("{} searches pass the Graph500 checks",
-                                               out.teps.size())
-                                 : out.error);
-}
-
 /// Every search, in the root task: timed, gathered and validated on rank 0
 /// while the other cores wait (all in one run, so the cores, their buffers
 /// and stacks stay warm from one search to the next).
 template <class V>
-outcome search_all(const bfs_options& o, variant v, const search_setup& setup, std::int64_t vertices,
+search_results search_all(const bfs_options& o, variant v, const search_setup& setup, std::int64_t vertices,
                    const std::vector<std::int64_t>& keys, const std::vector<edge>& edges) {
-  outcome out;
+  search_results out;
   progress shown("bfs: roots", static_cast<std::int64_t>(keys.size()));
   std::vector<std::int64_t> parent;
   for (std::size_t k = 0; k < keys.size(); ++k) {
@@ -164,7 +115,7 @@ outcome search_all(const bfs_options& o, variant v, const search_setup& setup, s
     parent.assign(static_cast<std::size_t>(vertices), -1);
     gather_parents<V>(&parent);
     if (k == 0 && o.corrupt_rule != 0) corrupt_parent_array(parent, edges, root, o.corrupt_rule);
-    record(out, root, validate_bfs_tree(edges, vertices, root, parent), seconds);
+    out.record(root, validate_bfs_tree(edges, vertices, root, parent), seconds);
     shown.update(static_cast<std::int64_t>(k + 1));
   }
   return out;
@@ -193,7 +144,7 @@ void run_with(const bfs_options& o, const graph_shape& s, run_context& ctx) {
   if (shoal::myrank() == 0) keys = search_keys(o, s, edges);
   if (shoal::myrank() == 0 && keys.empty())
     throw input_error("the graph has no edge other than self-loops: no search key");
-  outcome out;
+  search_results out;
   shoal::run([&] {
     search_setup setup{shoal::global_alloc<std::int64_t>(s.vertices), o.sender_filter};
     prepare_searches<V>(v, setup);
@@ -202,7 +153,9 @@ void run_with(const bfs_options& o, const graph_shape& s, run_context& ctx) {
     shoal::global_free(setup.parents);
   });
   g_state<V>.reset();  // the graph's memory, before the next app of a suite
-  if (shoal::myrank() == 0) fill_report(ctx.out, o, s, out, construction_s);
+  if (shoal::myrank() == 0)
+    fill_search_report(ctx.out, {o.graph, s.vertices, s.edges}, o.sender_filter, out,
+                       construction_s);
 }
 
 }  // namespace

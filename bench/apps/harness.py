@@ -213,7 +213,7 @@ def plot(out_dir, rows):
             "set title '%s: %s'" % (app, mine[0]["what"].replace("'", "")),
             "set ylabel '%s'" % mine[0]["rate_unit"],
             "set style data histograms", "set style histogram clustered gap 1",
-            "set style fill solid 0.8 border -1", "set yrange [0:*]", "set key top left",
+            "set style fill solid 0.8 border -1", "set yrange [0:*]", "set key below",
             "plot '%s' using 2:xtic(1) title 'shoal (%s)', '' using 3 title '%s'" % (
                 data, mine[0]["impl"], mine[0]["reference_impl"]),
         ])
@@ -229,8 +229,13 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--apps", default=",".join(APPS))
     ap.add_argument("--timeout", type=int, default=600, help="seconds per run")
+    ap.add_argument("--replot", action="store_true", help="redraw the plots of OUT/latest.json only")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.replot:
+        with open(os.path.join(args.out, "latest.json")) as f:
+            print("\n".join(plot(args.out, json.load(f)["rows"])))
+        return 0
     probe_exe = build_probe(args.build)
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     rows = []
