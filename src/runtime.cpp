@@ -181,6 +181,14 @@ void wait_quiescent(runtime_state& rt) {
   fail_if_starved(rt);
 }
 
+// The main thread's pause between looks at the job (see wait_terminated).
+std::chrono::microseconds next_pause(std::chrono::microseconds pause, bool moved, bool busy) {
+  using us = std::chrono::microseconds;
+  if (busy) return us(1000);
+  if (pause > us(200)) return us(5);  // the cores just went idle: the end may be near
+  return std::min(pause * 2, us(moved ? 50 : 200));
+}
+
 // Job of several processes: every rank's main thread drives the network
 // when the cores do not, and runs termination waves (Active Pebbles 3.6):
 // non-blocking allreduces of (ranks not locally quiescent, batches sent,
@@ -190,14 +198,6 @@ void wait_quiescent(runtime_state& rt) {
 // it: the counts are monotonic, so equal sums over two consecutive waves
 // mean nothing was sent or received in between, and no message was in
 // flight (sent == received) while every rank was quiet.
-// The main thread's pause between looks at the job (see wait_terminated).
-std::chrono::microseconds next_pause(std::chrono::microseconds pause, bool moved, bool busy) {
-  using us = std::chrono::microseconds;
-  if (busy) return us(1000);
-  if (pause > us(200)) return us(5);  // the cores just went idle: the end may be near
-  return std::min(pause * 2, us(moved ? 50 : 200));
-}
-
 void wait_terminated(runtime_state& rt) {
   network& net = *rt.net;
   const bool watched = rt.cfg.watchdog_s > 0;

@@ -1,8 +1,8 @@
 // per_core<T>: one slot per core, reached by name from tasks and handlers.
-#include "test_support.hpp"
-
 #include <cstdint>
 #include <vector>
+
+#include "test_support.hpp"
 
 namespace {
 
@@ -29,7 +29,8 @@ TEST_P(per_core_slots, EachCoreReachesItsOwnSlotFromTasksAndHandlers) {
       for (int i = 0; i < per_core; ++i) ++tallies.local().tasks;
       tallies.local().seen_on.push_back(shoal::mycore());
       for (int c = 0; c < shoal::cores(); ++c)
-        shoal::delegate::async_call(c, [] { ++tallies.local().handled; }, shoal::default_gce());
+        shoal::delegate::async_call(
+            c, [] { ++tallies.local().handled; }, shoal::default_gce());
     });
     shoal::default_gce().wait();  // every message has run
     slots = tallies.size();
@@ -47,7 +48,8 @@ TEST_P(per_core_slots, EachCoreReachesItsOwnSlotFromTasksAndHandlers) {
 TEST_P(per_core_slots, SlotsSitOnSeparateCacheLines) {
   std::vector<std::uintptr_t> at;
   run([&] {
-    for (int i = 0; i < tallies.size(); ++i) at.push_back(reinterpret_cast<std::uintptr_t>(&tallies[i]));
+    for (int i = 0; i < tallies.size(); ++i)
+      at.push_back(reinterpret_cast<std::uintptr_t>(&tallies[i]));
     tallies.reset();
   });
   for (std::size_t i = 0; i < at.size(); ++i) {

@@ -1,18 +1,18 @@
 // The shoal command-line driver: `shoal <app> [options]` runs one bundled
 // application, validated, alone or under mpirun; `shoal suite` runs the
 // headline apps at a size that takes about a minute and prints one table.
-#include "common/app.hpp"
-#include "common/report.hpp"
-
 #include <shoal/shoal.hpp>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "common/app.hpp"
+#include "common/report.hpp"
 
 namespace {
 
@@ -142,8 +142,9 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
 
 int run_driver(int argc, char** argv) {
   const std::vector<app_spec> apps = all_apps();
-  CLI::App cli{"shoal: irregular parallel applications on the shoal runtime.\n"
-               "Runtime flags (--cores, --stats, ...: see --help-shoal) go anywhere on the line."};
+  CLI::App cli{
+      "shoal: irregular parallel applications on the shoal runtime.\n"
+      "Runtime flags (--cores, --stats, ...: see --help-shoal) go anywhere on the line."};
   cli.require_subcommand(1);
   std::vector<command> commands;
   commands.reserve(apps.size());
@@ -152,7 +153,8 @@ int run_driver(int argc, char** argv) {
     add_driver_options(commands.back());
   }
   bool suite_json = false;
-  CLI::App* suite = cli.add_subcommand("suite", "gups, bfs and uts at about a minute in all, one table");
+  CLI::App* suite =
+      cli.add_subcommand("suite", "gups, bfs and uts at about a minute in all, one table");
   suite->add_flag("--json", suite_json, "print one JSON array of the apps' objects");
   std::string known;
   bool listed = false;
@@ -169,8 +171,9 @@ int run_driver(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (shoal::myrank() == 0) return cli.exit(e);
-    return e.get_exit_code();
+    // --help exits 0; any refused command line exits 2, like other bad input.
+    const int status = shoal::myrank() == 0 ? cli.exit(e) : e.get_exit_code();
+    return status == 0 ? 0 : 2;
   }
   if (suite->parsed()) return run_suite(apps, suite_json);
   for (const command& c : commands) {

@@ -14,18 +14,6 @@
 //      validation, 2 on bad input (message on stderr), 0 otherwise.
 // Every rank takes every collective step, so an error on any rank ends the
 // whole job the same way on every rank instead of hanging.
-#include "baselines/bfs_graph.hpp"
-#include "baselines/bfs_search.hpp"
-#include "bfs/plain/graph.hpp"
-#include "bfs/plain/search_report.hpp"
-#include "common/app.hpp"  // input_error only
-#include "common/progress.hpp"
-#include "common/report.hpp"
-
-#include <mpi.h>
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -35,6 +23,19 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "baselines/bfs_graph.hpp"
+#include "baselines/bfs_search.hpp"
+#include "bfs/plain/graph.hpp"
+#include "bfs/plain/search_report.hpp"
+#include "common/app.hpp"  // input_error only
+#include "common/progress.hpp"
+#include "common/report.hpp"
 
 namespace {
 
@@ -119,7 +120,7 @@ std::optional<int> parse(options& o, int argc, char** argv) {
     return my_rank() == 0 ? cli.exit(e) : 0;
   } catch (const CLI::ParseError& e) {
     if (my_rank() == 0) std::fprintf(stderr, "%s: error: %s\n", program, e.what());
-    return e.get_exit_code() != 0 ? e.get_exit_code() : 2;
+    return 2;  // a refused command line is bad input, like the app's
   }
   return std::nullopt;
 }
@@ -211,8 +212,9 @@ std::vector<std::int64_t> search_keys(const local_graph& g, const options& o) {
 }
 
 /// Collective: every key searched (timed), gathered and validated (untimed).
-gb::search_results search_all(const local_graph& g, const options& o, const std::vector<std::int64_t>& keys,
-                   const std::vector<gb::edge>& all_edges) {
+gb::search_results search_all(const local_graph& g, const options& o,
+                              const std::vector<std::int64_t>& keys,
+                              const std::vector<gb::edge>& all_edges) {
   level_sync_bfs bfs(g, MPI_COMM_WORLD, o.sender_filter);
   gb::search_results out;
   shoal_apps::progress shown("bfs baseline: roots", static_cast<std::int64_t>(keys.size()));
@@ -235,8 +237,7 @@ shoal_apps::report make_report(const options& o, const input& in, const gb::sear
                                double construction_s) {
   shoal_apps::report r("bfs", "mpi-alltoallv");
   r.set_shape(rank_count(), rank_count());
-  gb::fill_search_report(r, {o.graph, in.vertices, in.edges}, o.sender_filter, out,
-                         construction_s);
+  gb::fill_search_report(r, {o.graph, in.vertices, in.edges}, o.sender_filter, out, construction_s);
   return r;
 }
 
@@ -257,8 +258,7 @@ int run_with(const options& o, input& in) {
   const gb::search_results out = search_all(g, o, keys, all_edges);
   int ok = out.ok ? 1 : 0;
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (my_rank() == 0)
-    shoal_apps::print_report(make_report(o, in, out, construction_s), o.json);
+  if (my_rank() == 0) shoal_apps::print_report(make_report(o, in, out, construction_s), o.json);
   return ok == 1 ? 0 : 1;
 }
 

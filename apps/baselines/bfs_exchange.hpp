@@ -10,8 +10,6 @@
 // T must be trivially copyable and the same layout on every rank.
 #pragma once
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -21,6 +19,8 @@
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
+
+#include <mpi.h>
 
 namespace shoal_baseline {
 

@@ -15,11 +15,6 @@
 // this baseline's memory on one node): half the bytes a search reads.
 #pragma once
 
-#include "baselines/bfs_exchange.hpp"
-#include "bfs/plain/graph.hpp"
-
-#include <mpi.h>
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -27,6 +22,11 @@
 #include <functional>
 #include <utility>
 #include <vector>
+
+#include <mpi.h>
+
+#include "baselines/bfs_exchange.hpp"
+#include "bfs/plain/graph.hpp"
 
 namespace shoal_baseline {
 

@@ -24,16 +24,16 @@
 // sent, as Graph500's reference code does.
 #pragma once
 
-#include "baselines/bfs_exchange.hpp"
-#include "baselines/bfs_graph.hpp"
-
-#include <mpi.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include <mpi.h>
+
+#include "baselines/bfs_exchange.hpp"
+#include "baselines/bfs_graph.hpp"
 
 namespace shoal_baseline {
 

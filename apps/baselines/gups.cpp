@@ -213,8 +213,9 @@ int parse(int argc, char** argv, options& o) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (my_rank() == 0) return cli.exit(e);
-    return e.get_exit_code();
+    // --help exits 0; a refused command line exits 2, like other bad input.
+    const int status = my_rank() == 0 ? cli.exit(e) : e.get_exit_code();
+    return status == 0 ? 0 : 2;
   }
   return -1;
 }

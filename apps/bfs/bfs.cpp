@@ -9,6 +9,13 @@
 //      five Graph500 rules against the whole input edge list (untimed).
 //   5. The report: TEPS per search = input edges in the component / search
 //      time; harmonic mean (TEPS, and the rate in MTEPS), min, median, max.
+#include <shoal/shoal.hpp>
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
 #include "bfs/construct.hpp"
 #include "bfs/corrupt.hpp"
 #include "bfs/distribution.hpp"
@@ -17,13 +24,6 @@
 #include "bfs/search.hpp"
 #include "common/app.hpp"
 #include "common/progress.hpp"
-
-#include <shoal/shoal.hpp>
-
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <chrono>
 
 namespace shoal_apps {
 
@@ -102,8 +102,9 @@ std::vector<std::int64_t> search_keys(const bfs_options& o, const graph_shape& s
 /// while the other cores wait (all in one run, so the cores, their buffers
 /// and stacks stay warm from one search to the next).
 template <class V>
-search_results search_all(const bfs_options& o, variant v, const search_setup& setup, std::int64_t vertices,
-                   const std::vector<std::int64_t>& keys, const std::vector<edge>& edges) {
+search_results search_all(const bfs_options& o, variant v, const search_setup& setup,
+                          std::int64_t vertices, const std::vector<std::int64_t>& keys,
+                          const std::vector<edge>& edges) {
   search_results out;
   progress shown("bfs: roots", static_cast<std::int64_t>(keys.size()));
   std::vector<std::int64_t> parent;

@@ -1,9 +1,9 @@
 // Distributed CSR construction: routing arcs to their owners, then rows.
 #include "bfs/construct.hpp"
 
-#include "bfs/spmd.hpp"
-
 #include <algorithm>
+
+#include "bfs/spmd.hpp"
 
 namespace shoal_apps::bfs {
 

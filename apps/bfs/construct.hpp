@@ -11,11 +11,11 @@
 // neighbour once; validation still counts every input edge).
 #pragma once
 
-#include "bfs/core_state.hpp"
-#include "bfs/plain/graph.hpp"
-
 #include <cstdint>
 #include <vector>
+
+#include "bfs/core_state.hpp"
+#include "bfs/plain/graph.hpp"
 
 namespace shoal_apps::bfs {
 

@@ -9,8 +9,6 @@
 // per neighbour and per message), else std::uint64_t.
 #pragma once
 
-#include "bfs/distribution.hpp"
-
 #include <shoal/shoal.hpp>
 
 #include <algorithm>
@@ -19,6 +17,8 @@
 #include <cstring>
 #include <limits>
 #include <vector>
+
+#include "bfs/distribution.hpp"
 
 namespace shoal_apps::bfs {
 
@@ -72,9 +72,7 @@ struct delivery {
   int counts_in = 0;                          ///< other cores' ends received
   shoal::completion_event* waiter = nullptr;  ///< the task waiting for the phase to end
 
-  bool complete() const noexcept {
-    return counts_in == shoal::cores() - 1 && received == expected;
-  }
+  bool complete() const noexcept { return counts_in == shoal::cores() - 1 && received == expected; }
   /// Called by a handler after it applied one counted message.
   void note_received() {
     ++received;
@@ -141,7 +139,7 @@ struct core_state {
 
   // The graph: rows of this core's vertices.
   std::vector<std::uint64_t> offsets;
-  std::vector<V> adj;  ///< neighbours as packed ids (distribution.hpp)
+  std::vector<V> adj;        ///< neighbours as packed ids (distribution.hpp)
   std::vector<arc<V>> arcs;  ///< construction inbox
 
   // One search. The parent of each of this core's vertices: in the global parent array
@@ -160,15 +158,15 @@ struct core_state {
   // costs a cache miss per row.
   bitmap frontier;
   bitmap next;
-  std::int64_t next_size = 0;  ///< bits set in `next`
+  std::int64_t next_size = 0;            ///< bits set in `next`
   std::int64_t parity_size[2] = {0, 0};  ///< delegate: bits set in frontier, next
-  std::vector<std::int64_t> sent;  ///< counted messages sent to each core this phase
+  std::vector<std::int64_t> sent;        ///< counted messages sent to each core this phase
   delivery rx;
 
   // async: levels, and the queue of vertices whose level improved.
   std::vector<V> level;
-  std::vector<V> sent_level;     ///< best level sent per packed id (sender filter)
-  std::int64_t sent_total = 0;   ///< relaxations sent to other cores, this search
+  std::vector<V> sent_level;    ///< best level sent per packed id (sender filter)
+  std::int64_t sent_total = 0;  ///< relaxations sent to other cores, this search
   std::vector<V> work;
   std::size_t work_head = 0;
   bitmap queued;

@@ -2,12 +2,12 @@
 // checked before it intact, so validation must name exactly that rule.
 #include "bfs/corrupt.hpp"
 
-#include "common/app.hpp"
+#include <algorithm>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <unordered_set>
+#include "common/app.hpp"
 
 namespace shoal_apps::bfs {
 
@@ -34,7 +34,8 @@ std::vector<std::int64_t> levels_of(const std::vector<std::int64_t>& parent, std
 [[noreturn]] void cannot(int rule) {
   throw input_error(fmt::format(
       "--corrupt-for-test {}: this search tree offers no way to break that rule; use a larger "
-      "graph", rule));
+      "graph",
+      rule));
 }
 
 /// Rule 3: re-hang x under a neighbour q on its own level, so x drops one

@@ -3,10 +3,10 @@
 // --corrupt-for-test RULE). Plain C++ on rank 0, after a search.
 #pragma once
 
-#include "bfs/plain/graph.hpp"
-
 #include <cstdint>
 #include <vector>
+
+#include "bfs/plain/graph.hpp"
 
 namespace shoal_apps::bfs {
 

@@ -37,7 +37,8 @@ class vertex_distribution {
       // every b < 2^64 / cores (the rounding error stays below 1 / cores).
       magic_ = ~std::uint64_t{0} / cores_ + 1;
     }
-    local_bits_ = std::bit_width(static_cast<std::uint64_t>(std::max<std::int64_t>(local_count(0), 1) - 1));
+    local_bits_ =
+        std::bit_width(static_cast<std::uint64_t>(std::max<std::int64_t>(local_count(0), 1) - 1));
     local_mask_ = (std::uint64_t{1} << local_bits_) - 1;
   }
 

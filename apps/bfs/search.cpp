@@ -71,10 +71,14 @@ void prepare_searches(variant v, const search_setup& s) {
 template <class V>
 void search(variant v, const search_setup& s, std::uint64_t root) {
   switch (v) {
-    case variant::channel: return search_channel<V>(s, root);
-    case variant::async: return search_async<V>(s, root);
-    case variant::delegate: return search_delegate<V>(s, root);
-    case variant::queue: return search_queue<V>(s, root);
+    case variant::channel:
+      return search_channel<V>(s, root);
+    case variant::async:
+      return search_async<V>(s, root);
+    case variant::delegate:
+      return search_delegate<V>(s, root);
+    case variant::queue:
+      return search_queue<V>(s, root);
   }
 }
 
@@ -135,10 +139,10 @@ void finish_searches() {
   close_queue_variant<V>();
 }
 
-#define SHOAL_BFS_INSTANTIATE(V)                                           \
-  template void prepare_searches<V>(variant, const search_setup&);        \
-  template void search<V>(variant, const search_setup&, std::uint64_t);   \
-  template void gather_parents<V>(std::vector<std::int64_t>*);            \
+#define SHOAL_BFS_INSTANTIATE(V)                                        \
+  template void prepare_searches<V>(variant, const search_setup&);      \
+  template void search<V>(variant, const search_setup&, std::uint64_t); \
+  template void gather_parents<V>(std::vector<std::int64_t>*);          \
   template void finish_searches<V>();
 SHOAL_BFS_INSTANTIATE(std::uint32_t)
 SHOAL_BFS_INSTANTIATE(std::uint64_t)

@@ -14,13 +14,13 @@
 // Every function here is blocking and is called from the root task.
 #pragma once
 
-#include "bfs/core_state.hpp"
-
 #include <shoal/shoal.hpp>
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "bfs/core_state.hpp"
 
 namespace shoal_apps::bfs {
 

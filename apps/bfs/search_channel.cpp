@@ -14,10 +14,10 @@
 // sender filter they also mark the other vertices it has already sent in
 // this search, and it never sends one twice: its owner claims it in that
 // level at the latest.
+#include <bit>
+
 #include "bfs/search.hpp"
 #include "bfs/spmd.hpp"
-
-#include <bit>
 
 namespace shoal_apps::bfs {
 

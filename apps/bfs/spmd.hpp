@@ -20,12 +20,12 @@
 // this one, so an allreduce_sum (a barrier) always follows either wait.
 #pragma once
 
-#include "bfs/core_state.hpp"
-
 #include <shoal/shoal.hpp>
 
 #include <array>
 #include <cstdint>
+
+#include "bfs/core_state.hpp"
 
 namespace shoal_apps::bfs {
 

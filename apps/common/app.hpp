@@ -13,14 +13,14 @@
 // prints "shoal <app>: error: <message>" and ends the whole job with status 2.
 #pragma once
 
-#include "common/report.hpp"
-
-#include <CLI/CLI.hpp>
-
 #include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "common/report.hpp"
 
 namespace shoal_apps {
 

@@ -1,9 +1,9 @@
 #include "common/report.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cstdio>
+
+#include <fmt/format.h>
 
 namespace shoal_apps {
 
@@ -57,10 +57,12 @@ std::string report::summary() const {
   std::string s = fmt::format("{} ({})\n", app_, impl_);
   s += fmt::format("  problem     {}\n", problem_);
   s += fmt::format("  job         {} rank{} x {} core{} per rank\n", ranks_, ranks_ == 1 ? "" : "s",
-                   ranks_ > 0 ? cores_ / ranks_ : cores_, cores_ / std::max(ranks_, 1) == 1 ? "" : "s");
+                   ranks_ > 0 ? cores_ / ranks_ : cores_,
+                   cores_ / std::max(ranks_, 1) == 1 ? "" : "s");
   s += fmt::format("  time        {:.4f} s\n", time_s_);
   s += fmt::format("  rate        {:.6g} {}\n", rate_, rate_unit_);
-  for (const std::string& k : summary_keys_) s += fmt::format("  {:<11} {}\n", k, show(fields_.at(k)));
+  for (const std::string& k : summary_keys_)
+    s += fmt::format("  {:<11} {}\n", k, show(fields_.at(k)));
   s += fmt::format("  validation  {} ({})\n", validated_ ? "PASSED" : "FAILED", validation_detail_);
   return s;
 }

@@ -6,11 +6,11 @@
 // time_s, rate, rate_unit, ranks, cores, stats) plus the app's own fields.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace shoal_apps {
 

@@ -129,7 +129,10 @@ void send_share(shoal::channel<std::uint64_t> ch, const gups_table& t, outstandi
 class channel_updater final : public updater {
  public:
   channel_updater(const gups_table& t, const gups_problem& p, outstanding_rule rule)
-      : t_(t), updates_(p.updates), rule_(rule), ch_(shoal::make_channel<std::uint64_t>(apply_update{t})) {
+      : t_(t),
+        updates_(p.updates),
+        rule_(rule),
+        ch_(shoal::make_channel<std::uint64_t>(apply_update{t})) {
     const shoal::channel<std::uint64_t> ch = ch_;
     shoal::on_all_cores([ch] {
       receive_state& r = receivers.local();

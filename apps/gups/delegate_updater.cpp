@@ -7,6 +7,7 @@
 // a chunk is no longer outstanding (updater.hpp).
 #include <array>
 
+#include "gups/plain/hpcc_stream.hpp"
 #include "gups/update_stream.hpp"
 #include "gups/updater.hpp"
 
@@ -58,7 +59,48 @@ class delegate_updater final : public updater {
   outstanding_rule rule_;
 };
 
+/// The verification pass: applies updates [first, last) once more, each as a
+/// delegate addressed through global_ptr's own arithmetic rather than
+/// gups_table's home()/local_index() and local_part, so that a fault in
+/// the timed path (an update lost, applied twice or at the wrong word) is
+/// not undone by the same fault. Task.
+void reapply_share(const gups_table& t, std::int64_t first, std::int64_t last) {
+  shoal::global_completion_event done;
+  std::uint64_t r = hpcc_starts(static_cast<std::uint64_t>(first));
+  for (std::int64_t k = first; k < last; ++k) {
+    r = hpcc_next(r);
+    const shoal::global_ptr<std::uint64_t> w = t.base + static_cast<std::int64_t>(r & t.mask());
+    shoal::delegate::async_call(
+        w.core(), [w, r] { *w.local() ^= r; }, done);
+    if ((k - first) % max_outstanding == max_outstanding - 1) shoal::yield();
+  }
+  done.wait();
+}
+
+class reapply_updater final : public updater {
+ public:
+  reapply_updater(const gups_table& t, const gups_problem& p) : t_(t), updates_(p.updates) {}
+
+  void apply_all() override {
+    const gups_table t = t_;
+    const std::int64_t updates = updates_;
+    shoal::on_all_cores([t, updates] {
+      const int c = shoal::mycore();
+      reapply_share(t, share_begin(updates, c, shoal::cores()),
+                    share_begin(updates, c + 1, shoal::cores()));
+    });
+  }
+
+ private:
+  gups_table t_;
+  std::int64_t updates_;
+};
+
 }  // namespace
+
+std::unique_ptr<updater> make_reapply_updater(const gups_table& t, const gups_problem& p) {
+  return std::make_unique<reapply_updater>(t, p);
+}
 
 std::unique_ptr<updater> make_delegate_updater(const gups_table& t, const gups_problem& p,
                                                outstanding_rule rule) {

@@ -64,4 +64,9 @@ std::unique_ptr<updater> make_channel_updater(const gups_table& t, const gups_pr
 std::unique_ptr<updater> make_delegate_updater(const gups_table& t, const gups_problem& p,
                                                outstanding_rule rule);
 
+/// The verification pass: the same updates once more, one delegate each,
+/// addressed through global_ptr arithmetic (independent of the timed
+/// path's addressing). Untimed. Root task.
+std::unique_ptr<updater> make_reapply_updater(const gups_table& t, const gups_problem& p);
+
 }  // namespace shoal_apps::gups

@@ -52,34 +52,34 @@ foreach(np 1 2)
 endforeach()
 
 # A parent array that breaks a Graph500 rule fails the run (status 1, FAILED).
-shoal_app_test(bfs_baseline_failed_check_fails_np2 NP 2 EXPECT nonzero MAX_S 30
+shoal_app_test(bfs_baseline_failed_check_fails_np2 NP 2 EXPECT 1 MAX_S 30
   REGEX "validation  FAILED \\(root [0-9]+: "
   COMMAND shoal-baseline-bfs --scale 10 --roots 4 --corrupt-for-test)
 shoal_app_test(bfs_baseline_help EXPECT zero MAX_S 30 REGEX "--scale.*--graph.*--root.*--json"
   COMMAND shoal-baseline-bfs --help)
 
 # Bad input, refused on every rank (never a hang).
-shoal_app_test(bfs_baseline_missing_file NP 2 EXPECT nonzero MAX_S 30
+shoal_app_test(bfs_baseline_missing_file NP 2 EXPECT 2 MAX_S 30
   REGEX "shoal-baseline-bfs: error: --graph .*nosuch.el: cannot open"
   COMMAND shoal-baseline-bfs --graph ${bfsb_data}/nosuch.el)
-shoal_app_test(bfs_baseline_missing_file_np1 EXPECT nonzero MAX_S 30
+shoal_app_test(bfs_baseline_missing_file_np1 EXPECT 2 MAX_S 30
   REGEX "shoal-baseline-bfs: error: --graph .*nosuch.el: cannot open"
   COMMAND shoal-baseline-bfs --graph ${bfsb_data}/nosuch.el)
-shoal_app_test(bfs_baseline_scale_too_large NP 2 EXPECT nonzero MAX_S 30
+shoal_app_test(bfs_baseline_scale_too_large NP 2 EXPECT 2 MAX_S 30
   REGEX "shoal-baseline-bfs: error: --scale/--edgefactor: .*memory"
   COMMAND shoal-baseline-bfs --scale 40)
-shoal_app_test(bfs_baseline_root_out_of_range NP 2 EXPECT nonzero MAX_S 30
+shoal_app_test(bfs_baseline_root_out_of_range NP 2 EXPECT 2 MAX_S 30
   REGEX "shoal-baseline-bfs: error: --root 8: no such vertex"
   COMMAND shoal-baseline-bfs --graph ${bfsb_data}/small.txt --root 8)
-shoal_app_test(bfs_baseline_malformed_file NP 2 EXPECT nonzero MAX_S 30
+shoal_app_test(bfs_baseline_malformed_file NP 2 EXPECT 2 MAX_S 30
   REGEX "shoal-baseline-bfs: error: .*malformed.txt:3: malformed"
   COMMAND shoal-baseline-bfs --graph ${bfsb_data}/malformed.txt)
-shoal_app_test(bfs_baseline_truncated_file NP 2 EXPECT nonzero MAX_S 30
+shoal_app_test(bfs_baseline_truncated_file NP 2 EXPECT 2 MAX_S 30
   REGEX "shoal-baseline-bfs: error: .*truncated.mtx:.*truncated"
   COMMAND shoal-baseline-bfs --graph ${bfsb_data}/truncated.mtx)
-shoal_app_test(bfs_baseline_no_search_key NP 2 EXPECT nonzero MAX_S 30
+shoal_app_test(bfs_baseline_no_search_key NP 2 EXPECT 2 MAX_S 30
   REGEX "shoal-baseline-bfs: error: .*no search key"
   COMMAND shoal-baseline-bfs --graph ${bfsb_data}/loops_only.txt)
-shoal_app_test(bfs_baseline_bad_flag NP 2 EXPECT nonzero MAX_S 30
+shoal_app_test(bfs_baseline_bad_flag NP 2 EXPECT 2 MAX_S 30
   REGEX "shoal-baseline-bfs: error: --scale: Value 0 not in range"
   COMMAND shoal-baseline-bfs --scale 0)

@@ -6,12 +6,12 @@ shoal_app_test(driver_help_lists_the_apps EXPECT zero MAX_S 30
 shoal_app_test(driver_app_help_lists_impls EXPECT zero MAX_S 30
   REGEX "--impl.*--json"
   COMMAND shoal-driver gups --help)
-shoal_app_test(driver_unknown_app_refused EXPECT nonzero MAX_S 30
+shoal_app_test(driver_unknown_app_refused EXPECT 2 MAX_S 30
   REGEX "shoal: error: unknown app .nosuchapp. \\(known: [a-z ]*suite; see shoal --help\\)"
   COMMAND shoal-driver nosuchapp)
-shoal_app_test(driver_unknown_impl_refused EXPECT nonzero MAX_S 30
+shoal_app_test(driver_unknown_impl_refused EXPECT 2 MAX_S 30
   REGEX "--impl: nosuchimpl not in"
   COMMAND shoal-driver gups --impl nosuchimpl)
-shoal_app_test(driver_bad_runtime_flag_refused EXPECT nonzero MAX_S 30
+shoal_app_test(driver_bad_runtime_flag_refused EXPECT 2 MAX_S 30
   REGEX "shoal: error: --cores: expected an integer"
   COMMAND shoal-driver uts --cores -3)

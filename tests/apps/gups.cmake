@@ -26,7 +26,7 @@ foreach(impl channel delegate)
       COMMAND shoal-driver gups --cores 1 --log-table 17 --impl ${impl} --outstanding ${rule} --json)
   endforeach()
 endforeach()
-shoal_app_test(gups_bad_outstanding_rule EXPECT nonzero MAX_S 30
+shoal_app_test(gups_bad_outstanding_rule EXPECT 2 MAX_S 30
   REGEX "--outstanding: soon not in"
   COMMAND shoal-driver gups --outstanding soon)
 gups_ok(re 3 channel 1)
@@ -42,27 +42,27 @@ if(TARGET shoal-baseline-gups)
     shoal_app_test(gups_baseline_np${np} NP ${np} EXPECT zero MAX_S 30 REGEX "${re}"
       COMMAND shoal-baseline-gups --log-table 17 --impl channel --json)
   endforeach()
-  shoal_app_test(gups_baseline_bad_log_table EXPECT nonzero MAX_S 30
+  shoal_app_test(gups_baseline_bad_log_table EXPECT 2 MAX_S 30
     REGEX "shoal-baseline-gups: error: --log-table 41: out of range; expected an integer in \\[1, 40\\]"
     COMMAND shoal-baseline-gups --log-table 41)
-  shoal_app_test(gups_baseline_too_large EXPECT nonzero MAX_S 30
+  shoal_app_test(gups_baseline_too_large EXPECT 2 MAX_S 30
     REGEX "error: --log-table 40: the table needs 8 TiB \\(8 TiB per process over 1\\), more than this machine's"
     COMMAND shoal-baseline-gups --log-table 40)
 endif()
 
 # Bad input: a clear message naming the flag and a non-zero exit, never a crash.
-shoal_app_test(gups_bad_log_table_low EXPECT nonzero MAX_S 30
+shoal_app_test(gups_bad_log_table_low EXPECT 2 MAX_S 30
   REGEX "shoal gups: error: --log-table 0: out of range; expected an integer in \\[1, 40\\]"
   COMMAND shoal-driver gups --cores 2 --log-table 0)
-shoal_app_test(gups_bad_log_table_high NP 2 EXPECT nonzero MAX_S 30
+shoal_app_test(gups_bad_log_table_high NP 2 EXPECT 2 MAX_S 30
   REGEX "shoal gups: error: --log-table 64: out of range"
   COMMAND shoal-driver gups --cores 1 --log-table 64)
-shoal_app_test(gups_bad_log_table_text EXPECT nonzero MAX_S 30 REGEX "--log-table"
+shoal_app_test(gups_bad_log_table_text EXPECT 2 MAX_S 30 REGEX "--log-table"
   COMMAND shoal-driver gups --log-table twelve)
-shoal_app_test(gups_table_exceeds_heap EXPECT nonzero MAX_S 30
+shoal_app_test(gups_table_exceeds_heap EXPECT 2 MAX_S 30
   REGEX "shoal gups: error: --log-table 30: the table needs 8 GiB \\(8 GiB per process over 1\\), more than the global heap of 1 GiB per process \\(--heap-mb\\); raise --heap-mb"
   COMMAND shoal-driver gups --cores 2 --log-table 30)
-shoal_app_test(gups_table_exceeds_memory EXPECT nonzero MAX_S 30
+shoal_app_test(gups_table_exceeds_memory EXPECT 2 MAX_S 30
   REGEX "shoal gups: error: --log-table 38: the table needs 2 TiB.*more than this machine's"
   COMMAND shoal-driver gups --cores 2 --log-table 38 --heap-mb 4194304)
 

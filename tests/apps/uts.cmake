@@ -66,15 +66,15 @@ set(uts_bad_inputs
 foreach(entry IN LISTS uts_bad_inputs)
   string(REPLACE "|" ";" fields "${entry}")
   list(POP_FRONT fields what message)
-  shoal_app_test(uts_bad_${what} EXPECT nonzero MAX_S 30 REGEX "shoal uts: error: ${message}"
+  shoal_app_test(uts_bad_${what} EXPECT 2 MAX_S 30 REGEX "shoal uts: error: ${message}"
     COMMAND shoal-driver uts ${fields})
 endforeach()
-shoal_app_test(uts_bad_unknown_tree_np2 NP 2 EXPECT nonzero MAX_S 30
+shoal_app_test(uts_bad_unknown_tree_np2 NP 2 EXPECT 2 MAX_S 30
   REGEX "shoal uts: error: --tree T9: unknown tree"
   COMMAND shoal-driver uts --tree T9 --cores 1)
-shoal_app_test(uts_bad_number EXPECT nonzero MAX_S 30 REGEX "--b0"
+shoal_app_test(uts_bad_number EXPECT 2 MAX_S 30 REGEX "--b0"
   COMMAND shoal-driver uts --b0 many)
 # A tree too large for the global heap: the runtime's message names the flag to raise.
-shoal_app_test(uts_in_memory_heap_too_small EXPECT nonzero MAX_S 30
+shoal_app_test(uts_in_memory_heap_too_small EXPECT 1 MAX_S 30
   REGEX "global heap exhausted.*raise --heap-mb"
   COMMAND shoal-driver uts --tree T3 --impl in-memory --heap-mb 16 --cores 2)

@@ -1,6 +1,7 @@
 # Runs one command and checks how it ends: cmake -P run_expect.cmake with
 #   -DCMD="a|b|c"        the command, arguments separated by |
-#   -DEXPECT=zero|nonzero the exit status wanted
+#   -DEXPECT=zero|nonzero|N the exit status wanted: 0, any exit status but 0 (a
+#                         death by signal is never accepted), or exactly N
 #   -DREGEX=...           must match stdout+stderr (optional)
 #   -DMAX_S=N             the command must end within N seconds
 #   -DCOPY_FROM/-DCOPY_TO a file to copy first, with one byte appended (a
@@ -23,8 +24,14 @@ endif()
 if(EXPECT STREQUAL "zero" AND NOT rc EQUAL 0)
   message(FATAL_ERROR "expected exit status 0, got ${rc}")
 endif()
+if(EXPECT STREQUAL "nonzero" AND NOT rc MATCHES "^[0-9]+$")
+  message(FATAL_ERROR "expected a non-zero exit status, got '${rc}' (a crash is not an error exit)")
+endif()
 if(EXPECT STREQUAL "nonzero" AND rc EQUAL 0)
   message(FATAL_ERROR "expected a non-zero exit status, got 0")
+endif()
+if(EXPECT MATCHES "^[0-9]+$" AND NOT rc STREQUAL EXPECT)
+  message(FATAL_ERROR "expected exit status ${EXPECT}, got '${rc}'")
 endif()
 if(DEFINED REGEX AND NOT "${out}${err}" MATCHES "${REGEX}")
   message(FATAL_ERROR "output does not match: ${REGEX}")

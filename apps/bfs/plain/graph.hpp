@@ -13,11 +13,11 @@
 // the union of the slices is always the same edge list.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 namespace shoal_apps::bfs {
 
@@ -28,12 +28,12 @@ struct edge {
 
 /// The graph and search-key options both the shoal app and the baseline take.
 struct graph_options {
-  int scale = 16;             ///< --scale: 2^scale vertices
-  int edgefactor = 16;        ///< --edgefactor: edges per vertex
-  std::uint64_t seed = 1;     ///< --seed: generator and root choice
-  std::string file;           ///< --graph FILE: edge list or Matrix Market instead of Kronecker
-  int roots = 64;             ///< --roots: number of search keys
-  std::int64_t root = -1;     ///< --root V: one given search key instead
+  int scale = 16;          ///< --scale: 2^scale vertices
+  int edgefactor = 16;     ///< --edgefactor: edges per vertex
+  std::uint64_t seed = 1;  ///< --seed: generator and root choice
+  std::string file;        ///< --graph FILE: edge list or Matrix Market instead of Kronecker
+  int roots = 64;          ///< --roots: number of search keys
+  std::int64_t root = -1;  ///< --root V: one given search key instead
 };
 
 /// Declares --scale, --edgefactor, --seed, --graph, --roots, --root on `cmd`
@@ -80,11 +80,11 @@ std::vector<std::int64_t> choose_roots(const std::vector<bool>& has_edge, int co
 /// parent are joined by an input edge. parent[v] == -1 marks unreached.
 struct validation {
   bool ok = false;
-  std::string error;             ///< first violated rule, with the vertex, when !ok
-  std::int64_t reached = 0;      ///< vertices in the tree
-  std::int64_t depth = 0;        ///< greatest level
-  std::int64_t edges = 0;        ///< input edges within the component, duplicates and
-                                 ///< self-loops counted as they appear (TEPS numerator)
+  std::string error;         ///< first violated rule, with the vertex, when !ok
+  std::int64_t reached = 0;  ///< vertices in the tree
+  std::int64_t depth = 0;    ///< greatest level
+  std::int64_t edges = 0;    ///< input edges within the component, duplicates and
+                             ///< self-loops counted as they appear (TEPS numerator)
 };
 validation validate_bfs_tree(const std::vector<edge>& edges, std::int64_t vertices,
                              std::int64_t root, const std::vector<std::int64_t>& parent);

@@ -1,11 +1,6 @@
 // Reading a graph file: a whitespace-separated edge list or a Matrix Market
 // coordinate file. Every error is an input_error naming the file, the line
 // and what was wrong, so a user can fix the file without a debugger.
-#include "bfs/plain/graph.hpp"
-#include "common/app.hpp"
-
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -13,6 +8,11 @@
 #include <cstdio>
 #include <cstring>
 #include <string_view>
+
+#include <fmt/format.h>
+
+#include "bfs/plain/graph.hpp"
+#include "common/app.hpp"
 
 namespace shoal_apps::bfs {
 
@@ -75,7 +75,8 @@ class line_cursor {
     if (ec == std::errc::result_out_of_range)
       fail(fmt::format("vertex id {} out of range [{}, {}]", token, lo, hi));
     if (ec != std::errc() || p != token.data() + token.size())
-      fail(fmt::format("malformed line '{}': expected an integer vertex id, got '{}'", shown(), token));
+      fail(fmt::format("malformed line '{}': expected an integer vertex id, got '{}'", shown(),
+                       token));
     if (v < 0) fail(fmt::format("negative vertex id {}", v));
     if (v < lo || v > hi) fail(fmt::format("vertex id {} out of range [{}, {}]", v, lo, hi));
     return v;
@@ -88,7 +89,9 @@ class line_cursor {
   }
 
  private:
-  static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+  static bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+  }
 
   const std::string& path_;
   std::string_view text_;
@@ -109,8 +112,9 @@ edge_list read_edge_list(line_cursor& in) {
   while (in.next(t)) {
     if (t.empty() || t[0][0] == '#' || t[0][0] == '%') continue;
     if (t.size() < 2 || t.size() > 3 || (t.size() == 3 && !is_number(t[2])))
-      in.fail(fmt::format("malformed line '{}': expected \"u v\" (two vertex ids, an optional weight)",
-                          in.shown()));
+      in.fail(
+          fmt::format("malformed line '{}': expected \"u v\" (two vertex ids, an optional weight)",
+                      in.shown()));
     const std::int64_t u = in.id(t[0], 0, max_edge_list_id);
     const std::int64_t v = in.id(t[1], 0, max_edge_list_id);
     g.edges.push_back({u, v});
@@ -123,7 +127,8 @@ edge_list read_edge_list(line_cursor& in) {
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
       return false;
   return true;
 }
@@ -138,7 +143,8 @@ mm_size read_mm_size(line_cursor& in) {
   while (in.next(t)) {
     if (t.empty() || t[0][0] == '%') continue;
     if (t.size() != 3)
-      in.fail(fmt::format("malformed size line '{}': expected \"rows columns entries\"", in.shown()));
+      in.fail(
+          fmt::format("malformed size line '{}': expected \"rows columns entries\"", in.shown()));
     constexpr std::int64_t big = std::int64_t{1} << 40;
     return {in.id(t[0], 0, big), in.id(t[1], 0, big), in.id(t[2], 0, big), in.number()};
   }
@@ -149,8 +155,10 @@ edge_list read_matrix_market(line_cursor& in) {
   std::vector<std::string_view> t;
   in.next(t);
   if (t.size() < 3 || !iequals(t[1], "matrix") || !iequals(t[2], "coordinate"))
-    in.fail(fmt::format("unsupported Matrix Market header '{}': only 'matrix coordinate' files "
-                        "describe graphs", in.shown()));
+    in.fail(
+        fmt::format("unsupported Matrix Market header '{}': only 'matrix coordinate' files "
+                    "describe graphs",
+                    in.shown()));
   const mm_size size = read_mm_size(in);
   edge_list g;
   g.vertices = std::max(size.rows, size.cols);

@@ -1,15 +1,15 @@
 // Options, the memory check and the choice of search keys: the set-up both
 // `shoal bfs` and the plain-MPI baseline share.
-#include "bfs/plain/graph.hpp"
-#include "bfs/plain/mix.hpp"
-#include "common/app.hpp"
-
-#include <fmt/format.h>
+#include <algorithm>
+#include <unordered_set>
 
 #include <unistd.h>
 
-#include <algorithm>
-#include <unordered_set>
+#include <fmt/format.h>
+
+#include "bfs/plain/graph.hpp"
+#include "bfs/plain/mix.hpp"
+#include "common/app.hpp"
 
 namespace shoal_apps::bfs {
 
@@ -48,8 +48,8 @@ double physical_bytes() {
 }  // namespace
 
 void check_fits_in_memory(std::int64_t vertices, std::int64_t edges, int ranks) {
-  const double need =
-      bytes_per_edge * static_cast<double>(edges) + bytes_per_vertex * static_cast<double>(vertices);
+  const double need = bytes_per_edge * static_cast<double>(edges) +
+                      bytes_per_vertex * static_cast<double>(vertices);
   const double have = physical_bytes();
   if (have == 0 || need <= 0.8 * have) return;
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
@@ -77,7 +77,8 @@ std::vector<std::int64_t> shuffled_prefix(const std::vector<bool>& has_edge, std
 
 std::vector<std::int64_t> choose_roots(const std::vector<bool>& has_edge, int count,
                                        std::uint64_t seed) {
-  const auto eligible = static_cast<std::size_t>(std::count(has_edge.begin(), has_edge.end(), true));
+  const auto eligible =
+      static_cast<std::size_t>(std::count(has_edge.begin(), has_edge.end(), true));
   const auto want = static_cast<std::size_t>(std::max(count, 0));
   if (eligible <= 4 * want) return shuffled_prefix(has_edge, want, seed);
   // Many candidates: draw vertices until `want` distinct eligible ones (at

@@ -53,12 +53,13 @@ class generator {
     std::uint64_t v = 0;
     std::uint64_t r = 0;
     for (int level = 0; level < scale_; ++level) {
-      if (level % 2 == 0) r = keyed_random(seed_, edge_stream, j * 32 + static_cast<std::uint64_t>(level / 2));
+      if (level % 2 == 0)
+        r = keyed_random(seed_, edge_stream, j * 32 + static_cast<std::uint64_t>(level / 2));
       const std::uint64_t t = (level % 2 == 0) ? (r & 0xffffffffULL) : (r >> 32);
       const std::uint64_t in_ab = t >= t_ab ? 1 : 0;
       // Quadrants in order A=(0,0), B=(0,1), C=(1,0), D=(1,1).
-      const std::uint64_t col = static_cast<std::uint64_t>(t >= t_a) ^ in_ab ^
-                                static_cast<std::uint64_t>(t >= t_abc);
+      const std::uint64_t col =
+          static_cast<std::uint64_t>(t >= t_a) ^ in_ab ^ static_cast<std::uint64_t>(t >= t_abc);
       u = (u << 1) | in_ab;
       v = (v << 1) | col;
     }

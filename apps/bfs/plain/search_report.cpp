@@ -1,8 +1,8 @@
 #include "bfs/plain/search_report.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+
+#include <fmt/format.h>
 
 namespace shoal_apps::bfs {
 
@@ -27,8 +27,8 @@ std::string problem_text(const searched_graph& g, std::size_t keys) {
   const std::string graph =
       o.file.empty() ? fmt::format("Kronecker scale {}, edgefactor {}", o.scale, o.edgefactor)
                      : fmt::format("graph {}", o.file);
-  return fmt::format("{}: {} vertices, {} edges, {} search key{}", graph, g.vertices, g.edges,
-                     keys, keys == 1 ? "" : "s");
+  return fmt::format("{}: {} vertices, {} edges, {} search key{}", graph, g.vertices, g.edges, keys,
+                     keys == 1 ? "" : "s");
 }
 
 }  // namespace

@@ -3,11 +3,11 @@
 // the same way. Plain C++ (no shoal, no MPI).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "bfs/plain/graph.hpp"
 #include "common/report.hpp"

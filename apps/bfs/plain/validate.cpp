@@ -12,11 +12,11 @@
 // Levels are derived from the parent chains, so rule 2 can only fail on a
 // non-root vertex that is its own parent; rules 3 and 4 then prove that the
 // levels are the true BFS distances.
-#include "bfs/plain/graph.hpp"
+#include <algorithm>
 
 #include <fmt/format.h>
 
-#include <algorithm>
+#include "bfs/plain/graph.hpp"
 
 namespace shoal_apps::bfs {
 
@@ -38,8 +38,10 @@ std::string check_parents(std::int64_t vertices, std::int64_t root,
       return fmt::format("rule 1 (tree rooted at the key): parent of vertex {} is {}, not a vertex",
                          v, p);
     if (p == v && v != root)
-      return fmt::format("rule 2 (tree edges join levels differing by one): vertex {} is its own "
-                         "parent (levels differ by 0)", v);
+      return fmt::format(
+          "rule 2 (tree edges join levels differing by one): vertex {} is its own "
+          "parent (levels differ by 0)",
+          v);
   }
   return {};
 }
@@ -47,20 +49,25 @@ std::string check_parents(std::int64_t vertices, std::int64_t root,
 /// Levels from the parent chains (rule 1: no cycle, every chain ends at the
 /// root). Fills `level` (-1 for unreached); returns an error or "".
 std::string compute_levels(std::int64_t vertices, std::int64_t root,
-                           const std::vector<std::int64_t>& parent, std::vector<std::int64_t>& level) {
+                           const std::vector<std::int64_t>& parent,
+                           std::vector<std::int64_t>& level) {
   level.assign(static_cast<std::size_t>(vertices), unknown);
   level[static_cast<std::size_t>(root)] = 0;
   std::vector<std::int64_t> path;
   for (std::int64_t v = 0; v < vertices; ++v) {
-    if (parent[static_cast<std::size_t>(v)] == -1 || level[static_cast<std::size_t>(v)] >= 0) continue;
+    if (parent[static_cast<std::size_t>(v)] == -1 || level[static_cast<std::size_t>(v)] >= 0)
+      continue;
     path.clear();
     std::int64_t x = v;
     while (level[static_cast<std::size_t>(x)] < 0) {
       if (level[static_cast<std::size_t>(x)] == on_path)
-        return fmt::format("rule 1 (tree rooted at the key): vertex {} is on a cycle of parents", x);
+        return fmt::format("rule 1 (tree rooted at the key): vertex {} is on a cycle of parents",
+                           x);
       if (parent[static_cast<std::size_t>(x)] == -1)
-        return fmt::format("rule 1 (tree rooted at the key): the parent chain of vertex {} reaches "
-                           "vertex {}, which is not in the tree", v, x);
+        return fmt::format(
+            "rule 1 (tree rooted at the key): the parent chain of vertex {} reaches "
+            "vertex {}, which is not in the tree",
+            v, x);
       level[static_cast<std::size_t>(x)] = on_path;
       path.push_back(x);
       x = parent[static_cast<std::size_t>(x)];
@@ -83,15 +90,20 @@ std::string check_edges(const std::vector<edge>& edges, const std::vector<std::i
     const std::int64_t lv = level[static_cast<std::size_t>(e.v)];
     if (lu < 0 && lv < 0) continue;
     if (lu < 0 || lv < 0)
-      return fmt::format("rule 4 (tree spans the component): input edge ({}, {}) joins reached "
-                         "vertex {} and unreached vertex {}", e.u, e.v, lu < 0 ? e.v : e.u,
-                         lu < 0 ? e.u : e.v);
+      return fmt::format(
+          "rule 4 (tree spans the component): input edge ({}, {}) joins reached "
+          "vertex {} and unreached vertex {}",
+          e.u, e.v, lu < 0 ? e.v : e.u, lu < 0 ? e.u : e.v);
     if (lu - lv > 1 || lv - lu > 1)
-      return fmt::format("rule 3 (input edges join levels differing by at most one): edge ({}, {}) "
-                         "joins levels {} and {}", e.u, e.v, lu, lv);
+      return fmt::format(
+          "rule 3 (input edges join levels differing by at most one): edge ({}, {}) "
+          "joins levels {} and {}",
+          e.u, e.v, lu, lv);
     ++component_edges;
-    if (parent[static_cast<std::size_t>(e.u)] == e.v) tree_edge_seen[static_cast<std::size_t>(e.u)] = 1;
-    if (parent[static_cast<std::size_t>(e.v)] == e.u) tree_edge_seen[static_cast<std::size_t>(e.v)] = 1;
+    if (parent[static_cast<std::size_t>(e.u)] == e.v)
+      tree_edge_seen[static_cast<std::size_t>(e.u)] = 1;
+    if (parent[static_cast<std::size_t>(e.v)] == e.u)
+      tree_edge_seen[static_cast<std::size_t>(e.v)] = 1;
   }
   return {};
 }
@@ -102,7 +114,8 @@ validation validate_bfs_tree(const std::vector<edge>& edges, std::int64_t vertic
                              std::int64_t root, const std::vector<std::int64_t>& parent) {
   validation r;
   if (static_cast<std::int64_t>(parent.size()) != vertices) {
-    r.error = fmt::format("the parent array has {} entries for {} vertices", parent.size(), vertices);
+    r.error =
+        fmt::format("the parent array has {} entries for {} vertices", parent.size(), vertices);
     return r;
   }
   if (root < 0 || root >= vertices) {
@@ -121,8 +134,10 @@ validation validate_bfs_tree(const std::vector<edge>& edges, std::int64_t vertic
     ++r.reached;
     r.depth = std::max(r.depth, lv);
     if (v != root && tree_edge_seen[static_cast<std::size_t>(v)] == 0) {
-      r.error = fmt::format("rule 5 (tree edges are input edges): no input edge joins vertex {} and "
-                            "its parent {}", v, parent[static_cast<std::size_t>(v)]);
+      r.error = fmt::format(
+          "rule 5 (tree edges are input edges): no input edge joins vertex {} and "
+          "its parent {}",
+          v, parent[static_cast<std::size_t>(v)]);
       return r;
     }
   }

@@ -10,12 +10,13 @@
 // starts at hpcc_starts(first) and steps before each update). So the set of
 // updates, and hence the final table, is the same for any job shape.
 //
-// Validation follows HPCC: the same updates are applied again (XOR undoes
-// them) and the words with table[i] != i are counted; at most 1% may be
-// wrong. For small tables the table after the timed phase is also compared
-// with a sequential run of the same updates (through a digest), which also
-// catches updates applied at the wrong word (a consistent misplacement
-// would cancel in the HPCC check).
+// Validation follows HPCC's rule: the same updates are applied again (XOR
+// undoes them) and the words with table[i] != i are counted; at most 1% may
+// be wrong. The shoal app applies them again through a path independent of
+// the timed one (its own addressing), so a consistent fault of the timed
+// path cannot cancel itself. For small tables the table after the timed
+// phase is also compared with a sequential run of the same updates
+// (through a digest).
 //
 // Plain C++ (no shoal, no MPI).
 #pragma once
