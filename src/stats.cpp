@@ -52,8 +52,34 @@ core_stats stats_total() {
   return total;
 }
 
-std::vector<std::pair<std::string, double>> stats_fields() {
-  const core_stats t = stats_total();
+core_stats& core_stats::operator-=(const core_stats& o) {
+  messages_sent -= o.messages_sent;
+  bytes_sent -= o.bytes_sent;
+  messages_received -= o.messages_received;
+  bytes_received -= o.bytes_received;
+  packets_sent -= o.packets_sent;
+  packets_received -= o.packets_received;
+  flushes_on_size -= o.flushes_on_size;
+  flushes_on_age -= o.flushes_on_age;
+  flushes_on_idle -= o.flushes_on_idle;
+  backpressure_waits -= o.backpressure_waits;
+  overflow_buffers -= o.overflow_buffers;
+  context_switches -= o.context_switches;
+  tasks_spawned -= o.tasks_spawned;
+  tasks_run -= o.tasks_run;
+  tasks_stolen -= o.tasks_stolen;
+  steal_attempts -= o.steal_attempts;
+  workers_created -= o.workers_created;
+  idle_ns -= o.idle_ns;
+  busy_ns -= o.busy_ns;
+  ready_len_sum -= o.ready_len_sum;
+  ready_len_samples -= o.ready_len_samples;
+  return *this;  // ready_len_max stays: a maximum has no difference
+}
+
+std::vector<std::pair<std::string, double>> stats_fields() { return stats_fields(stats_total()); }
+
+std::vector<std::pair<std::string, double>> stats_fields(const core_stats& t) {
   auto d = [](std::uint64_t v) { return static_cast<double>(v); };
   return {
       {"messages_sent", d(t.messages_sent)},

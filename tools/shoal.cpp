@@ -58,9 +58,12 @@ void add_driver_options(command& c) {
   c.cmd->add_flag("--json", c.json, "print one JSON object on stdout instead of the summary");
 }
 
-nlohmann::json stats_json() {
+/// The runtime counters of this process since `before`.
+nlohmann::json stats_json(const shoal::core_stats& before) {
+  shoal::core_stats since = shoal::stats_total();
+  since -= before;
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [name, value] : shoal::stats_fields()) j[name] = value;
+  for (const auto& [name, value] : shoal::stats_fields(since)) j[name] = value;
   return j;
 }
 
@@ -68,6 +71,7 @@ nlohmann::json stats_json() {
 report run_command(const command& c) {
   report out(c.spec->name, c.impl);
   shoal_apps::run_context ctx{c.impl, out};
+  const shoal::core_stats before = shoal::stats_total();
   try {
     c.run(ctx);
   } catch (const shoal_apps::input_error& e) {
@@ -76,7 +80,7 @@ report run_command(const command& c) {
     shoal::abort_job(fmt::format("shoal {}: failed: {}", c.spec->name, e.what()), 1);
   }
   out.set_shape(shoal::ranks(), shoal::cores());
-  out.set_stats(stats_json());
+  out.set_stats(stats_json(before));
   return out;
 }
 

@@ -40,6 +40,9 @@ struct core_stats {
   double average_packet_bytes() const;
   double average_ready_length() const;
   core_stats& operator+=(const core_stats& o);
+  /// Counters since an earlier snapshot `o` of the same cores (ready_len_max
+  /// is kept as it is). For the counters of one phase: after -= before.
+  core_stats& operator-=(const core_stats& o);
 };
 
 /// Counters of every core of this process, indexed by local core. Call
@@ -52,6 +55,9 @@ core_stats stats_total();
 /// (name, value) pairs of the totals and derived metrics, in a fixed order:
 /// for JSON output and tests.
 std::vector<std::pair<std::string, double>> stats_fields();
+
+/// The same fields for given counters (e.g. the difference of two snapshots).
+std::vector<std::pair<std::string, double>> stats_fields(const core_stats& t);
 
 /// The --stats table: one row per core plus a total row.
 std::string stats_table();
