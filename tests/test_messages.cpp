@@ -18,7 +18,14 @@ constexpr auto relaxed = std::memory_order_relaxed;
 
 // ------------------------------------------------------ closure messages
 
-class closure_messages : public cores_test {};
+class closure_messages : public cores_test {
+ public:
+  /// run() for helpers outside the test bodies.
+  template <class F>
+  void run_with(const shoal::config& cfg, F&& body) {
+    run(cfg, body);
+  }
+};
 
 struct pair_counts {
   int cores = 0;
@@ -84,31 +91,33 @@ void check_fifo(const fifo_state& st, int cores, std::int64_t per_pair) {
   for (std::int64_t e : st.expected) EXPECT_EQ(e, per_pair);
 }
 
-TEST_P(closure_messages, PerPairFifoOrder) {
-  constexpr std::int64_t per_pair = 50'000;
-  fifo_state st(ncores());
-  run([&] {
+/// Every core sends per_pair messages to every core with `round` under
+/// `cfg`; each receiver checks the order per sender.
+template <class Round>
+void run_fifo(closure_messages& t, const shoal::config& cfg, std::int64_t per_pair, Round round) {
+  fifo_state st(cfg.cores);
+  t.run_with(cfg, [&] {
     auto* s = &st;
-    shoal::on_all_cores([s] { fifo_round(s, per_pair); });
+    shoal::on_all_cores([s, per_pair, round] { round(s, per_pair); });
   });
-  check_fifo(st, ncores(), per_pair);
+  check_fifo(st, cfg.cores, per_pair);
 }
 
-TEST_P(closure_messages, PerPairFifoOrderWithTinyBuffersAndBackPressure) {
-  // 256-byte buffers, 4 per core: constant flushing on size and waiting for
-  // free buffers. Every 24 messages a sender waits for a receiver; when the
-  // receiver's thread has no CPU (more cores than CPUs, or a parallel ctest)
-  // that wait lasts an OS time slice, so keep the count modest.
-  constexpr std::int64_t per_pair = 2'000;
-  shoal::config cfg = config();
+/// 256-byte buffers, 4 per core: constant flushing on size and waiting for
+/// free buffers.
+shoal::config tiny_buffers(shoal::config cfg) {
   cfg.aggregation_bytes = 256;
   cfg.buffers_per_core = 4;
-  fifo_state st(ncores());
-  run(cfg, [&] {
-    auto* s = &st;
-    shoal::on_all_cores([s] { fifo_round(s, per_pair); });
-  });
-  check_fifo(st, ncores(), per_pair);
+  return cfg;
+}
+
+TEST_P(closure_messages, PerPairFifoOrder) { run_fifo(*this, config(), 50'000, fifo_round); }
+
+TEST_P(closure_messages, PerPairFifoOrderWithTinyBuffersAndBackPressure) {
+  // Every 24 messages a sender waits for a receiver; when the receiver's
+  // thread has no CPU (more cores than CPUs, or a parallel ctest) that wait
+  // lasts an OS time slice, so keep the count modest.
+  run_fifo(*this, tiny_buffers(config()), 2'000, fifo_round);
 }
 
 // The handler of fifo_round, for a closure that also carries `pad` bytes.
@@ -120,7 +129,8 @@ void fifo_round_mixed_send(fifo_state* st, int src, int dst, std::int64_t seq) {
     const int me = shoal::mycore();
     std::int64_t& exp = st->expected[static_cast<std::size_t>(src * st->cores + me)];
     const bool intact = pad[0] == static_cast<std::uint8_t>(seq);
-    if (exp != seq || !intact) st->violations[static_cast<std::size_t>(me)].value.fetch_add(1, relaxed);
+    if (exp != seq || !intact)
+      st->violations[static_cast<std::size_t>(me)].value.fetch_add(1, relaxed);
     exp = seq + 1;
     st->handled.fetch_add(1, relaxed);
   });
@@ -146,26 +156,11 @@ void fifo_round_mixed(fifo_state* st, std::int64_t per_pair) {
 }
 
 TEST_P(closure_messages, PerPairFifoOrderAcrossClosureTypes) {
-  constexpr std::int64_t per_pair = 20'000;
-  fifo_state st(ncores());
-  run([&] {
-    auto* s = &st;
-    shoal::on_all_cores([s] { fifo_round_mixed(s, per_pair); });
-  });
-  check_fifo(st, ncores(), per_pair);
+  run_fifo(*this, config(), 20'000, fifo_round_mixed);
 }
 
 TEST_P(closure_messages, PerPairFifoOrderAcrossClosureTypesWithTinyBuffers) {
-  constexpr std::int64_t per_pair = 2'000;
-  shoal::config cfg = config();
-  cfg.aggregation_bytes = 256;
-  cfg.buffers_per_core = 4;
-  fifo_state st(ncores());
-  run(cfg, [&] {
-    auto* s = &st;
-    shoal::on_all_cores([s] { fifo_round_mixed(s, per_pair); });
-  });
-  check_fifo(st, ncores(), per_pair);
+  run_fifo(*this, tiny_buffers(config()), 2'000, fifo_round_mixed);
 }
 
 template <std::size_t N>
