@@ -33,9 +33,15 @@ gups_table make_table(const gups_problem& p) {
   const std::uint32_t shift = t.block_shift;
   const auto blocks = static_cast<std::uint64_t>(p.table_words) >> shift;
   const std::uint64_t part_words = (t.cores.quotient(blocks) + 1) << shift;
-  shoal::on_all_cores([base, shift, part_words] {
+  const std::int64_t words = p.table_words;
+  shoal::on_all_cores([base, shift, part_words, words] {
     // Word h*W is the first of core h's blocks (the array starts on core 0).
+    // A core past the end of a tiny table owns no word: it gets no part.
     const std::int64_t first = std::int64_t{shoal::mycore()} << shift;
+    if (first >= words) {
+      local_part.local() = nullptr;
+      return;
+    }
     std::uint64_t* part = (base + first).local();
     local_part.local() = part;
     advise_huge_pages(part, part_words * sizeof(std::uint64_t));  // before the first touch

@@ -32,9 +32,13 @@ class per_core {
   per_core(const per_core&) = delete;
   per_core& operator=(const per_core&) = delete;
 
-  /// The calling core's T. Any task or handler. No message, no lock after the
-  /// first use in this process.
-  T& local() { return slot(detail::tls_core - detail::g_info.rank_base); }
+  /// The calling core's T. Any task or handler (a shoal core's thread; any
+  /// other thread is a fatal error). No message, no lock after the first use
+  /// in this process.
+  T& local() {
+    SHOAL_CHECK(detail::tls_core >= 0, "per_core::local() called outside a shoal core");
+    return slot(detail::tls_core - detail::g_info.rank_base);
+  }
 
   /// The T of local core `i` (0 <= i < local_cores()) of this process: for
   /// code that combines the cores' parts between runs or from one task.

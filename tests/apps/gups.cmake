@@ -72,3 +72,11 @@ target_link_libraries(gups_stream_test PRIVATE shoal_apps_plain GTest::gtest GTe
 shoal_apply_defaults(gups_stream_test)
 add_test(NAME gups_stream COMMAND gups_stream_test)
 set_tests_properties(gups_stream PROPERTIES LABELS apps TIMEOUT 60)
+
+# A table smaller than one block per core: cores past its end own no word.
+shoal_app_test(gups_tiny_table_1x3 EXPECT zero MAX_S 30
+  REGEX "\"cores\":3,\"error_fraction\":0\\.0,.*\"validated\":true"
+  COMMAND shoal-driver gups --cores 3 --log-table 2 --json)
+shoal_app_test(gups_tiny_table_2x2 NP 2 EXPECT zero MAX_S 30
+  REGEX "\"cores\":4,\"error_fraction\":0\\.0,.*\"validated\":true"
+  COMMAND shoal-driver gups --cores 2 --log-table 1 --impl delegate --json)
