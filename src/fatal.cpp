@@ -13,12 +13,13 @@ namespace shoal::detail {
 namespace {
 
 // One message even when several cores fail at once.
-[[noreturn]] void die(const std::string& line) {
+[[noreturn]] void die(const std::string& line, int status = 1) {
+  std::fflush(stdout);  // what the program printed comes before the message
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
   // Across processes: end every rank of the job, not only this one.
-  if (transport* t = current_transport(); t != nullptr && t->ranks() > 1) t->abort(1);
-  std::_Exit(1);
+  if (transport* t = current_transport(); t != nullptr && t->ranks() > 1) t->abort(status);
+  std::_Exit(status);
 }
 
 std::string where() {
@@ -40,14 +41,6 @@ void fatal_user(const std::string& what) {
 
 namespace shoal {
 
-void abort_job(const std::string& message, int status) {
-  const std::string line = message + "\n";
-  std::fflush(stdout);
-  std::fputs(line.c_str(), stderr);
-  std::fflush(stderr);
-  if (detail::transport* t = detail::current_transport(); t != nullptr && t->ranks() > 1)
-    t->abort(status);
-  std::_Exit(status);
-}
+void abort_job(const std::string& message, int status) { detail::die(message + "\n", status); }
 
 }  // namespace shoal

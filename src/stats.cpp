@@ -1,5 +1,8 @@
 #include "shoal/stats.hpp"
 
+#include <algorithm>
+#include <functional>
+
 #include <fmt/format.h>
 
 namespace shoal {
@@ -20,61 +23,43 @@ double core_stats::average_ready_length() const {
              : 0.0;
 }
 
+namespace {
+
+// Applies a = op(a, b) to every cumulative counter (not ready_len_max): the
+// one list of them that += and -= share.
+template <class Op>
+void combine(core_stats& a, const core_stats& b, Op op) {
+  for (auto member : {&core_stats::messages_sent,     &core_stats::bytes_sent,
+                      &core_stats::messages_received, &core_stats::bytes_received,
+                      &core_stats::packets_sent,      &core_stats::packets_received,
+                      &core_stats::flushes_on_size,   &core_stats::flushes_on_age,
+                      &core_stats::flushes_on_idle,   &core_stats::backpressure_waits,
+                      &core_stats::overflow_buffers,  &core_stats::context_switches,
+                      &core_stats::tasks_spawned,     &core_stats::tasks_run,
+                      &core_stats::tasks_stolen,      &core_stats::steal_attempts,
+                      &core_stats::workers_created,   &core_stats::idle_ns,
+                      &core_stats::busy_ns,           &core_stats::ready_len_sum,
+                      &core_stats::ready_len_samples})
+    a.*member = op(a.*member, b.*member);
+}
+
+}  // namespace
+
 core_stats& core_stats::operator+=(const core_stats& o) {
-  messages_sent += o.messages_sent;
-  bytes_sent += o.bytes_sent;
-  messages_received += o.messages_received;
-  bytes_received += o.bytes_received;
-  packets_sent += o.packets_sent;
-  packets_received += o.packets_received;
-  flushes_on_size += o.flushes_on_size;
-  flushes_on_age += o.flushes_on_age;
-  flushes_on_idle += o.flushes_on_idle;
-  backpressure_waits += o.backpressure_waits;
-  overflow_buffers += o.overflow_buffers;
-  context_switches += o.context_switches;
-  tasks_spawned += o.tasks_spawned;
-  tasks_run += o.tasks_run;
-  tasks_stolen += o.tasks_stolen;
-  steal_attempts += o.steal_attempts;
-  workers_created += o.workers_created;
-  idle_ns += o.idle_ns;
-  busy_ns += o.busy_ns;
-  ready_len_sum += o.ready_len_sum;
-  ready_len_samples += o.ready_len_samples;
+  combine(*this, o, std::plus<>());
   ready_len_max = std::max(ready_len_max, o.ready_len_max);
   return *this;
+}
+
+core_stats& core_stats::operator-=(const core_stats& o) {
+  combine(*this, o, std::minus<>());
+  return *this;  // ready_len_max stays: a maximum has no difference
 }
 
 core_stats stats_total() {
   core_stats total;
   for (const core_stats& s : stats_per_core()) total += s;
   return total;
-}
-
-core_stats& core_stats::operator-=(const core_stats& o) {
-  messages_sent -= o.messages_sent;
-  bytes_sent -= o.bytes_sent;
-  messages_received -= o.messages_received;
-  bytes_received -= o.bytes_received;
-  packets_sent -= o.packets_sent;
-  packets_received -= o.packets_received;
-  flushes_on_size -= o.flushes_on_size;
-  flushes_on_age -= o.flushes_on_age;
-  flushes_on_idle -= o.flushes_on_idle;
-  backpressure_waits -= o.backpressure_waits;
-  overflow_buffers -= o.overflow_buffers;
-  context_switches -= o.context_switches;
-  tasks_spawned -= o.tasks_spawned;
-  tasks_run -= o.tasks_run;
-  tasks_stolen -= o.tasks_stolen;
-  steal_attempts -= o.steal_attempts;
-  workers_created -= o.workers_created;
-  idle_ns -= o.idle_ns;
-  busy_ns -= o.busy_ns;
-  ready_len_sum -= o.ready_len_sum;
-  ready_len_samples -= o.ready_len_samples;
-  return *this;  // ready_len_max stays: a maximum has no difference
 }
 
 std::vector<std::pair<std::string, double>> stats_fields() { return stats_fields(stats_total()); }
