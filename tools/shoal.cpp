@@ -42,20 +42,18 @@ struct command {
   bool json = false;
 };
 
+/// Declares `spec` as a subcommand of `parent`, with the driver's --impl and --json.
 command declare(CLI::App& parent, const app_spec& spec) {
   command c;
   c.spec = &spec;
   c.cmd = parent.add_subcommand(spec.name, spec.summary);
   c.impl = spec.impls.front();
   c.run = spec.declare(*c.cmd);
-  return c;
-}
-
-void add_driver_options(command& c) {
   c.cmd->add_option("--impl", c.impl, "implementation")
-      ->check(CLI::IsMember(c.spec->impls))
+      ->check(CLI::IsMember(spec.impls))
       ->capture_default_str();
   c.cmd->add_flag("--json", c.json, "print one JSON object on stdout instead of the summary");
+  return c;
 }
 
 /// The runtime counters of this process since `before`.
@@ -112,7 +110,6 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
     if (spec == nullptr) continue;  // not bundled in this build (SHOAL_APPS)
     CLI::App parser;
     command c = declare(parser, *spec);
-    add_driver_options(c);
     std::vector<std::string> argv{e.app};
     argv.insert(argv.end(), e.args.begin(), e.args.end());
     std::reverse(argv.begin(), argv.end());  // CLI11 takes a reversed vector
@@ -131,17 +128,29 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
   } else {
     std::printf("%-5s %-9s %10s %12s %-9s %-10s %s\n", "app", "impl", "time_s", "rate", "unit",
                 "validation", "problem");
-    for (const report& r : reports) {
-      const nlohmann::json j = r.to_json();
+    for (const report& r : reports)
       std::printf("%-5s %-9s %10.3f %12.6g %-9s %-10s %s\n", r.app().c_str(), r.impl().c_str(),
-                  j["time_s"].get<double>(), r.rate(), r.rate_unit().c_str(),
-                  r.validated() ? "PASSED" : "FAILED", j["problem"].get<std::string>().c_str());
-    }
+                  r.time_s(), r.rate(), r.rate_unit().c_str(), r.validated() ? "PASSED" : "FAILED",
+                  r.problem().c_str());
     std::printf("job: %d rank(s) x %d core(s); every run validated against its reference: %s\n",
                 shoal::ranks(), shoal::cores() / shoal::ranks(), ok_all(reports) ? "yes" : "NO");
   }
   std::fflush(stdout);
   return ok_all(reports) ? 0 : 1;
+}
+
+/// Whether `word` is one of cli's subcommands; says which are when it is not
+/// (CLI11 would only say that a subcommand is required).
+bool names_an_app(CLI::App& cli, const std::string& word) {
+  std::string known;
+  for (const CLI::App* sub : cli.get_subcommands({})) {
+    if (sub->get_name() == word) return true;
+    known += " " + sub->get_name();
+  }
+  if (shoal::myrank() == 0)
+    std::fprintf(stderr, "shoal: error: unknown app '%s' (known:%s; see shoal --help)\n",
+                 word.c_str(), known.c_str());
+  return false;
 }
 
 int run_driver(int argc, char** argv) {
@@ -152,26 +161,12 @@ int run_driver(int argc, char** argv) {
   cli.require_subcommand(1);
   std::vector<command> commands;
   commands.reserve(apps.size());
-  for (const app_spec& spec : apps) {
-    commands.push_back(declare(cli, spec));
-    add_driver_options(commands.back());
-  }
+  for (const app_spec& spec : apps) commands.push_back(declare(cli, spec));
   bool suite_json = false;
   CLI::App* suite =
       cli.add_subcommand("suite", "gups, bfs and uts at about a minute in all, one table");
   suite->add_flag("--json", suite_json, "print one JSON array of the apps' objects");
-  std::string known;
-  bool listed = false;
-  for (const CLI::App* sub : cli.get_subcommands({})) {
-    known += " " + sub->get_name();
-    listed = listed || (argc > 1 && sub->get_name() == argv[1]);
-  }
-  if (argc > 1 && argv[1][0] != '-' && !listed) {
-    if (shoal::myrank() == 0)
-      std::fprintf(stderr, "shoal: error: unknown app '%s' (known:%s; see shoal --help)\n", argv[1],
-                   known.c_str());
-    return 2;
-  }
+  if (argc > 1 && argv[1][0] != '-' && !names_an_app(cli, argv[1])) return 2;
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

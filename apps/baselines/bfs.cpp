@@ -31,6 +31,7 @@
 
 #include "baselines/bfs_graph.hpp"
 #include "baselines/bfs_search.hpp"
+#include "baselines/mpi_job.hpp"
 #include "bfs/plain/graph.hpp"
 #include "bfs/plain/search_report.hpp"
 #include "common/app.hpp"  // input_error only
@@ -59,17 +60,8 @@ struct job_exit {
   int code;
 };
 
-int my_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int rank_count() {
-  int n = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
+using shoal_baseline::my_rank;
+using shoal_baseline::rank_count;
 
 /// Collective: a barrier that sleeps while it waits (the other ranks idle
 /// while rank 0 validates: their cores are better left to whoever else runs

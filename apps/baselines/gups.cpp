@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "baselines/mpi_job.hpp"
 #include "common/app.hpp"
 #include "common/report.hpp"
 #include "gups/plain/gups_problem.hpp"
@@ -35,17 +36,8 @@ namespace {
 
 using shoal_apps::gups::gups_problem;
 
-int my_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int job_ranks() {
-  int n = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
+using shoal_baseline::my_rank;
+using shoal_baseline::rank_count;
 
 /// Contiguous slices: rank r owns words [start(r), start(r+1)), with
 /// start(r) = ceil(r * 2^n / R), so the owner of word i is floor(i * R / 2^n)
@@ -222,7 +214,7 @@ int parse(int argc, char** argv, options& o) {
 
 /// Times the update phase, then validates; the outcome is summed on rank 0.
 shoal_apps::gups::gups_outcome run(const gups_problem& p) {
-  gups_rank me(p, my_rank(), job_ranks());
+  gups_rank me(p, my_rank(), rank_count());
   shoal_apps::gups::gups_outcome o;
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
@@ -247,7 +239,7 @@ int run_main(int argc, char** argv) {
   if (const int status = parse(argc, argv, o); status >= 0) return status;
   gups_problem p;
   try {
-    p = shoal_apps::gups::make_problem(o.gups, job_ranks(), 0, "");
+    p = shoal_apps::gups::make_problem(o.gups, rank_count(), 0, "");
   } catch (const shoal_apps::input_error& e) {
     // Every rank sees the same options, so every rank stops here.
     if (my_rank() == 0) std::fprintf(stderr, "shoal-baseline-gups: error: %s\n", e.what());
@@ -257,7 +249,7 @@ int run_main(int argc, char** argv) {
   if (my_rank() != 0) return 0;
   shoal_apps::report out("gups", "mpi-alltoallv");
   shoal_apps::gups::fill_report(out, p, "rank", outcome);
-  out.set_shape(job_ranks(), job_ranks());
+  out.set_shape(rank_count(), rank_count());
   out.set_stats(nlohmann::json::object());
   shoal_apps::print_report(out, o.json);
   return out.validated() ? 0 : 1;

@@ -56,9 +56,9 @@ std::string show(const nlohmann::json& v) {
 std::string report::summary() const {
   std::string s = fmt::format("{} ({})\n", app_, impl_);
   s += fmt::format("  problem     {}\n", problem_);
+  const int per_rank = cores_ / std::max(ranks_, 1);
   s += fmt::format("  job         {} rank{} x {} core{} per rank\n", ranks_, ranks_ == 1 ? "" : "s",
-                   ranks_ > 0 ? cores_ / ranks_ : cores_,
-                   cores_ / std::max(ranks_, 1) == 1 ? "" : "s");
+                   per_rank, per_rank == 1 ? "" : "s");
   s += fmt::format("  time        {:.4f} s\n", time_s_);
   s += fmt::format("  rate        {:.6g} {}\n", rate_, rate_unit_);
   for (const std::string& k : summary_keys_)

@@ -34,6 +34,8 @@ class report {
 
   bool validated() const noexcept { return validated_; }
   double rate() const noexcept { return rate_; }
+  double time_s() const noexcept { return time_s_; }
+  const std::string& problem() const noexcept { return problem_; }
   const std::string& rate_unit() const noexcept { return rate_unit_; }
   const std::string& app() const noexcept { return app_; }
   const std::string& impl() const noexcept { return impl_; }
