@@ -42,9 +42,9 @@ struct command {
   bool json = false;
 };
 
-/// Declares `spec` as a subcommand of `parent`, with the driver's --impl and --json.
-command declare(CLI::App& parent, const app_spec& spec) {
-  command c;
+/// Declares `spec` as a subcommand of `parent` into `c`, with the driver's
+/// --impl and --json bound to c's fields: so `c` must stay where it is.
+void declare(CLI::App& parent, const app_spec& spec, command& c) {
   c.spec = &spec;
   c.cmd = parent.add_subcommand(spec.name, spec.summary);
   c.impl = spec.impls.front();
@@ -53,7 +53,6 @@ command declare(CLI::App& parent, const app_spec& spec) {
       ->check(CLI::IsMember(spec.impls))
       ->capture_default_str();
   c.cmd->add_flag("--json", c.json, "print one JSON object on stdout instead of the summary");
-  return c;
 }
 
 /// The runtime counters of this process since `before`.
@@ -109,7 +108,8 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
       if (a.name == e.app) spec = &a;
     if (spec == nullptr) continue;  // not bundled in this build (SHOAL_APPS)
     CLI::App parser;
-    command c = declare(parser, *spec);
+    command c;
+    declare(parser, *spec, c);
     std::vector<std::string> argv{e.app};
     argv.insert(argv.end(), e.args.begin(), e.args.end());
     std::reverse(argv.begin(), argv.end());  // CLI11 takes a reversed vector
@@ -159,9 +159,8 @@ int run_driver(int argc, char** argv) {
       "shoal: irregular parallel applications on the shoal runtime.\n"
       "Runtime flags (--cores, --stats, ...: see --help-shoal) go anywhere on the line."};
   cli.require_subcommand(1);
-  std::vector<command> commands;
-  commands.reserve(apps.size());
-  for (const app_spec& spec : apps) commands.push_back(declare(cli, spec));
+  std::vector<command> commands(apps.size());  // never resized: options point into it
+  for (std::size_t i = 0; i < apps.size(); ++i) declare(cli, apps[i], commands[i]);
   bool suite_json = false;
   CLI::App* suite =
       cli.add_subcommand("suite", "gups, bfs and uts at about a minute in all, one table");
