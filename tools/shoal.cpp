@@ -30,6 +30,30 @@ std::vector<app_spec> all_apps() {
 #ifdef SHOAL_APP_UTS
   apps.push_back(shoal_apps::uts_app());
 #endif
+#ifdef SHOAL_APP_PAGERANK
+  apps.push_back(shoal_apps::pagerank_app());
+#endif
+#ifdef SHOAL_APP_INTSORT
+  apps.push_back(shoal_apps::intsort_app());
+#endif
+#ifdef SHOAL_APP_RANDOMWALK
+  apps.push_back(shoal_apps::randomwalk_app());
+#endif
+#ifdef SHOAL_APP_CHMA
+  apps.push_back(shoal_apps::chma_app());
+#endif
+#ifdef SHOAL_APP_POINTERCHASE
+  apps.push_back(shoal_apps::pointerchase_app());
+#endif
+#ifdef SHOAL_APP_PERMUTATION
+  apps.push_back(shoal_apps::permutation_app());
+#endif
+#ifdef SHOAL_APP_HISTOGRAM
+  apps.push_back(shoal_apps::histogram_app());
+#endif
+#ifdef SHOAL_APP_INDEXGATHER
+  apps.push_back(shoal_apps::indexgather_app());
+#endif
   return apps;
 }
 

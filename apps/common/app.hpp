@@ -51,5 +51,13 @@ struct app_spec {
 app_spec gups_app();
 app_spec bfs_app();
 app_spec uts_app();
+app_spec pagerank_app();
+app_spec intsort_app();
+app_spec randomwalk_app();
+app_spec chma_app();
+app_spec pointerchase_app();
+app_spec permutation_app();
+app_spec histogram_app();
+app_spec indexgather_app();
 
 }  // namespace shoal_apps
