@@ -76,4 +76,20 @@ TEST_P(per_core_slots, ResetGivesFreshSlots) {
 
 SHOAL_TEST_CORES(per_core_slots);
 
+// A job after finalize() may have more cores than the one before: each init()
+// gives fresh slots for its own core count (without reset()).
+TEST(per_core_jobs, EachInitGetsSlotsForItsOwnCoreCount) {
+  shoal::per_core<std::int64_t> counter;
+  std::vector<std::int64_t> first, second;
+  for (const int cores : {1, 4}) {
+    std::vector<std::int64_t>& seen = cores == 1 ? first : second;
+    shoal_test::run_checked(shoal_test::make_config(cores), [&] {
+      shoal::on_all_cores([&counter] { counter.local() += 10 + shoal::mycore(); });
+      for (int i = 0; i < counter.size(); ++i) seen.push_back(counter[i]);
+    });
+  }
+  EXPECT_EQ(first, (std::vector<std::int64_t>{10}));
+  EXPECT_EQ(second, (std::vector<std::int64_t>{10, 11, 12, 13}));  // not 20 on core 0
+}
+
 }  // namespace

@@ -11,7 +11,9 @@
 //   ... in a handler on any core of any process:  frontier.local().push_back(v);
 //
 // Storage for every local core is created on first use (after init(), from
-// any thread) and destroyed by reset() or at exit. Each slot sits on its own
+// any thread) and destroyed by reset() or at exit. Each init() starts a new
+// job with fresh slots (its core count may differ): a value set before
+// finalize() is not seen after the next init(). Each slot sits on its own
 // cache lines, so cores never share a line through it.
 #pragma once
 
@@ -22,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <vector>
 
 namespace shoal {
 
@@ -52,8 +55,8 @@ class per_core {
   /// work using it has been waited for, in every process that used it).
   void reset() {
     std::lock_guard<std::mutex> lock(mutex_);
-    slots_.store(nullptr, std::memory_order_release);  // publish "none" before freeing
-    storage_.reset();
+    current_.store(nullptr, std::memory_order_release);  // publish "none" before freeing
+    blocks_.clear();
   }
 
  private:
@@ -61,30 +64,42 @@ class per_core {
     T value{};
   };
 
+  /// One job's slots: made on first use after an init(), for that job's core count.
+  struct block {
+    std::uint64_t epoch = 0;
+    std::unique_ptr<padded[]> slots;
+  };
+
   T& slot(int i) {
     SHOAL_ASSERT(i >= 0 && i < detail::g_info.local_cores,
                  "per_core: local core {} out of range (run inside a shoal core)", i);
     // Acquire: pairs with the release in create(), so the slots' construction is visible.
-    padded* s = slots_.load(std::memory_order_acquire);
-    if (s == nullptr) s = create();
-    return s[i].value;
+    block* b = current_.load(std::memory_order_acquire);
+    if (b == nullptr || b->epoch != detail::g_info.init_epoch) b = create();
+    return b->slots[static_cast<std::size_t>(i)].value;
   }
 
-  padded* create() {
+  /// The slots of the current job, made by the first caller. A block of an
+  /// earlier job is kept (not freed) until reset() or exit: a core may still
+  /// hold its pointer while it checks the epoch.
+  block* create() {
     std::lock_guard<std::mutex> lock(mutex_);
-    padded* s = slots_.load(std::memory_order_relaxed);  // the mutex orders creators
-    if (s != nullptr) return s;
+    block* b = current_.load(std::memory_order_relaxed);  // the mutex orders creators
+    if (b != nullptr && b->epoch == detail::g_info.init_epoch) return b;
     const int n = detail::g_info.local_cores;
     SHOAL_CHECK(n > 0, "per_core used before shoal::init");
-    storage_ = std::make_unique<padded[]>(static_cast<std::size_t>(n));
-    s = storage_.get();
-    slots_.store(s, std::memory_order_release);  // publish constructed slots
-    return s;
+    auto fresh = std::make_unique<block>();
+    fresh->epoch = detail::g_info.init_epoch;
+    fresh->slots = std::make_unique<padded[]>(static_cast<std::size_t>(n));
+    b = fresh.get();
+    blocks_.push_back(std::move(fresh));
+    current_.store(b, std::memory_order_release);  // publish constructed slots
+    return b;
   }
 
   std::mutex mutex_;
-  std::unique_ptr<padded[]> storage_;
-  std::atomic<padded*> slots_{nullptr};
+  std::vector<std::unique_ptr<block>> blocks_;  ///< this job's, and earlier jobs' until reset()
+  std::atomic<block*> current_{nullptr};
 };
 
 }  // namespace shoal

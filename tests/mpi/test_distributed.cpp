@@ -745,6 +745,42 @@ TEST(distributed, BarrierPhasesNobodyPassesEarly) {
   }
 }
 
+TEST(distributed, CollectivesCombineEveryCoreOfEveryProcess) {
+  const int C = job_cores();
+  static constexpr int R = 40;  // rounds, back to back
+  static constexpr i64 L = 37;  // span length: three 128-byte chunks of int64
+  std::vector<i64> wrong_count;
+  run_job([&] {
+    i64 wrong = 0;
+    const auto w = make_global(&wrong);
+    shoal::on_all_cores([w, C] {
+      const i64 me = shoal::mycore();
+      i64 bad = 0;
+      for (int r = 0; r < R; ++r) {
+        if (shoal::allreduce_sum(me + r) != static_cast<i64>(C) * (C - 1) / 2 + C * r) ++bad;
+        if (shoal::allreduce_max(me * r) != static_cast<i64>(C - 1) * r) ++bad;
+        const auto scan = shoal::exclusive_scan_sum(me + 1);
+        if (scan.before != me * (me + 1) / 2 || scan.total != static_cast<i64>(C) * (C + 1) / 2) ++bad;
+        std::vector<i64> v(static_cast<std::size_t>(L));
+        for (i64 i = 0; i < L; ++i) v[static_cast<std::size_t>(i)] = i * me + r;
+        shoal::allreduce_sum(std::span<i64>(v));
+        for (i64 i = 0; i < L; ++i)
+          if (v[static_cast<std::size_t>(i)] != i * C * (C - 1) / 2 + C * r) ++bad;
+        // Doubles: combined in core order, so identical on every core.
+        const double d = shoal::allreduce_sum(1.0 / static_cast<double>(me + 3 + r));
+        const double lowest = shoal::allreduce_min(d);
+        if (shoal::allreduce_max(d) != lowest) ++bad;
+      }
+      if (bad != 0) delegate::fetch_add(w, bad);
+    });
+    wrong_count.push_back(wrong);
+  });
+  if (rank0()) {
+    ASSERT_EQ(wrong_count.size(), 1u);
+    EXPECT_EQ(wrong_count[0], 0) << "collective results differ from the closed forms";
+  }
+}
+
 // ------------------------------------------------------------- futures
 
 TEST(distributed, FuturesFulfilledOnAnotherRank) {

@@ -17,6 +17,7 @@ struct process_info {
   char* heap_base = nullptr;      // global heap of this process
   std::size_t segment_bytes = 0;  // heap bytes per core (same on every core)
   bool running = false;           // inside run()
+  std::uint64_t init_epoch = 0;   // incremented by every init(): per_core slots are per job
 };
 
 inline process_info g_info;
