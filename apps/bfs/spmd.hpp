@@ -1,10 +1,9 @@
 // Collective steps for SPMD search code: one task per core (started by
 // shoal::on_all_cores) calls these in the same order on every core.
 //
-// - allreduce_sum: a barrier that also sums one number per core. Each core
-//   sends its value to core 0; core 0, once it has all of them, sends the
-//   total back to every core. 2 messages per core; the calling task
-//   suspends until the total arrives.
+// - allreduce_sum: a barrier that also sums one or two numbers per core
+//   (shoal::allreduce: 2 messages per core; the calling task suspends until
+//   the total arrives).
 // - wait_delivered: ends a phase of counted messages. Each core tells every
 //   other core how many counted messages it sent it this phase (one closure
 //   message per pair), then suspends until it has received them all. Handlers
@@ -55,7 +54,11 @@ using sum_pair = std::array<std::int64_t, 2>;
 
 /// Element-wise sums of `x` over every core of the job. Blocking; one task
 /// per core.
-sum_pair allreduce_sum(sum_pair x);
+inline sum_pair allreduce_sum(sum_pair x) {
+  return shoal::allreduce(x, [](const sum_pair& a, const sum_pair& b) {
+    return sum_pair{a[0] + b[0], a[1] + b[1]};
+  });
+}
 
 /// Sum of `x` over every core of the job. Blocking; one task per core.
 inline std::int64_t allreduce_sum(std::int64_t x) { return allreduce_sum(sum_pair{x, 0})[0]; }
