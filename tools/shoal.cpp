@@ -150,10 +150,10 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
     for (const report& r : reports) all.push_back(r.to_json());
     std::printf("%s\n", all.dump().c_str());
   } else {
-    std::printf("%-5s %-9s %10s %12s %-9s %-10s %s\n", "app", "impl", "time_s", "rate", "unit",
+    std::printf("%-12s %-10s %10s %12s %-13s %-10s %s\n", "app", "impl", "time_s", "rate", "unit",
                 "validation", "problem");
     for (const report& r : reports)
-      std::printf("%-5s %-9s %10.3f %12.6g %-9s %-10s %s\n", r.app().c_str(), r.impl().c_str(),
+      std::printf("%-12s %-10s %10.3f %12.6g %-13s %-10s %s\n", r.app().c_str(), r.impl().c_str(),
                   r.time_s(), r.rate(), r.rate_unit().c_str(), r.validated() ? "PASSED" : "FAILED",
                   r.problem().c_str());
     std::printf("job: %d rank(s) x %d core(s); every run validated against its reference: %s\n",
