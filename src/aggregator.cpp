@@ -137,8 +137,8 @@ void aggregator::unstage(buffer* b) {
 buffer* aggregator::acquire() {
   drain_returns();
   if (free_.empty()) {
-    flush_all();  // put everything in flight so buffers can come back
     if (sched_.in_worker()) {
+      flush_all();  // put everything in flight so buffers can come back
       ++stats_.backpressure_waits;
       while (free_.empty()) {
         sched_.request_poll();
@@ -146,6 +146,11 @@ buffer* aggregator::acquire() {
         drain_returns();
       }
     } else {
+      // A handler cannot wait: it takes an overflow buffer. Flushing every
+      // staged buffer here would not bring one back sooner, and a handler that
+      // sends to many cores (dependent messages: permutation, random walks)
+      // would then flush all of them at every take, in packets of a few
+      // messages; they fill and leave as usual instead.
       ++stats_.overflow_buffers;
       void* mem = std::aligned_alloc(64, buffer_bytes_);
       SHOAL_CHECK(mem != nullptr, "out of memory for an overflow aggregation buffer");
