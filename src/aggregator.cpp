@@ -11,10 +11,14 @@
 #include <cstdlib>
 #include <new>
 
+#include <sched.h>
+
 namespace shoal::detail {
 namespace {
 
 constexpr int max_batches_per_poll = 16;
+// Polls a back-pressured sender makes before it also calls sched_yield.
+constexpr int backpressure_spins = 64;
 channel_entry g_channels[max_streams];
 
 }  // namespace
@@ -140,10 +144,15 @@ buffer* aggregator::acquire() {
     if (sched_.in_worker()) {
       flush_all();  // put everything in flight so buffers can come back
       ++stats_.backpressure_waits;
-      while (free_.empty()) {
+      for (int spins = 0; free_.empty(); ++spins) {
         sched_.request_poll();
         sched_.yield();
         drain_returns();
+        // Buffers to cores of this process come back once their receiver has
+        // handled them: when that takes long, the receiver's thread may be
+        // waiting for this very CPU (a loaded or oversubscribed machine), so
+        // offer it to the OS instead of spinning through the time slice.
+        if (spins >= backpressure_spins) sched_yield();
       }
     } else {
       // A handler cannot wait: it takes an overflow buffer. Flushing every
