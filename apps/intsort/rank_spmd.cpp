@@ -1,0 +1,382 @@
+// NPB IS on shoal: the SPMD ranking loop and full verification (rank_spmd.hpp).
+#include "intsort/rank_spmd.hpp"
+
+#include <shoal/shoal.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <span>
+#include <vector>
+
+namespace shoal_apps::intsort {
+
+namespace {
+
+/// Keys of iteration s travel tagged with s's parity (the histogram they
+/// count into, see core_state::counts): bit 30 of a bare key (keys < 2^21).
+constexpr int parity_shift = 30;
+constexpr std::int32_t key_mask = (std::int32_t{1} << parity_shift) - 1;
+
+/// The value that ends a phase on the bare and placement channels (keys >= 0).
+constexpr std::int32_t end_marker = -1;
+
+/// Up to `capacity` keys for one core: the value of the blocks channel (64
+/// bytes). count == end_marker ends a phase.
+struct key_block {
+  static constexpr int capacity = 15;
+  std::int16_t count = 0;
+  std::int16_t parity = 0;
+  std::array<std::int32_t, capacity> keys;
+};
+
+/// Keys staged per destination before they are counted or sent: 16 blocks.
+constexpr int stage_keys = 16 * key_block::capacity;
+
+/// What each iteration's scan combines: the keys a core ranked and the test
+/// keys' values (each held by one core, 0 elsewhere).
+struct scan_part {
+  std::int64_t keys = 0;
+  std::array<std::int64_t, test_keys> test{};
+};
+
+scan_part operator+(scan_part a, const scan_part& b) {
+  a.keys += b.keys;
+  for (std::size_t i = 0; i < a.test.size(); ++i) a.test[i] += b.test[i];
+  return a;
+}
+
+/// A core's part of the problem and of the current phase.
+struct core_state {
+  const is_class* cls = nullptr;  ///< this process's class table entry
+  int me = 0;
+  std::int64_t first = 0;           ///< global index of keys[0]
+  std::vector<std::int32_t> keys;   ///< the held keys
+  std::vector<std::int32_t> owner;  ///< bucket -> ranking core
+  std::int32_t lo = 0;              ///< this core ranks the key values [lo, hi)
+  std::int32_t hi = 0;
+  /// Histograms of [lo, hi), one per iteration parity: keys of the next
+  /// iteration may arrive while this core still reads this one's ranks.
+  /// 16-bit counters halve the histogram's cache footprint; no NPB class
+  /// puts more than about 100 keys on one value.
+  std::array<std::vector<std::uint16_t>, 2> counts;
+  /// After the prefix sum, ranks[v - lo] = keys in [lo, v] (ranks minus base).
+  std::vector<std::int32_t> ranks;
+  std::int64_t base = 0;             ///< keys below lo, over all cores
+  std::int64_t ranked = 0;           ///< keys in [lo, hi) (all ranked here)
+  std::vector<std::int32_t> stage;   ///< route_keys: stage_keys keys per destination
+  std::vector<int> fill;             ///< route_keys: keys staged per destination
+  std::vector<std::int32_t> sorted;  ///< full verification: ranks [base, base + ranked)
+  std::int64_t misplaced = 0;        ///< full verification: keys with no valid slot
+  int ends_in = 0;                   ///< other cores' end markers this phase
+  shoal::completion_event* waiter = nullptr;
+  is_outcome out;  ///< this core's partial verification counts
+
+  void note_end() {
+    if (++ends_in == shoal::cores() - 1 && waiter != nullptr) {
+      shoal::completion_event* w = waiter;
+      waiter = nullptr;
+      w->complete();
+    }
+  }
+};
+
+shoal::per_core<core_state> g_core;
+
+/// This core's state, for the channel handlers: a thread-local pointer is one
+/// load, where per_core::local() is a call per value. Each shoal core is one
+/// thread; setup_core sets it before the barrier that precedes every send.
+thread_local core_state* t_state = nullptr;
+
+/// What core 0 hands the root task (this process's memory: core 0 is on rank 0).
+is_outcome g_result;
+
+/// Sends `marker` on `ch` to every other core, then suspends until every
+/// other core's marker has arrived: values on one channel from one core to
+/// another are handled in the order they were sent, so every value of this
+/// phase has then been handled here. Blocking; SPMD.
+template <class T>
+void wait_ended(core_state& st, const shoal::channel<T>& ch, const T& marker) {
+  for (int c = 0; c < shoal::cores(); ++c)
+    if (c != st.me) ch.send(c, marker);
+  shoal::flush();
+  if (st.ends_in < shoal::cores() - 1) {
+    shoal::completion_event done(1);
+    st.waiter = &done;
+    done.wait();
+  }
+  st.ends_in = 0;
+}
+
+/// Sets up this core's keys and buffers, then splits the key values over the
+/// cores by NPB's buckets, balanced with the bucket sizes of the first
+/// (untimed) iteration's keys. The split only balances the work: any split
+/// ranks correctly, and the keys change by 2 per iteration. Untimed; SPMD.
+void setup_core(core_state& st, char class_name) {
+  st = core_state{};
+  t_state = &st;
+  const is_class& c = find_class(std::string(1, class_name));
+  st.cls = &c;
+  st.me = shoal::mycore();
+  const int cores = shoal::cores();
+  st.first = share_begin(c.total_keys(), st.me, cores);
+  st.keys.resize(
+      static_cast<std::size_t>(share_begin(c.total_keys(), st.me + 1, cores) - st.first));
+  generate_keys(c, st.first, st.keys);
+  modify_keys(c, 1, st.first, st.keys);
+  std::vector<std::int64_t> sizes(static_cast<std::size_t>(c.buckets()));
+  for (const std::int32_t k : st.keys) ++sizes[static_cast<std::size_t>(k >> c.bucket_shift())];
+  shoal::allreduce_sum(std::span<std::int64_t>(sizes));
+  const std::vector<std::int32_t> bounds = split_buckets(sizes, cores);
+  st.owner.resize(sizes.size());
+  for (int o = 0; o < cores; ++o)
+    std::fill(st.owner.begin() + bounds[static_cast<std::size_t>(o)],
+              st.owner.begin() + bounds[static_cast<std::size_t>(o) + 1], o);
+  st.lo = bounds[static_cast<std::size_t>(st.me)] << c.bucket_shift();
+  st.hi = bounds[static_cast<std::size_t>(st.me) + 1] << c.bucket_shift();
+  for (std::vector<std::uint16_t>& h : st.counts)
+    h.assign(static_cast<std::size_t>(st.hi - st.lo), 0);
+  st.ranks.assign(static_cast<std::size_t>(st.hi - st.lo), 0);
+  st.stage.resize(static_cast<std::size_t>(cores) * stage_keys);
+  st.fill.assign(static_cast<std::size_t>(cores), 0);
+  shoal::barrier();  // every core's histograms and range ready before keys travel
+}
+
+/// Every held key counted here or sent to its ranking core. Keys are first
+/// staged per destination in small buffers (L1-resident), then each full
+/// buffer is either counted here or sent. `send(dest, run, n)` sends n
+/// staged keys to another core.
+template <class Send>
+void route_keys(core_state& st, int parity, const Send& send) {
+  // Locals, so that stores into the histogram cannot alias what the loop reads.
+  const int me = st.me;
+  const int shift = st.cls->bucket_shift();
+  const std::int32_t lo = st.lo;
+  const std::int32_t* owner = st.owner.data();
+  std::uint16_t* count = st.counts[static_cast<std::size_t>(parity)].data();
+  if (shoal::cores() == 1) {
+    for (const std::int32_t k : st.keys) ++count[k - lo];
+    return;
+  }
+  std::int32_t* stage = st.stage.data();
+  int* fill = st.fill.data();
+  // Own keys are staged too and counted a stage at a time: a test of the
+  // destination per key would mispredict on about every other key.
+  for (const std::int32_t k : st.keys) {
+    const int dest = owner[k >> shift];
+    std::int32_t* run = stage + static_cast<std::ptrdiff_t>(dest) * stage_keys;
+    const int n = fill[dest];
+    run[n] = k;
+    fill[dest] = n + 1;
+    if (n + 1 == stage_keys) {
+      fill[dest] = 0;
+      if (dest == me) {
+        for (int j = 0; j < stage_keys; ++j) ++count[run[j] - lo];
+        continue;
+      }
+      send(dest, run, stage_keys);
+      shoal::yield();  // let this core handle what others sent it meanwhile
+    }
+  }
+  const std::int32_t* mine = stage + static_cast<std::ptrdiff_t>(me) * stage_keys;
+  for (int j = 0; j < fill[me]; ++j) ++count[mine[j] - lo];
+  fill[me] = 0;
+  for (int dest = 0; dest < shoal::cores(); ++dest) {
+    if (fill[dest] > 0)
+      send(dest, stage + static_cast<std::ptrdiff_t>(dest) * stage_keys, fill[dest]);
+    fill[dest] = 0;
+  }
+}
+
+/// Routing with bare keys: one channel value per key.
+void route_bare(core_state& st, int parity, const shoal::channel<std::int32_t>& ch) {
+  const std::int32_t tag = parity << parity_shift;
+  route_keys(st, parity, [&ch, tag](int dest, const std::int32_t* run, int n) {
+    for (int i = 0; i < n; ++i) ch.send(dest, run[i] | tag);
+  });
+  wait_ended(st, ch, end_marker);
+}
+
+/// Routing with blocks: one channel value per key_block::capacity keys.
+void route_blocks(core_state& st, int parity, const shoal::channel<key_block>& ch) {
+  route_keys(st, parity, [&ch, parity](int dest, const std::int32_t* run, int n) {
+    for (int i = 0; i < n; i += key_block::capacity) {
+      key_block b;
+      b.count = static_cast<std::int16_t>(std::min(key_block::capacity, n - i));
+      b.parity = static_cast<std::int16_t>(parity);
+      std::copy_n(run + i, b.count, b.keys.begin());
+      ch.send(dest, b);
+    }
+  });
+  wait_ended(st, ch, key_block{end_marker, 0, {}});
+}
+
+/// After routing: the local prefix sum, the scan that gives the rank base
+/// and the test keys' values, and the partial verification of the test keys
+/// whose rank this core holds. Also zeroes the other parity's histogram for
+/// the next iteration, whose keys can arrive once the scan is done. SPMD.
+void finish_iteration(core_state& st, int iteration, int parity, fault_kind fault,
+                      is_outcome& into) {
+  const is_class& c = *st.cls;
+  const std::vector<std::uint16_t>& count = st.counts[static_cast<std::size_t>(parity)];
+  std::vector<std::int32_t>& cum = st.ranks;
+  std::int32_t running = 0;
+  for (std::size_t v = 0; v < count.size(); ++v) {
+    running += count[v];
+    cum[v] = running;
+  }
+  std::vector<std::uint16_t>& next = st.counts[static_cast<std::size_t>(parity ^ 1)];
+  std::fill(next.begin(), next.end(), 0);
+  scan_part mine;
+  mine.keys = running;
+  for (int i = 0; i < test_keys; ++i) {
+    const std::int64_t at = c.test_index[static_cast<std::size_t>(i)] - st.first;
+    if (at >= 0 && at < static_cast<std::int64_t>(st.keys.size()))
+      mine.test[static_cast<std::size_t>(i)] = st.keys[static_cast<std::size_t>(at)];
+  }
+  const shoal::scan_result<scan_part> scan = shoal::exclusive_scan_sum(mine);
+  st.base = scan.before.keys;
+  st.ranked = running;
+  if (fault == fault_kind::partial && iteration == 3) ++st.base;
+  for (int i = 0; i < test_keys; ++i) {
+    const std::int64_t k = scan.total.test[static_cast<std::size_t>(i)];
+    if (!checks_test_key(c, k) || k - 1 < st.lo || k - 1 >= st.hi) continue;
+    ++into.partial_checked;
+    if (st.base + cum[static_cast<std::size_t>(k - 1 - st.lo)] == expected_rank(c, i, iteration))
+      ++into.partial_passed;
+  }
+}
+
+/// Places one key at its rank in this core's slice (the placement handler;
+/// `cum` holds the last iteration's ranks).
+void place_key(core_state& st, std::vector<std::int32_t>& cum, std::int32_t k) {
+  if (k < st.lo || k >= st.hi) {
+    ++st.misplaced;
+    return;
+  }
+  const std::int64_t slot = --cum[static_cast<std::size_t>(k - st.lo)];
+  if (slot < 0 || slot >= static_cast<std::int64_t>(st.sorted.size())) {
+    ++st.misplaced;
+    return;
+  }
+  st.sorted[static_cast<std::size_t>(slot)] = k;
+}
+
+/// Full verification: every key placed at its rank (of the last iteration)
+/// by its ranking core, each slice checked (sorted, every slot filled, every
+/// key within the core's range, so the slices are in order too). Returns the
+/// keys found wrong over all cores. SPMD.
+std::int64_t full_verify(core_state& st, const shoal::channel<std::int32_t>& place,
+                         fault_kind fault) {
+  st.sorted.assign(static_cast<std::size_t>(st.ranked), end_marker);
+  st.misplaced = 0;
+  std::vector<std::int32_t>& cum = st.ranks;
+  shoal::barrier();  // every slice ready before keys arrive
+  const int shift = st.cls->bucket_shift();
+  std::int64_t sent = 0;
+  for (const std::int32_t k : st.keys) {
+    const int dest = st.owner[static_cast<std::size_t>(k >> shift)];
+    if (dest == st.me) {
+      place_key(st, cum, k);
+      continue;
+    }
+    place.send(dest, k);
+    if (++sent % 64 == 0) shoal::yield();
+  }
+  wait_ended(st, place, end_marker);
+  if (fault == fault_kind::full && st.me == 0 && st.sorted.size() > 1)
+    std::swap(st.sorted.front(), st.sorted.back());
+  std::int64_t wrong = st.misplaced;
+  for (std::size_t i = 0; i < st.sorted.size(); ++i) {
+    const std::int32_t k = st.sorted[i];
+    if (k < st.lo || k >= st.hi || (i > 0 && st.sorted[i - 1] > k)) ++wrong;
+  }
+  const std::int64_t placed = shoal::allreduce_sum(static_cast<std::int64_t>(st.sorted.size()));
+  wrong = shoal::allreduce_sum(wrong);
+  const std::int64_t total = st.cls->total_keys();
+  return wrong + (placed > total ? placed - total : total - placed);
+}
+
+/// The channels of a run; `bare` or `blocks` is open, as the impl asks.
+struct run_channels {
+  shoal::channel<std::int32_t> bare;
+  shoal::channel<key_block> blocks;
+  shoal::channel<std::int32_t> place;
+};
+
+/// The whole run on one core. SPMD (one task per core).
+void run_core(char class_name, fault_kind fault, const run_channels& chs) {
+  core_state& st = g_core.local();
+  setup_core(st, class_name);
+  is_outcome untimed;
+  // Step s = 0 is NPB's free iteration (iteration 1, untimed, not counted);
+  // steps 1..10 are the timed iterations.
+  auto iterate = [&](int step, is_outcome& into) {
+    const int iteration = std::max(step, 1);
+    const int parity = step & 1;
+    modify_keys(*st.cls, iteration, st.first, st.keys);
+    if (chs.blocks)
+      route_blocks(st, parity, chs.blocks);
+    else
+      route_bare(st, parity, chs.bare);
+    finish_iteration(st, iteration, parity, fault, into);
+  };
+  iterate(0, untimed);
+  shoal::barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int step = 1; step <= max_iterations; ++step) iterate(step, st.out);
+  shoal::barrier();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  is_outcome total;
+  total.seconds = seconds;
+  total.partial_passed = shoal::allreduce_sum(st.out.partial_passed);
+  total.partial_checked = shoal::allreduce_sum(st.out.partial_checked);
+  total.out_of_order = full_verify(st, chs.place, fault);
+  if (st.me == 0) g_result = total;
+  st = core_state{};  // free the keys
+}
+
+}  // namespace
+
+is_outcome run_channel(char class_name, bool blocks, fault_kind fault) {
+  run_channels chs;
+  if (blocks) {
+    chs.blocks = shoal::make_channel<key_block>([](const key_block& b) {
+      core_state& st = *t_state;
+      if (b.count == end_marker) {
+        st.note_end();
+        return;
+      }
+      std::uint16_t* count = st.counts[static_cast<std::size_t>(b.parity)].data();
+      const std::int32_t lo = st.lo;
+      for (int i = 0; i < b.count; ++i) ++count[b.keys[static_cast<std::size_t>(i)] - lo];
+    });
+  } else {
+    chs.bare = shoal::make_channel<std::int32_t>([](std::int32_t v) {
+      core_state& st = *t_state;
+      if (v == end_marker) {
+        st.note_end();
+        return;
+      }
+      ++st.counts[static_cast<std::size_t>(v >> parity_shift)]
+                 [static_cast<std::size_t>((v & key_mask) - st.lo)];
+    });
+  }
+  chs.place = shoal::make_channel<std::int32_t>([](std::int32_t v) {
+    core_state& st = *t_state;
+    if (v == end_marker) {
+      st.note_end();
+      return;
+    }
+    place_key(st, st.ranks, v);
+  });
+  shoal::on_all_cores([class_name, fault, chs] { run_core(class_name, fault, chs); });
+  chs.bare.close();
+  chs.blocks.close();
+  chs.place.close();
+  return g_result;
+}
+
+}  // namespace shoal_apps::intsort

@@ -1,0 +1,44 @@
+// The shoal implementation of NPB IS (--impl channel): SPMD ranking where
+// every key travels to the core that ranks it as a bare 32-bit value on a
+// typed channel (aggregated asynchronous messages).
+//
+// Keys are block-distributed over all cores of the job (core c holds the
+// indices [share_begin(N, c, C), share_begin(N, c+1, C))) and generated in
+// parallel with NPB's jump-ahead. Each iteration, on every core:
+//   1. NPB's modification of keys it, it+10 (by their holder);
+//   2. the sizes of NPB's buckets over the held keys, summed element-wise
+//      over all cores (shoal::allreduce_sum of a span; the 5 test keys'
+//      values ride along in 5 extra slots);
+//   3. the buckets are split into one contiguous key range per core, with
+//      about the same number of keys each (the keys are bell-shaped); the
+//      keys below a core's range are the sum of the buckets below it, so the
+//      global rank base needs no scan;
+//   4. each held key is counted into the local histogram if this core ranks
+//      it, else sent on the channel to the core that does, whose handler
+//      counts it; an end marker behind them ends the phase (as bfs's
+//      wait_ended: values on one channel from one core to another arrive in
+//      order);
+//   5. a prefix sum turns the histogram into ranks; the owners of the test
+//      keys check them against NPB's published values.
+// After the timed iterations, full verification sends every key again (on a
+// second channel) to its ranking core, which places it at its rank in its
+// slice of the sorted array and checks the slice.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "intsort/plain/npb_is.hpp"
+
+namespace shoal_apps::intsort {
+
+/// Which verification the hidden --inject-fault option breaks (for tests).
+enum class fault_kind : std::int8_t { none, partial, full };
+
+/// Runs the benchmark on every core of the job and returns the outcome.
+/// With `blocks`, keys travel in 64-byte blocks of up to 15 keys (one channel
+/// value per block) instead of one channel value per key. Root task
+/// (blocking: opens two channels, runs on_all_cores, closes them).
+is_outcome run_channel(char class_name, bool blocks, fault_kind fault);
+
+}  // namespace shoal_apps::intsort

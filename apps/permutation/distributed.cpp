@@ -1,0 +1,259 @@
+// `shoal permutation --impl channel`: Active Pebbles' Permutation on shoal
+// (see impls.hpp and permutation.cpp).
+//
+// The timed phase is one phase of dependent messages on two typed channels
+// of 16-byte pebbles. Each core sends, for each of its i, {data[i], i} on
+// `to_perm` to the owner of perm[data[i]]; that handler reads
+// p = perm[data[i]], and {p, i} goes on `to_slot` to the owner of
+// data_perm[p], whose handler stores i there. The to_perm handler leaves
+// {p, i} in a per-core vector that the core's task sends every 64 of its
+// own pebbles: sent from the handler, they would take overflow buffers
+// whenever the pool is empty, and each such take flushes every staged
+// buffer (src/aggregator.cpp acquire()): on 1 process x 2 cores that made
+// packets of ~150 bytes, 14x the time at 2^22 elements, and gigabytes of
+// overflow buffers at 2^24. Handlers queue a few pebbles and prefetch the
+// element each needs (pebble_queue), so their cache misses overlap.
+//
+// End of the phase (Active Pebbles' depth-two termination, with markers
+// instead of counts): values from one core to another on one channel are
+// handled in the order they were sent. After its last pebble, each core
+// sends an end marker on `to_perm` to every core (itself included). A core
+// holding all P of them has handled every pebble sent to it on `to_perm`;
+// once its task has sent the dependent pebbles these left, it sends an end
+// marker on `to_slot` to every core. A core holding all P `to_slot` markers
+// has stored everything it will receive, and its task wakes.
+#include <shoal/shoal.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "permutation/impls.hpp"
+
+namespace shoal_apps::permutation {
+
+namespace {
+
+/// A message of either channel: {where, i}; where == end_marker ends a phase.
+struct pebble {
+  std::uint64_t where;
+  std::uint64_t i;
+};
+constexpr std::uint64_t end_marker = ~std::uint64_t{0};
+
+/// A short queue of pebbles whose element has been prefetched: push()
+/// returns the pebble `depth` pushes earlier, once its line had time to arrive.
+class pebble_queue {
+ public:
+  static constexpr unsigned depth = 8;  // a power of two
+
+  /// Queues `p`; when full, hands out the oldest pebble through `out`.
+  template <class Out>
+  void push(const pebble& p, Out out) {
+    if (filled_ == depth)
+      out(q_[next_]);
+    else
+      ++filled_;
+    q_[next_] = p;
+    next_ = (next_ + 1) & (depth - 1);
+  }
+  /// Hands out every queued pebble, oldest first.
+  template <class Out>
+  void drain(Out out) {
+    for (unsigned k = (next_ - filled_) & (depth - 1); filled_ > 0; --filled_) {
+      out(q_[k]);
+      k = (k + 1) & (depth - 1);
+    }
+  }
+
+ private:
+  std::array<pebble, depth> q_{};
+  unsigned next_ = 0;
+  unsigned filled_ = 0;
+};
+
+/// One core's blocks of the three arrays and its state in the phase.
+struct core_part {
+  permutation_keys keys{keyed_permutation(1, 0), keyed_permutation(1, 0)};
+  block_layout layout{1, 1};
+  std::uint64_t base = 0;  ///< first global index of this core's blocks
+  std::vector<std::uint64_t> data, perm, data_perm;
+  pebble_queue perm_queue, slot_queue;
+  std::vector<pebble> forward;  ///< {p, i} the to_perm handler found, for the task to send
+  int perm_markers = 0;
+  int slot_markers = 0;
+  std::int64_t writes = 0;
+  std::int64_t sample_wrong = 0;
+  bool inject_fault = false;
+  shoal::completion_event* done = nullptr;  ///< this core's task, waiting for the phase end
+};
+
+shoal::per_core<core_part> g_parts;
+
+/// Stores p.i at data_perm[p.where] (this core's slot). Handler context.
+void store(core_part& c, const pebble& p) {
+  c.data_perm[p.where - c.base] = p.i;
+  ++c.writes;
+}
+
+/// Applies perm to a queued pebble and leaves {p, i} for the task to send.
+void apply_perm(core_part& c, const pebble& q) {
+  const std::uint64_t p = c.perm[q.where - c.base];
+  const std::uint64_t i = c.inject_fault && q.i == 0 ? 1 : q.i;  // test hook: i = 0 stored as 1
+  c.forward.push_back(pebble{p, i});
+}
+
+/// The to_slot handler: stores, or counts an end marker (the last wakes the task).
+struct slot_handler {
+  void operator()(const pebble& p) const {
+    core_part& c = g_parts.local();
+    if (p.where != end_marker) {
+      __builtin_prefetch(&c.data_perm[p.where - c.base], 1);
+      c.slot_queue.push(p, [&c](const pebble& q) { store(c, q); });
+      return;
+    }
+    c.slot_queue.drain([&c](const pebble& q) { store(c, q); });
+    if (++c.slot_markers == shoal::cores()) c.done->complete();
+  }
+};
+
+/// The to_perm handler: applies perm, or counts an end marker. It sends
+/// nothing: a handler cannot wait for a free buffer, so the dependent
+/// pebbles go out from the core's task (send_forward), which can.
+struct perm_handler {
+  void operator()(const pebble& p) const {
+    core_part& c = g_parts.local();
+    const auto forward = [&c](const pebble& q) { apply_perm(c, q); };
+    if (p.where != end_marker) {
+      __builtin_prefetch(&c.perm[p.where - c.base]);
+      c.perm_queue.push(p, forward);
+      return;
+    }
+    c.perm_queue.drain(forward);
+    ++c.perm_markers;
+  }
+};
+
+/// Fills this core's blocks from the keys. Per core (on_all_cores).
+void fill_part(const permutation_options& o, bool inject_fault) {
+  core_part& c = g_parts.local();
+  c = core_part{};
+  c.keys = make_keys(o);
+  c.layout = block_layout(static_cast<std::uint64_t>(o.elements), shoal::cores());
+  c.base = c.layout.begin(shoal::mycore());
+  const std::size_t n = c.layout.size(shoal::mycore());
+  c.data.resize(n);
+  c.perm.resize(n);
+  c.data_perm.assign(n, unwritten);
+  for (std::size_t k = 0; k < n; ++k) {
+    c.data[k] = c.keys.data(c.base + k);
+    c.perm[k] = c.keys.perm(c.base + k);
+  }
+  c.forward.reserve(4096);
+  c.inject_fault = inject_fault;
+}
+
+/// Sends the pebbles the to_perm handler left on to their slots' owners.
+/// Task context: it may wait for buffers, and handlers that run meanwhile
+/// add to a fresh vector.
+void send_forward(core_part& c, const shoal::channel<pebble>& to_slot,
+                  std::vector<pebble>& sending) {
+  if (c.forward.empty()) return;
+  sending.swap(c.forward);
+  for (const pebble& q : sending) to_slot.send(c.layout.owner(q.where), q);
+  sending.clear();
+}
+
+/// The timed phase on this core; returns its seconds (barrier to barrier).
+/// Per core (on_all_cores), SPMD.
+double permute_part(const shoal::channel<pebble>& to_perm, const shoal::channel<pebble>& to_slot) {
+  core_part& c = g_parts.local();
+  shoal::completion_event done(1);
+  c.done = &done;
+  std::vector<pebble> sending;
+  sending.reserve(4096);
+  shoal::barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t n = c.data.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t j = c.data[k];
+    to_perm.send(c.layout.owner(j), pebble{j, c.base + k});
+    if ((k & 63) == 63) {
+      send_forward(c, to_slot, sending);
+      shoal::yield();  // let this core serve the others' pebbles
+    }
+  }
+  for (int d = 0; d < shoal::cores(); ++d) to_perm.send(d, pebble{end_marker, 0});
+  shoal::flush();
+  // Every core's to_perm markers here: every to_perm pebble for this core
+  // has been handled, so `forward` holds the last dependent pebbles.
+  while (c.perm_markers < shoal::cores() || !c.forward.empty()) {
+    send_forward(c, to_slot, sending);
+    shoal::yield();
+  }
+  for (int d = 0; d < shoal::cores(); ++d) to_slot.send(d, pebble{end_marker, 0});
+  shoal::flush();
+  done.wait();
+  shoal::barrier();
+  c.done = nullptr;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Checks this core's slots through the inverses, and a sample of its i
+/// forward (a round trip to each slot's owner). Per core, SPMD.
+permutation_tally check_part() {
+  core_part& c = g_parts.local();
+  permutation_tally t;
+  t.writes = c.writes;
+  check_slots(c.keys, c.base, c.data_perm.data(), c.data_perm.size(), t);
+  const std::size_t n = c.data.size();
+  const std::size_t stride = n / 256 + 1;
+  shoal::completion_event replies(static_cast<std::int64_t>((n + stride - 1) / stride));
+  shoal::completion_event* ev = &replies;
+  const int home = shoal::mycore();
+  for (std::size_t k = 0; k < n; k += stride) {
+    const std::uint64_t i = c.base + k;
+    const std::uint64_t j = c.keys.perm(c.keys.data(i));
+    shoal::send(c.layout.owner(j), [i, j, home, ev] {
+      core_part& owner = g_parts.local();
+      const bool ok = owner.data_perm[j - owner.base] == i;
+      shoal::send(home, [ok, ev] {
+        if (!ok) ++g_parts.local().sample_wrong;
+        ev->complete();
+      });
+    });
+    ++t.sampled;
+  }
+  shoal::flush();
+  replies.wait();
+  t.sample_wrong = c.sample_wrong;
+  return shoal::allreduce(
+      t, [](const permutation_tally& a, const permutation_tally& b) { return a + b; });
+}
+
+}  // namespace
+
+run_outcome run_distributed(const permutation_options& o, const test_hooks& hooks) {
+  shoal::channel<pebble> to_slot = shoal::make_channel<pebble>(slot_handler{});
+  shoal::channel<pebble> to_perm = shoal::make_channel<pebble>(perm_handler{});
+  run_outcome r;
+  run_outcome* out = &r;  // dereferenced on core 0 only (the root's core)
+  const permutation_options opts = o;
+  const bool fault = hooks.inject_fault;
+  shoal::on_all_cores([opts, fault] { fill_part(opts, fault); });
+  shoal::on_all_cores([to_perm, to_slot, out] {
+    const double s = permute_part(to_perm, to_slot);
+    const permutation_tally t = check_part();
+    if (shoal::mycore() == 0) {
+      out->seconds = s;
+      out->tally = t;
+    }
+  });
+  to_perm.close();
+  to_slot.close();
+  shoal::on_all_cores([] { g_parts.local() = core_part{}; });  // free the arrays
+  return r;
+}
+
+}  // namespace shoal_apps::permutation

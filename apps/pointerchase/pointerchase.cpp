@@ -1,0 +1,193 @@
+// `shoal pointerchase`: Active Pebbles' PointerChase (section 4.2) on shoal.
+//
+//   shoal pointerchase [--rounds n] [--seed s] [--hold-us t] [--json]
+//
+// A token makes --rounds laps of a random ring of every core of the job
+// (plain/ring.hpp): each arrival runs a message handler that checks the
+// token against ring order and relays it to the ring successor as one small
+// closure message, flushed at once (shoal::flush), so it never waits for
+// aggregation: the time per hop is the latency of one dependent message.
+// As in Active Pebbles there is no loop: control lives in the handler.
+// Core 0 starts the token and times the run until the last hop, which ends
+// on core 0, tells it; then every core's checks are summed (allreduce).
+//
+// Idle cores spin for 50 us, then yield the CPU until 1 ms, then sleep on a
+// futex (src/scheduler.cpp); no configuration flag changes that. --hold-us
+// keeps the token on each core that long (busy; the time actually held is
+// measured and subtracted from the reported latency), so the waiting cores
+// reach the yielding (hold >= 50 us) or sleeping (>= 1 ms) stage: what
+// waking them costs is the difference in latency_us_per_hop.
+#include <shoal/shoal.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "common/app.hpp"
+#include "pointerchase/plain/ring.hpp"
+
+namespace shoal_apps {
+
+namespace {
+
+using pointerchase::chase_tally;
+using pointerchase::ring_seat;
+using pointerchase::token;
+
+/// What each core knows during a run.
+struct seat_state {
+  ring_seat seat;
+  std::int64_t hold_ns = 0;                 ///< busy time per hop before relaying
+  std::int64_t held_ns = 0;                 ///< --hold-us time actually spent here
+  bool inject_fault = false;                ///< hidden test hook: skip a hop number
+  shoal::completion_event* done = nullptr;  ///< core 0: the root's end of run
+};
+
+shoal::per_core<seat_state> g_seats;
+
+/// Busy-waits `ns` nanoseconds (the --hold-us work of one hop); returns the
+/// nanoseconds it took (more when the OS took the CPU away meanwhile).
+std::int64_t hold(std::int64_t ns) {
+  if (ns <= 0) return 0;
+  const auto start = std::chrono::steady_clock::now();
+  const auto until = start + std::chrono::nanoseconds(ns);
+  auto now = start;
+  while (now < until) now = std::chrono::steady_clock::now();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count();
+}
+
+/// Ends the run: tells the root task on core 0. Handler context, any core.
+void finish() {
+  if (shoal::mycore() == 0) {
+    g_seats.local().done->complete();
+    return;
+  }
+  shoal::send(0, [] { g_seats.local().done->complete(); });
+  shoal::flush();
+}
+
+/// The token's arrival at this core: check it, relay it (flushed at once)
+/// or end the run. Handler context.
+void relay(token t) {
+  seat_state& st = g_seats.local();
+  st.seat.arrive(t);
+  if (st.seat.last(t)) {
+    finish();
+    return;
+  }
+  st.held_ns += hold(st.hold_ns);
+  token n = st.seat.next(t);
+  if (st.inject_fault && n.hop == 2) n.hop = 3;  // a hop lost: validation must notice
+  shoal::send(st.seat.succ, [n] { relay(n); });
+  shoal::flush();
+}
+
+struct chase_options_all {
+  pointerchase::chase_options chase;
+  double hold_us = 0;
+  bool inject_fault = false;
+};
+
+/// Every core takes its seat in the ring. Blocking; root task.
+void seat_all(const chase_options_all& o) {
+  const std::int64_t rounds = o.chase.rounds;
+  const std::uint64_t seed = o.chase.seed;
+  const auto hold_ns = static_cast<std::int64_t>(o.hold_us * 1000.0);
+  const bool fault = o.inject_fault;
+  shoal::on_all_cores([rounds, seed, hold_ns, fault] {
+    seat_state& st = g_seats.local();
+    st = seat_state{};
+    st.seat = pointerchase::make_seat(pointerchase::make_ring(shoal::cores(), seed),
+                                      shoal::mycore(), rounds);
+    st.hold_ns = hold_ns;
+    st.inject_fault = fault;
+  });
+}
+
+/// Sends the token on its laps and returns the seconds until its last hop.
+/// Blocking; root task (core 0).
+double chase() {
+  seat_state& st = g_seats.local();
+  shoal::completion_event done(1);
+  st.done = &done;
+  const token first = pointerchase::first_token(st.seat);
+  const int succ = st.seat.succ;
+  const auto t0 = std::chrono::steady_clock::now();
+  shoal::send(succ, [first] { relay(first); });
+  shoal::flush();
+  done.wait();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  st.done = nullptr;
+  return s;
+}
+
+/// Every core's checks, and the time spent holding the token, summed.
+struct run_tally {
+  chase_tally chase;
+  std::int64_t held_ns = 0;
+};
+
+/// Every core's run_tally, summed. Blocking; root task.
+run_tally tally_all() {
+  run_tally total;
+  run_tally* out = &total;  // dereferenced on core 0 only (the root's core)
+  shoal::on_all_cores([out] {
+    const seat_state& st = g_seats.local();
+    const run_tally t =
+        shoal::allreduce(run_tally{chase_tally::of(st.seat), st.held_ns},
+                         [](const run_tally& a, const run_tally& b) {
+                           return run_tally{a.chase + b.chase, a.held_ns + b.held_ns};
+                         });
+    if (shoal::mycore() == 0) *out = t;
+  });
+  return total;
+}
+
+void run_pointerchase(const chase_options_all& o, run_context& ctx) {
+  pointerchase::check_options(o.chase);
+  if (!(o.hold_us >= 0 && o.hold_us <= 1e6))
+    throw input_error(
+        fmt::format("--hold-us {}: out of range; expected a number in [0, 1000000]", o.hold_us));
+  shoal::run([&] {
+    seat_all(o);
+    const double seconds = chase();
+    const run_tally t = tally_all();
+    pointerchase::fill_report(ctx.out, o.chase, shoal::cores(), "core", seconds, t.chase);
+    // --hold-us is work, not latency: take the time actually held (which
+    // includes any preemption during the hold) out of the per-hop figure.
+    const double hops = static_cast<double>(o.chase.rounds) * shoal::cores();
+    const double per_hop_us = seconds * 1e6 / hops;
+    ctx.out.set("hold_us", o.hold_us);
+    if (o.hold_us > 0) {
+      const double held_us = static_cast<double>(t.held_ns) / 1e3 / hops;
+      ctx.out.set("latency_us_per_hop", per_hop_us - held_us);
+      ctx.out.set("held_us_per_hop", held_us);
+      ctx.out.set("raw_us_per_hop", per_hop_us);
+    }
+  });
+}
+
+}  // namespace
+
+app_spec pointerchase_app() {
+  return {"pointerchase",
+          "Active Pebbles PointerChase: a token relayed around a random ring of all cores "
+          "(latency per hop)",
+          {"closure"},
+          [](CLI::App& cmd) -> runner {
+            auto o = std::make_shared<chase_options_all>();
+            pointerchase::add_chase_options(cmd, o->chase);
+            cmd.add_option("--hold-us", o->hold_us,
+                           "busy time each core keeps the token before relaying it, taken out of "
+                           "latency_us_per_hop: shows what waking idle (yielding or sleeping) "
+                           "cores costs")
+                ->capture_default_str();
+            cmd.add_flag("--inject-fault-for-test", o->inject_fault)
+                ->group("");  // hidden: loses one hop, so validation must fail
+            return [o](run_context& ctx) { run_pointerchase(*o, ctx); };
+          }};
+}
+
+}  // namespace shoal_apps

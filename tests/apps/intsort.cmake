@@ -1,0 +1,72 @@
+# NPB IS (integer sort): `shoal intsort`.
+#
+# Every run checks itself the NPB way: the published ranks of the 5 test keys
+# in each of the 10 iterations (partial verification) and, at the end, every
+# key placed at its rank must give a sorted array (full verification); the
+# JSON says "partial_verified":"50/50" and "full_verified":true when both
+# pass. Class S on 1, 2 and 3 cores and on 2 processes, both shoal
+# implementations and the sequential reference; class W on 1 process x 2
+# cores; the hidden --inject-fault option proves that each verification
+# fails (exit status 1) when a rank or the order is wrong; bad input.
+if(NOT TARGET shoal-driver OR NOT "intsort" IN_LIST SHOAL_APPS)
+  return()
+endif()
+
+# The JSON report of a validated run (keys in JSON order).
+function(intsort_ok out class cores impl ranks)
+  set(${out} "\"class\":\"${class}\",\"cores\":${cores},\"full_verified\":true,\"impl\":\"${impl}\",.*\"partial_verified\":\"50/50\",.*\"ranks\":${ranks},.*\"validated\":true" PARENT_SCOPE)
+endfunction()
+
+foreach(cores 1 2 3)
+  intsort_ok(re S ${cores} block 1)
+  shoal_app_test(intsort_block_S_1x${cores} EXPECT zero MAX_S 20 REGEX "${re}"
+    COMMAND shoal-driver intsort --cores ${cores} --class S --json)
+endforeach()
+intsort_ok(re S 2 block 2)
+shoal_app_test(intsort_block_S_2x1 NP 2 EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver intsort --cores 1 --class S --json)
+intsort_ok(re S 4 block 2)
+shoal_app_test(intsort_block_S_2x2 NP 2 EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver intsort --cores 2 --class S --impl block --json)
+intsort_ok(re S 2 key 1)
+shoal_app_test(intsort_key_S_1x2 EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver intsort --cores 2 --class S --impl key --json)
+intsort_ok(re S 2 key 2)
+shoal_app_test(intsort_key_S_2x1 NP 2 EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver intsort --cores 1 --class S --impl key --json)
+intsort_ok(re S 1 sequential 1)
+shoal_app_test(intsort_sequential_S EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver intsort --cores 1 --class S --impl sequential --json)
+intsort_ok(re W 2 block 1)
+shoal_app_test(intsort_block_W_1x2 EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver intsort --cores 2 --class W --json)
+intsort_ok(re W 1 sequential 1)
+shoal_app_test(intsort_sequential_W EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver intsort --cores 1 --class W --impl sequential --json)
+shoal_app_test(intsort_summary EXPECT zero MAX_S 20
+  REGEX "intsort \\(block\\).*problem +class S: 2\\^16 keys in .0, 2\\^11., 2\\^9 buckets, 10 iterations.*rate +[0-9.e+-]+ Mop/s.*validation +PASSED"
+  COMMAND shoal-driver intsort --cores 2 --class s)
+
+# The verifications can fail: a rank off by one in iteration 3 fails the 5
+# test keys of that iteration; two keys swapped after placement fail the order.
+shoal_app_test(intsort_fault_partial_1x2 EXPECT 1 MAX_S 20
+  REGEX "\"full_verified\":true,.*\"partial_verified\":\"45/50\",.*\"validated\":false"
+  COMMAND shoal-driver intsort --cores 2 --class S --inject-fault partial --json)
+shoal_app_test(intsort_fault_full_2x1 NP 2 EXPECT 1 MAX_S 20
+  REGEX "\"full_verified\":false,.*\"partial_verified\":\"50/50\",.*\"validated\":false"
+  COMMAND shoal-driver intsort --cores 1 --class S --inject-fault full --json)
+shoal_app_test(intsort_fault_key_partial_2x1 NP 2 EXPECT 1 MAX_S 20
+  REGEX "\"partial_verified\":\"45/50\",.*\"validated\":false"
+  COMMAND shoal-driver intsort --cores 1 --class S --impl key --inject-fault partial --json)
+shoal_app_test(intsort_fault_sequential_full EXPECT 1 MAX_S 20
+  REGEX "\"full_verified\":false,.*\"validated\":false"
+  COMMAND shoal-driver intsort --class S --impl sequential --inject-fault full --json)
+
+# Bad input: a clear message naming the flag and exit status 2.
+shoal_app_test(intsort_bad_class EXPECT 2 MAX_S 20 REGEX "--class: C not in \\{S,W,A,B\\}"
+  COMMAND shoal-driver intsort --class C)
+shoal_app_test(intsort_bad_class_2x1 NP 2 EXPECT 2 MAX_S 20 REGEX "--class: X not in"
+  COMMAND shoal-driver intsort --cores 1 --class X)
+shoal_app_test(intsort_more_cores_than_buckets EXPECT 2 MAX_S 20
+  REGEX "shoal intsort: error: --cores: 513 cores in all is more than the 512 buckets of class S"
+  COMMAND shoal-driver intsort --cores 513 --class S)
