@@ -68,6 +68,46 @@ APPS = {
         "ratio": "efficiency",
         "what": "UTS T1L (geometric, 102,181,082 nodes)",
     },
+    "intsort": {
+        "app": "intsort",
+        "args": ["--class", "B"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "NPB IS class B (2^25 keys, 10 rankings), Mop/s",
+    },
+    "pointerchase": {
+        "app": "pointerchase",
+        "args": ["--rounds", "1000000"],
+        "reference": "baseline",
+        "target": None,
+        "ratio": "rate",
+        "what": "Active Pebbles PointerChase, 10^6 laps of a random ring of all cores (hops/s = 1/latency)",
+    },
+    "permutation": {
+        "app": "permutation",
+        "args": ["--elements", "33554432"],
+        "reference": "sequential",
+        "target": None,
+        "ratio": "speedup",
+        "what": "Active Pebbles Permutation, 2^25 elements",
+    },
+    "histogram": {
+        "app": "histogram",
+        "args": ["--requests-per-core", "500000000"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "bale histogram, 1000 counters per core, 5*10^8 increments per core",
+    },
+    "indexgather": {
+        "app": "indexgather",
+        "args": ["--requests-per-core", "250000000"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "bale index gather, 1000 entries per core, 2.5*10^8 reads per core",
+    },
 }
 
 CONFIGS = [("1x2", 1, 2), ("2x1", 2, 1)]  # name, processes, cores per process
