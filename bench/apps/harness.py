@@ -108,6 +108,22 @@ APPS = {
         "ratio": "rate",
         "what": "bale index gather, 1000 entries per core, 2.5*10^8 reads per core",
     },
+    "pagerank": {
+        "app": "pagerank",
+        "args": ["--scale", "22"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "PageRank by streaming increments, Kronecker scale 22, to L1 change < 1e-7",
+    },
+    "pagerank-combining": {
+        "app": "pagerank",
+        "args": ["--scale", "22", "--impl", "combining"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "PageRank, increments combined per (core, target) first; the baseline combines too",
+    },
 }
 
 CONFIGS = [("1x2", 1, 2), ("2x1", 2, 1)]  # name, processes, cores per process

@@ -1,0 +1,86 @@
+# shoal pagerank: every run compared with a sequential PageRank of the same
+# graph (apps/pagerank/plain/pagerank.cpp, a pull over in-links), on 1 process
+# (1, 2 and 3 cores) and 2 processes; a file graph whose ranks are worked out
+# by hand (tests/apps/data/pagerank/small.txt); a lost increment must fail
+# validation; bad input must end with a message naming the problem, status 2.
+if(NOT TARGET shoal-driver OR NOT "pagerank" IN_LIST SHOAL_APPS)
+  return()
+endif()
+
+set(pr_ok "\"validated\":true")
+set(pr_data ${SHOAL_APP_TEST_DATA}/pagerank)
+
+# Kronecker graphs: converged runs, the issue's JSON fields.
+shoal_app_test(pagerank_scale10_1x1 EXPECT zero MAX_S 10
+  REGEX "\"converged\":true.*\"edges_per_s\":[0-9].*\"iterations\":[0-9]+.*${pr_ok}"
+  COMMAND shoal-driver pagerank --cores 1 --scale 10 --json)
+shoal_app_test(pagerank_scale12_1x2 EXPECT zero MAX_S 10
+  REGEX "\"edges_per_s\":[0-9].*\"iterations\":[0-9]+.*${pr_ok}"
+  COMMAND shoal-driver pagerank --cores 2 --scale 12 --json)
+# Three cores: blocks whose sizes are not powers of two.
+shoal_app_test(pagerank_scale11_1x3 EXPECT zero MAX_S 10
+  REGEX "\"iterations\":[0-9]+.*${pr_ok}"
+  COMMAND shoal-driver pagerank --cores 3 --scale 11 --json)
+shoal_app_test(pagerank_scale12_2x1 NP 2 EXPECT zero MAX_S 10
+  REGEX "\"edges_per_s\":[0-9].*\"iterations\":[0-9]+.*${pr_ok}"
+  COMMAND shoal-driver pagerank --cores 1 --scale 12 --json)
+# --iterations stops a run before convergence; the reference runs as many.
+shoal_app_test(pagerank_iteration_cap_2x1 NP 2 EXPECT zero MAX_S 10
+  REGEX "\"converged\":false.*\"iterations\":3,.*${pr_ok}"
+  COMMAND shoal-driver pagerank --cores 1 --scale 11 --edgefactor 8 --seed 5 --iterations 3 --json)
+# The combining variant (one message per core and target reached).
+shoal_app_test(pagerank_combining_scale12_1x2 EXPECT zero MAX_S 10
+  REGEX "\"impl\":\"combining\".*\"iterations\":[0-9]+.*${pr_ok}"
+  COMMAND shoal-driver pagerank --impl combining --cores 2 --scale 12 --json)
+shoal_app_test(pagerank_combining_scale11_1x3 EXPECT zero MAX_S 10 REGEX "${pr_ok}"
+  COMMAND shoal-driver pagerank --impl combining --cores 3 --scale 11 --json)
+shoal_app_test(pagerank_combining_scale12_2x1 NP 2 EXPECT zero MAX_S 10
+  REGEX "\"impl\":\"combining\".*\"iterations\":[0-9]+.*${pr_ok}"
+  COMMAND shoal-driver pagerank --impl combining --cores 1 --scale 12 --json)
+shoal_app_test(pagerank_combining_corrupt_fails EXPECT 1 MAX_S 10 REGEX "validation  FAILED"
+  COMMAND shoal-driver pagerank --impl combining --cores 2 --scale 10 --corrupt-for-test)
+shoal_app_test(pagerank_sequential EXPECT zero MAX_S 10
+  REGEX "\"impl\":\"sequential\".*\"iterations\":[0-9]+.*${pr_ok}"
+  COMMAND shoal-driver pagerank --impl sequential --cores 2 --scale 11 --json)
+
+# The hand-computed graph (self-loop and duplicate dropped, one dangling
+# vertex): ranks 0.378476 (2), 0.369324 (0), 0.204582 (1), 1/21 (3).
+set(pr_small_ranks "\"top_ranks\":..\"rank\":0\\.37847[0-9]*,\"vertex\":2},{\"rank\":0\\.36932[0-9]*,\"vertex\":0},{\"rank\":0\\.20458[0-9]*,\"vertex\":1},{\"rank\":0\\.047619[0-9]*,\"vertex\":3}")
+foreach(shape "channel_1x3;channel;1;3" "channel_2x1;channel;2;1" "combining_2x1;combining;2;1"
+              "sequential_1x1;sequential;1;1")
+  list(GET shape 0 name)
+  list(GET shape 1 impl)
+  list(GET shape 2 np)
+  list(GET shape 3 cores)
+  shoal_app_test(pagerank_small_file_${name} NP ${np} EXPECT zero MAX_S 10
+    REGEX "\"dangling\":1,\"edges\":4,.*\"input_edges\":7,.*${pr_small_ranks}.*${pr_ok}"
+    COMMAND shoal-driver pagerank --impl ${impl} --cores ${cores} --graph ${pr_data}/small.txt --tolerance 1e-14 --iterations 500 --json)
+endforeach()
+
+# A lost increment (hidden hook) must fail validation: status 1.
+shoal_app_test(pagerank_corrupt_fails EXPECT 1 MAX_S 10
+  REGEX "validation  FAILED \\(max \\|rank - sequential rank\\| = [0-9.e+-]+ > 1e-9 n"
+  COMMAND shoal-driver pagerank --cores 2 --scale 10 --corrupt-for-test)
+shoal_app_test(pagerank_corrupt_fails_2x1 NP 2 EXPECT 1 MAX_S 10
+  REGEX "\"validated\":false"
+  COMMAND shoal-driver pagerank --cores 1 --scale 10 --corrupt-for-test --json)
+
+# Bad input: a message naming the flag (and file:line), status 2.
+shoal_app_test(pagerank_malformed_file EXPECT 2 MAX_S 10
+  REGEX "shoal pagerank: error: [^ ]*malformed.txt:3: malformed line '1 two'"
+  COMMAND shoal-driver pagerank --cores 2 --graph ${pr_data}/malformed.txt)
+shoal_app_test(pagerank_malformed_file_2x1 NP 2 EXPECT 2 MAX_S 10
+  REGEX "malformed.txt:3: malformed line"
+  COMMAND shoal-driver pagerank --cores 1 --graph ${pr_data}/malformed.txt)
+shoal_app_test(pagerank_missing_file EXPECT 2 MAX_S 10
+  REGEX "--graph [^ ]*no_such_graph.txt: cannot open"
+  COMMAND shoal-driver pagerank --cores 2 --graph ${pr_data}/no_such_graph.txt)
+shoal_app_test(pagerank_scale_too_large EXPECT 2 MAX_S 10
+  REGEX "shoal pagerank: error: --scale/--edgefactor: a graph of [0-9]+ vertices .* GiB of memory"
+  COMMAND shoal-driver pagerank --cores 2 --scale 36)
+shoal_app_test(pagerank_tolerance_zero EXPECT 2 MAX_S 10
+  REGEX "--tolerance: must be a number > 0, got '0'"
+  COMMAND shoal-driver pagerank --cores 2 --tolerance 0)
+shoal_app_test(pagerank_iterations_zero EXPECT 2 MAX_S 10
+  REGEX "--iterations: Value 0 not in range 1 to"
+  COMMAND shoal-driver pagerank --cores 2 --iterations 0)
