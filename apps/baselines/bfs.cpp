@@ -55,10 +55,7 @@ struct options {
   bool corrupt = false;  ///< hidden test hook: the first parent array loses its root
 };
 
-/// Thrown on every rank at once to end the job with `code`.
-struct job_exit {
-  int code;
-};
+using shoal_baseline::job_exit;
 
 using shoal_baseline::my_rank;
 using shoal_baseline::rank_count;
@@ -77,23 +74,10 @@ void idle_barrier() {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/// Collective: runs `fn` on every rank. If it threw input_error anywhere, the
-/// lowest rank that failed prints the message and every rank throws job_exit{2}.
+/// Collective: runs `fn` on every rank; bad input anywhere ends every rank with status 2.
 template <class F>
 void collectively(F&& fn) {
-  std::string error;
-  try {
-    fn();
-  } catch (const shoal_apps::input_error& e) {
-    error = e.what();
-    if (error.empty()) error = "bad input";
-  }
-  const int rank = my_rank();
-  int failed = error.empty() ? INT_MAX : rank;
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (failed == INT_MAX) return;
-  if (failed == rank) std::fprintf(stderr, "%s: error: %s\n", program, error.c_str());
-  throw job_exit{2};
+  shoal_baseline::collectively(program, fn);
 }
 
 /// Parses argv on every rank (each sees the same line, so all agree); returns
@@ -265,18 +249,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int status = 0;
-  try {
-    status = run(argc, argv);
-  } catch (const job_exit& e) {
-    status = e.code;
-  } catch (const std::exception& e) {
-    // Not bad input but a failure on one rank (out of memory, ...): the
-    // others may be inside a collective, so only an abort ends them all.
-    std::fprintf(stderr, "%s: failed on rank %d: %s\n", program, my_rank(), e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Finalize();
-  return status;
+  return shoal_baseline::baseline_main(program, argc, argv, run);
 }

@@ -249,23 +249,11 @@ int run_main(int argc, char** argv) {
   if (my_rank() != 0) return 0;
   shoal_apps::report out("gups", "mpi-alltoallv");
   shoal_apps::gups::fill_report(out, p, "rank", outcome);
-  out.set_shape(rank_count(), rank_count());
-  out.set_stats(nlohmann::json::object());
-  shoal_apps::print_report(out, o.json);
-  return out.validated() ? 0 : 1;
+  return shoal_baseline::print_rank0_report(out, o.json);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int status = 1;
-  try {
-    status = run_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "shoal-baseline-gups: failed on rank %d: %s\n", my_rank(), e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Finalize();
-  return status;
+  return shoal_baseline::baseline_main("shoal-baseline-gups", argc, argv, run_main);
 }

@@ -222,24 +222,11 @@ int run_main(int argc, char** argv) {
                   p.requests()));
   out.set("wrong_values", r.wrong);
   out.set("round", o.round, false);
-  out.set_shape(rank_count(), rank_count());
-  out.set_stats(nlohmann::json::object());
-  shoal_apps::print_report(out, o.json);
-  return out.validated() ? 0 : 1;
+  return shoal_baseline::print_rank0_report(out, o.json);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int status = 1;
-  try {
-    status = run_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "shoal-baseline-indexgather: failed on rank %d: %s\n", my_rank(),
-                 e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Finalize();
-  return status;
+  return shoal_baseline::baseline_main("shoal-baseline-indexgather", argc, argv, run_main);
 }

@@ -60,10 +60,7 @@ struct options {
   bool combining() const { return impl == "combining"; }
 };
 
-/// Thrown on every rank at once to end the job with `code`.
-struct job_exit {
-  int code;
-};
+using shoal_baseline::job_exit;
 
 /// One increment for the owner of its target: 12 bytes on the wire.
 struct __attribute__((packed)) increment {
@@ -72,23 +69,10 @@ struct __attribute__((packed)) increment {
 };
 static_assert(sizeof(increment) == 12);
 
-/// Collective: runs `fn` on every rank; if it threw input_error anywhere, the
-/// lowest failing rank prints the message and every rank throws job_exit{2}.
+/// Collective: runs `fn` on every rank; bad input anywhere ends every rank with status 2.
 template <class F>
 void collectively(F&& fn) {
-  std::string error;
-  try {
-    fn();
-  } catch (const shoal_apps::input_error& e) {
-    error = e.what();
-    if (error.empty()) error = "bad input";
-  }
-  const int rank = my_rank();
-  int failed = error.empty() ? INT_MAX : rank;
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (failed == INT_MAX) return;
-  if (failed == rank) std::fprintf(stderr, "%s: error: %s\n", program, error.c_str());
-  throw job_exit{2};
+  shoal_baseline::collectively(program, fn);
 }
 
 std::optional<int> parse(options& o, int argc, char** argv) {
@@ -361,16 +345,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int status = 0;
-  try {
-    status = run(argc, argv);
-  } catch (const job_exit& e) {
-    status = e.code;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: failed on rank %d: %s\n", program, my_rank(), e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Finalize();
-  return status;
+  return shoal_baseline::baseline_main(program, argc, argv, run);
 }

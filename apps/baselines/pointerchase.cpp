@@ -118,24 +118,11 @@ int run_main(int argc, char** argv) {
   const pc::chase_tally t{total[0], total[1], total[2], min_bad == INT64_MAX ? -1 : min_bad};
   shoal_apps::report out("pointerchase", "mpi-sendrecv");
   pc::fill_report(out, o.chase, rank_count(), "rank", seconds, t);
-  out.set_shape(rank_count(), rank_count());
-  out.set_stats(nlohmann::json::object());
-  shoal_apps::print_report(out, o.json);
-  return out.validated() ? 0 : 1;
+  return shoal_baseline::print_rank0_report(out, o.json);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int status = 1;
-  try {
-    status = run_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "shoal-baseline-pointerchase: failed on rank %d: %s\n", my_rank(),
-                 e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Finalize();
-  return status;
+  return shoal_baseline::baseline_main("shoal-baseline-pointerchase", argc, argv, run_main);
 }
