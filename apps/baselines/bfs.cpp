@@ -90,14 +90,8 @@ std::optional<int> parse(options& o, int argc, char** argv) {
   cli.add_flag("--sender-filter,!--no-sender-filter", o.sender_filter,
                "send each remote vertex at most once per search (default on)");
   cli.add_flag("--corrupt-for-test", o.corrupt)->group("");  // proves a failed check fails the run
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return my_rank() == 0 ? cli.exit(e) : 0;
-  } catch (const CLI::ParseError& e) {
-    if (my_rank() == 0) std::fprintf(stderr, "%s: error: %s\n", program, e.what());
-    return 2;  // a refused command line is bad input, like the app's
-  }
+  if (const int status = shoal_baseline::parse_command_line(cli, program, argc, argv); status >= 0)
+    return status;
   return std::nullopt;
 }
 

@@ -202,14 +202,7 @@ int parse(int argc, char** argv, options& o) {
   shoal_apps::gups::add_gups_options(cli, o.gups);
   cli.add_flag("--json", o.json, "print one JSON object on stdout instead of the summary");
   cli.add_option("--impl", o.impl, "accepted and ignored (the app's flag)");
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help exits 0; a refused command line exits 2, like other bad input.
-    const int status = my_rank() == 0 ? cli.exit(e) : e.get_exit_code();
-    return status == 0 ? 0 : 2;
-  }
-  return -1;
+  return shoal_baseline::parse_command_line(cli, "shoal-baseline-gups", argc, argv);
 }
 
 /// Times the update phase, then validates; the outcome is summed on rank 0.

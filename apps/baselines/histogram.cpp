@@ -133,14 +133,7 @@ int parse(int argc, char** argv, options& o) {
       ->capture_default_str();
   cli.add_flag("--json", o.json, "print one JSON object on stdout instead of the summary");
   cli.add_option("--impl", o.impl, "accepted and ignored (the app's flag)");
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help exits 0; a refused command line exits 2, like other bad input.
-    const int status = my_rank() == 0 ? cli.exit(e) : e.get_exit_code();
-    return status == 0 ? 0 : 2;
-  }
-  return -1;
+  return shoal_baseline::parse_command_line(cli, "shoal-baseline-histogram", argc, argv);
 }
 
 /// Verdict sums, on rank 0.

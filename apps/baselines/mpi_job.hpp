@@ -10,6 +10,8 @@
 #include <exception>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "common/app.hpp"
 #include "common/report.hpp"
 
@@ -27,6 +29,22 @@ inline int rank_count() {
   int n = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   return n;
+}
+
+/// Parses argv on every rank (each sees the same line, so all agree). Returns
+/// -1 to go on, else the exit status: 0 after --help (printed by rank 0), 2
+/// for a refused command line, which rank 0 names as "<program>: error: ...",
+/// like any other bad input.
+inline int parse_command_line(CLI::App& cli, const char* program, int argc, char** argv) {
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return my_rank() == 0 ? cli.exit(e) : 0;
+  } catch (const CLI::ParseError& e) {
+    if (my_rank() == 0) std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    return 2;
+  }
+  return -1;
 }
 
 /// Thrown on every rank at once to end the job with `code`.

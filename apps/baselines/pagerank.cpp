@@ -83,14 +83,8 @@ std::optional<int> parse(options& o, int argc, char** argv) {
                  "combining: one pair per (rank, target) reached, summed before the exchange, "
                  "as `shoal pagerank --impl combining`; any other value (the line of `shoal "
                  "pagerank` runs here too): one pair per link");
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return my_rank() == 0 ? cli.exit(e) : 0;
-  } catch (const CLI::ParseError& e) {
-    if (my_rank() == 0) std::fprintf(stderr, "%s: error: %s\n", program, e.what());
-    return 2;
-  }
+  if (const int status = shoal_baseline::parse_command_line(cli, program, argc, argv); status >= 0)
+    return status;
   return std::nullopt;
 }
 

@@ -47,13 +47,7 @@ int parse(int argc, char** argv, options& o) {
   cli.add_flag("--json", o.json, "print one JSON object on stdout instead of the summary");
   cli.add_option("--impl", o.impl, "accepted and ignored (the app's flag)");
   cli.add_option("--hold-us", o.hold_us, "accepted when 0 (the app's flag)");
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int status = my_rank() == 0 ? cli.exit(e) : e.get_exit_code();
-    return status == 0 ? 0 : 2;
-  }
-  return -1;
+  return shoal_baseline::parse_command_line(cli, "shoal-baseline-pointerchase", argc, argv);
 }
 
 constexpr int token_tag = 17;
