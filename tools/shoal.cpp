@@ -200,10 +200,17 @@ int run_driver(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-' && !names_an_app(cli, argv[1])) return 2;
   try {
     cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return shoal::myrank() == 0 ? cli.exit(e) : 0;
+  } catch (const CLI::CallForAllHelp& e) {
+    return shoal::myrank() == 0 ? cli.exit(e) : 0;
   } catch (const CLI::ParseError& e) {
-    // --help exits 0; any refused command line exits 2, like other bad input.
-    const int status = shoal::myrank() == 0 ? cli.exit(e) : e.get_exit_code();
-    return status == 0 ? 0 : 2;
+    // A refused command line exits 2, named like other bad input.
+    const bool app_named = argc > 1 && argv[1][0] != '-';
+    if (shoal::myrank() == 0)
+      std::fprintf(stderr, "shoal%s%s: error: %s\n", app_named ? " " : "", app_named ? argv[1] : "",
+                   e.what());
+    return 2;
   }
   if (suite->parsed()) return run_suite(apps, suite_json);
   for (const command& c : commands) {
