@@ -3,8 +3,8 @@
 #   make deps       install missing Debian packages (apt-get; sudo when not root)
 #   make configure  cmake -S . -B build (Release, -Werror)
 #   make [build]    build everything into build/ (binaries in build/bin)
-#   make run        build, then run the headline apps (build/bin/shoal suite $(RUN_ARGS)):
-#                   gups, bfs and uts validated, one summary table, about a minute
+#   make run        build, then run every bundled app (build/bin/shoal suite $(RUN_ARGS)):
+#                   each validated, one summary table, about a minute and a half
 #   make demo       build, then run build/bin/shoal-demo (a small validated runtime demo)
 #   make test       build, then ctest (one process per test case)
 #   make bench      build, then the microbenchmarks (bench-micro) and the application
