@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """The application benchmark harness (`make bench`).
 
-Runs each headline app (gups, bfs, uts) and its reference, interleaved, for
+Runs each bundled app and its reference, interleaved, for
 two job shapes of this 2-core machine -- 1 process x 2 cores and 2 processes x
 1 core -- and writes bench/results/latest.{md,json} and one PNG plot per app
 (rate by configuration, shoal next to its reference).
 
-References: gups and bfs against their plain-MPI baselines
-(build/bin/shoal-baseline-*) on as many ranks as shoal has cores; uts against
-the sequential search (`shoal uts --impl sequential`, one core): the ratio is
-then the parallel efficiency t_seq / (cores * t_par).
+References: gups, bfs, pagerank, intsort, histogram, indexgather and
+pointerchase against their plain-MPI baselines (build/bin/shoal-baseline-*) on
+as many ranks as shoal has cores; uts, randomwalk, chma and permutation against
+the app's sequential implementation (`--impl sequential`, one core): the ratio
+is then the speedup, or for uts the parallel efficiency t_seq / (cores * t_par).
 
 Method (../shared/BENCHMARKING.md): runs are paired, shoal and reference
 back to back with the order alternating (A B, B A, ...), and each figure is the
@@ -123,6 +124,22 @@ APPS = {
         "target": 1.0,
         "ratio": "rate",
         "what": "PageRank, increments combined per (core, target) first; the baseline combines too",
+    },
+    "randomwalk": {
+        "app": "randomwalk",
+        "args": ["--scale", "19", "--length", "128"],
+        "reference": "sequential",
+        "target": None,
+        "ratio": "speedup",
+        "what": "GMT random walks, 2^18 walkers x 128 steps on a 2^19-vertex random graph",
+    },
+    "chma": {
+        "app": "chma",
+        "args": ["--tasks", "16384", "--length", "512"],
+        "reference": "sequential",
+        "target": None,
+        "ratio": "speedup",
+        "what": "GMT concurrent hash-map access, 16384 tasks x 512 lookups (reversed hits inserted)",
     },
 }
 
