@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include "baselines/bale_job.hpp"
 #include "baselines/mpi_job.hpp"
 #include "common/app.hpp"
 #include "common/report.hpp"
@@ -118,24 +120,6 @@ class histogram_rank {
   std::vector<int> send_counts_, send_displs_, recv_counts_, recv_displs_;
 };
 
-struct options {
-  shoal_apps::bale::bale_options bale;
-  std::int64_t round = 1 << 20;
-  bool json = false;
-  std::string impl = "mpi-alltoallv";
-};
-
-/// Parses the command line; returns -1 to go on, else the exit status.
-int parse(int argc, char** argv, options& o) {
-  CLI::App cli{"shoal-baseline-histogram: bale histogram in plain MPI (MPI_Alltoallv rounds)"};
-  shoal_apps::bale::add_bale_options(cli, o.bale, "increments");
-  cli.add_option("--round", o.round, "increments each rank generates per exchange round")
-      ->capture_default_str();
-  cli.add_flag("--json", o.json, "print one JSON object on stdout instead of the summary");
-  cli.add_option("--impl", o.impl, "accepted and ignored (the app's flag)");
-  return shoal_baseline::parse_command_line(cli, "shoal-baseline-histogram", argc, argv);
-}
-
 /// Verdict sums, on rank 0.
 struct outcome {
   double seconds = 0;
@@ -176,21 +160,13 @@ outcome run(const bale_problem& p, std::int64_t round) {
 }
 
 int run_main(int argc, char** argv) {
-  options o;
-  if (const int status = parse(argc, argv, o); status >= 0) return status;
-  bale_problem p;
-  try {
-    if (o.round < 1 || o.round > (std::int64_t{1} << 28))
-      throw shoal_apps::input_error(fmt::format(
-          "--round {}: out of range; expected an integer in [1, {}]", o.round, 1 << 28));
-    // Counters and their reference (16 bytes an entry); the round buffers.
-    p = shoal_apps::bale::make_problem(o.bale, rank_count(), 1, 16.0, 0.0);
-    o.round = std::min(o.round, p.requests_per_core);
-  } catch (const shoal_apps::input_error& e) {
-    // Every rank sees the same options, so every rank stops here.
-    if (my_rank() == 0) std::fprintf(stderr, "shoal-baseline-histogram: error: %s\n", e.what());
-    return 2;
-  }
+  shoal_baseline::bale_job o;
+  if (const std::optional<int> stop = shoal_baseline::parse_bale_job(
+          argc, argv, "shoal-baseline-histogram",
+          "shoal-baseline-histogram: bale histogram in plain MPI (MPI_Alltoallv rounds)",
+          "increments", 16.0, 0.0, o))
+    return *stop;
+  const bale_problem& p = o.problem;
   const outcome r = run(p, o.round);
   if (my_rank() != 0) return 0;
   shoal_apps::report out("histogram", "mpi-alltoallv");

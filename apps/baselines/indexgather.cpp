@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include "baselines/bale_job.hpp"
 #include "baselines/mpi_job.hpp"
 #include "common/app.hpp"
 #include "common/report.hpp"
@@ -144,24 +146,6 @@ class gather_rank {
   std::vector<int> send_counts_, send_displs_, recv_counts_, recv_displs_;
 };
 
-struct options {
-  shoal_apps::bale::bale_options bale;
-  std::int64_t round = 1 << 20;
-  bool json = false;
-  std::string impl = "mpi-alltoallv";
-};
-
-/// Parses the command line; returns -1 to go on, else the exit status.
-int parse(int argc, char** argv, options& o) {
-  CLI::App cli{"shoal-baseline-indexgather: bale index-gather in plain MPI (MPI_Alltoallv rounds)"};
-  shoal_apps::bale::add_bale_options(cli, o.bale, "reads");
-  cli.add_option("--round", o.round, "reads each rank generates per exchange round")
-      ->capture_default_str();
-  cli.add_flag("--json", o.json, "print one JSON object on stdout instead of the summary");
-  cli.add_option("--impl", o.impl, "accepted and ignored (the app's flag)");
-  return shoal_baseline::parse_command_line(cli, "shoal-baseline-indexgather", argc, argv);
-}
-
 /// Verdict sums, on rank 0.
 struct outcome {
   double seconds = 0;
@@ -192,20 +176,13 @@ outcome run(const bale_problem& p, std::int64_t round) {
 }
 
 int run_main(int argc, char** argv) {
-  options o;
-  if (const int status = parse(argc, argv, o); status >= 0) return status;
-  bale_problem p;
-  try {
-    if (o.round < 1 || o.round > (std::int64_t{1} << 28))
-      throw shoal_apps::input_error(fmt::format(
-          "--round {}: out of range; expected an integer in [1, {}]", o.round, 1 << 28));
-    // The table slice (8 bytes an entry) and the targets (8 bytes a read).
-    p = shoal_apps::bale::make_problem(o.bale, rank_count(), 1, 8.0, 8.0);
-    o.round = std::min(o.round, p.requests_per_core);
-  } catch (const shoal_apps::input_error& e) {
-    if (my_rank() == 0) std::fprintf(stderr, "shoal-baseline-indexgather: error: %s\n", e.what());
-    return 2;
-  }
+  shoal_baseline::bale_job o;
+  if (const std::optional<int> stop = shoal_baseline::parse_bale_job(
+          argc, argv, "shoal-baseline-indexgather",
+          "shoal-baseline-indexgather: bale index-gather in plain MPI (MPI_Alltoallv rounds)",
+          "reads", 8.0, 8.0, o))
+    return *stop;
+  const bale_problem& p = o.problem;
   const outcome r = run(p, o.round);
   if (my_rank() != 0) return 0;
   shoal_apps::report out("indexgather", "mpi-alltoallv");

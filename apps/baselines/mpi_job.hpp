@@ -3,12 +3,12 @@
 // rank-0 report is printed.
 #pragma once
 
-#include <mpi.h>
-
 #include <climits>
 #include <cstdio>
 #include <exception>
 #include <string>
+
+#include <mpi.h>
 
 #include <CLI/CLI.hpp>
 
