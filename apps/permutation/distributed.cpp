@@ -7,11 +7,13 @@
 // p = perm[data[i]], and {p, i} goes on `to_slot` to the owner of
 // data_perm[p], whose handler stores i there. The to_perm handler leaves
 // {p, i} in a per-core vector that the core's task sends every 64 of its
-// own pebbles: sent from the handler, they would take overflow buffers
-// whenever the pool is empty, and each such take flushes every staged
-// buffer (src/aggregator.cpp acquire()): on 1 process x 2 cores that made
-// packets of ~150 bytes, 14x the time at 2^22 elements, and gigabytes of
-// overflow buffers at 2^24. Handlers queue a few pebbles and prefetch the
+// own pebbles: a handler cannot wait for a free buffer, so sent from the
+// handler they take overflow buffers (unbounded) whenever the pool is empty.
+// Sending them from the handler measured the same speed (57 against 58 M
+// elements/s at 2^25 on 1 process x 2 cores, once the aggregator stopped
+// flushing every staged buffer at each overflow take; before that fix it was
+// 14x slower), so the task sends them, within the pool's bounded memory.
+// Handlers queue a few pebbles and prefetch the
 // element each needs (pebble_queue), so their cache misses overlap.
 //
 // End of the phase (Active Pebbles' depth-two termination, with markers
