@@ -23,6 +23,8 @@
 //      reference run for the same number of iterations (untimed).
 // The exit status is 1 when validation fails, 2 on bad input (message on
 // stderr from the lowest failing rank), 0 otherwise.
+#include "pagerank/plain/pagerank.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -41,7 +43,6 @@
 #include "baselines/mpi_job.hpp"
 #include "common/app.hpp"  // input_error only
 #include "common/report.hpp"
-#include "pagerank/plain/pagerank.hpp"
 
 namespace {
 
@@ -103,15 +104,15 @@ std::vector<pr::edge> whole_edge_list(const pr::pagerank_options& o, std::int64_
   std::vector<int> counts(static_cast<std::size_t>(ranks)), displs(counts.size());
   for (int r = 0; r < ranks; ++r) {
     displs[static_cast<std::size_t>(r)] = static_cast<int>(edges * r / ranks);
-    counts[static_cast<std::size_t>(r)] = static_cast<int>(edges * (r + 1) / ranks - edges * r / ranks);
+    counts[static_cast<std::size_t>(r)] =
+        static_cast<int>(edges * (r + 1) / ranks - edges * r / ranks);
   }
   const int me = my_rank();
   std::vector<pr::edge> all(static_cast<std::size_t>(edges));
   std::vector<pr::edge> mine;
-  shoal_apps::bfs::kronecker_edges(o.graph, displs[static_cast<std::size_t>(me)],
-                                   displs[static_cast<std::size_t>(me)] +
-                                       counts[static_cast<std::size_t>(me)],
-                                   mine);
+  shoal_apps::bfs::kronecker_edges(
+      o.graph, displs[static_cast<std::size_t>(me)],
+      displs[static_cast<std::size_t>(me)] + counts[static_cast<std::size_t>(me)], mine);
   MPI_Datatype t = bytes_type(sizeof(pr::edge));
   MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), t, all.data(), counts.data(),
                  displs.data(), t, MPI_COMM_WORLD);
@@ -139,7 +140,6 @@ std::pair<int, double> iterate(local_part& p, const pr::pagerank_options& o, boo
   const auto count = static_cast<std::size_t>(p.layout.count(me));
   const auto n = static_cast<double>(p.layout.vertices());
   const std::uint64_t* offsets = p.rows.offsets.data();
-  const std::uint32_t* targets = p.rows.targets.data();
   const pr::block_layout layout = p.layout;
   std::vector<int> cursor(static_cast<std::size_t>(ranks));
   double sums[2] = {0, 0};  // L1 change, dangling rank
@@ -161,17 +161,8 @@ std::pair<int, double> iterate(local_part& p, const pr::pagerank_options& o, boo
       // Every increment summed per target, then one pair per reached target
       // of each other rank (each rank is > 0: a reached target's sum is too).
       double* sums = p.combined.data();
-      for (std::size_t v = 0; v < count; ++v) {
-        std::uint64_t i = offsets[v];
-        const std::uint64_t end = offsets[v + 1];
-        if (i == end) continue;
-        const double share = rank[v] / static_cast<double>(end - i);
-        if (drop_first) {
-          ++i;
-          drop_first = false;
-        }
-        for (; i < end; ++i) sums[targets[i]] += share;
-      }
+      pr::for_each_share(p.rows, rank, count, drop_first,
+                         [sums](std::uint32_t t, double share) { sums[t] += share; });
       for (int r = 0; r < ranks; ++r) {
         if (r == me) continue;
         double* slice = sums + layout.packed(r, 0);
@@ -183,26 +174,16 @@ std::pair<int, double> iterate(local_part& p, const pr::pagerank_options& o, boo
         }
       }
     }
-    for (std::size_t v = 0; v < count && !combining; ++v) {
-      std::uint64_t i = offsets[v];
-      const std::uint64_t end = offsets[v + 1];
-      if (i == end) continue;
-      const double share = rank[v] / static_cast<double>(end - i);
-      if (drop_first) {
-        ++i;
-        drop_first = false;
-      }
-      for (; i < end; ++i) {
-        const std::uint32_t t = targets[i];
+    if (!combining)
+      pr::for_each_share(p.rows, rank, count, drop_first, [&](std::uint32_t t, double share) {
         const int owner = layout.packed_owner(t);
         const std::uint32_t l = layout.packed_local(t);
         if (owner == me) {
           acc[l] += share;
-          continue;
+          return;
         }
         send[at[owner]++] = increment{l, share};
-      }
-    }
+      });
     if (ranks > 1) {
       // The counts of what was bucketed (a dropped link leaves its slot unsent).
       for (int r = 0; r < ranks; ++r)
@@ -215,10 +196,10 @@ std::pair<int, double> iterate(local_part& p, const pr::pagerank_options& o, boo
         p.recv_displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
         total += p.recv_counts[static_cast<std::size_t>(r)];
       }
-      if (p.recv.size() < static_cast<std::size_t>(total)) p.recv.resize(static_cast<std::size_t>(total));
-      MPI_Alltoallv(p.send.data(), p.send_counts.data(), p.send_displs.data(), inc_t,
-                    p.recv.data(), p.recv_counts.data(), p.recv_displs.data(), inc_t,
-                    MPI_COMM_WORLD);
+      if (p.recv.size() < static_cast<std::size_t>(total))
+        p.recv.resize(static_cast<std::size_t>(total));
+      MPI_Alltoallv(p.send.data(), p.send_counts.data(), p.send_displs.data(), inc_t, p.recv.data(),
+                    p.recv_counts.data(), p.recv_displs.data(), inc_t, MPI_COMM_WORLD);
       const increment* in = p.recv.data();
       for (std::int64_t k = 0; k < total; ++k) acc[in[k].local] += in[k].value;
     }
@@ -253,9 +234,8 @@ int run(int argc, char** argv) {
       throw shoal_apps::input_error(fmt::format(
           "--scale/--edgefactor: {} edges, more than the baseline's 2^31 - 1", in.edges));
   });
-  std::vector<pr::edge> edges = o.problem.graph.file.empty()
-                                    ? whole_edge_list(o.problem, in.edges)
-                                    : std::move(in.file_edges);
+  std::vector<pr::edge> edges = o.problem.graph.file.empty() ? whole_edge_list(o.problem, in.edges)
+                                                             : std::move(in.file_edges);
   const int ranks = rank_count();
   local_part p;
   p.me = my_rank();
@@ -338,6 +318,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return shoal_baseline::baseline_main(program, argc, argv, run);
-}
+int main(int argc, char** argv) { return shoal_baseline::baseline_main(program, argc, argv, run); }

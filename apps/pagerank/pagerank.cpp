@@ -43,6 +43,8 @@
 // miss the validation bound on the ranks of hub vertices (their error,
 // about 1e-7 relative, exceeds 1e-9 on the scale summing to 1 once a
 // rank is above ~1e-2, which small Kronecker graphs reach).
+#include "pagerank/plain/pagerank.hpp"
+
 #include <shoal/shoal.hpp>
 
 #include <algorithm>
@@ -55,7 +57,6 @@
 #include <vector>
 
 #include "common/app.hpp"
-#include "pagerank/plain/pagerank.hpp"
 
 namespace shoal_apps {
 
@@ -91,7 +92,7 @@ struct core_state {
   /// every target); its slice of this core's own vertices is the accumulator.
   std::vector<double> combined;
   double* into = nullptr;  ///< where the increments land: acc, or the own slice of combined
-  int ends_in = 0;  ///< end markers of the current push received
+  int ends_in = 0;         ///< end markers of the current push received
   shoal::completion_event* waiter = nullptr;
   // Results (identical on every core; read on rank 0 from core 0).
   int iterations = 0;
@@ -186,11 +187,11 @@ void construct_core(std::int64_t vertices, bool combining) {
   st.ends_in = 0;
   std::int64_t dangling = 0;
   for (std::size_t l = 0; l < count; ++l) dangling += st.rows.offsets[l + 1] == st.rows.offsets[l];
-  const auto totals = shoal::allreduce(std::array<std::int64_t, 2>{st.rows.arcs(), dangling},
-                                       [](const std::array<std::int64_t, 2>& a,
-                                          const std::array<std::int64_t, 2>& b) {
-                                         return std::array<std::int64_t, 2>{a[0] + b[0], a[1] + b[1]};
-                                       });
+  const auto totals = shoal::allreduce(
+      std::array<std::int64_t, 2>{st.rows.arcs(), dangling},
+      [](const std::array<std::int64_t, 2>& a, const std::array<std::int64_t, 2>& b) {
+        return std::array<std::int64_t, 2>{a[0] + b[0], a[1] + b[1]};
+      });
   st.arcs = totals[0];
   st.dangling = totals[1];
 }
@@ -201,33 +202,19 @@ void push(core_state& st, const shoal::channel<increment>& ch, bool drop_first) 
   // Locals, so that stores into acc cannot alias what the loop reads.
   const block_layout layout = st.layout;
   const int me = st.me;
-  const std::uint64_t* offsets = st.rows.offsets.data();
-  const std::uint32_t* targets = st.rows.targets.data();
-  const double* rank = st.rank.data();
   double* acc = st.into;
   const auto count = static_cast<std::size_t>(layout.count(me));
   yield_every pacing;
-  for (std::size_t v = 0; v < count; ++v) {
-    std::uint64_t i = offsets[v];
-    const std::uint64_t end = offsets[v + 1];
-    if (i == end) continue;
-    const double share = rank[v] / static_cast<double>(end - i);
-    if (drop_first) {
-      ++i;
-      drop_first = false;
+  for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {
+    const int owner = layout.packed_owner(t);
+    const std::uint32_t l = layout.packed_local(t);
+    if (owner == me) {
+      acc[l] += share;
+      return;
     }
-    for (; i < end; ++i) {
-      const std::uint32_t t = targets[i];
-      const int owner = layout.packed_owner(t);
-      const std::uint32_t l = layout.packed_local(t);
-      if (owner == me) {
-        acc[l] += share;
-        continue;
-      }
-      ch.send(owner, increment{l, share});
-      pacing.tick();
-    }
-  }
+    ch.send(owner, increment{l, share});
+    pacing.tick();
+  });
 }
 
 /// The combining push: every increment added to this core's sum for its
@@ -237,22 +224,10 @@ void push(core_state& st, const shoal::channel<increment>& ch, bool drop_first) 
 void push_combining(core_state& st, const shoal::channel<increment>& ch, bool drop_first) {
   const block_layout layout = st.layout;
   const int me = st.me;
-  const std::uint64_t* offsets = st.rows.offsets.data();
-  const std::uint32_t* targets = st.rows.targets.data();
-  const double* rank = st.rank.data();
   double* sums = st.combined.data();
   const auto count = static_cast<std::size_t>(layout.count(me));
-  for (std::size_t v = 0; v < count; ++v) {
-    std::uint64_t i = offsets[v];
-    const std::uint64_t end = offsets[v + 1];
-    if (i == end) continue;
-    const double share = rank[v] / static_cast<double>(end - i);
-    if (drop_first) {
-      ++i;
-      drop_first = false;
-    }
-    for (; i < end; ++i) sums[targets[i]] += share;
-  }
+  for_each_share(st.rows, st.rank.data(), count, drop_first,
+                 [sums](std::uint32_t t, double share) { sums[t] += share; });
   yield_every pacing;
   const int parts = layout.parts();
   for (int k = 1; k < parts; ++k) {

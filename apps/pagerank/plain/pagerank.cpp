@@ -115,8 +115,10 @@ out_rows build_out_rows(const std::vector<edge>& edges, const block_layout& layo
   out_rows r;
   r.offsets.assign(static_cast<std::size_t>(count) + 1, 0);
   for (const edge& e : edges)
-    if (e.u >= first && e.u < last && e.u != e.v) ++r.offsets[static_cast<std::size_t>(e.u - first) + 1];
-  for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) r.offsets[i + 1] += r.offsets[i];
+    if (e.u >= first && e.u < last && e.u != e.v)
+      ++r.offsets[static_cast<std::size_t>(e.u - first) + 1];
+  for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i)
+    r.offsets[i + 1] += r.offsets[i];
   std::vector<std::uint64_t> at(r.offsets.begin(), r.offsets.end() - 1);
   r.targets.resize(r.offsets.back());
   for (const edge& e : edges)
@@ -152,7 +154,8 @@ std::vector<double> reference_pagerank(std::int64_t vertices, const std::vector<
   {
     std::vector<std::uint64_t> at(start.begin(), start.end() - 1);
     for (const edge& e : edges)
-      if (e.u != e.v) sources[at[static_cast<std::size_t>(e.v)]++] = static_cast<std::uint32_t>(e.u);
+      if (e.u != e.v)
+        sources[at[static_cast<std::size_t>(e.v)]++] = static_cast<std::uint32_t>(e.u);
   }
   std::vector<std::uint32_t> outdeg(n, 0);
   std::uint64_t kept = 0;
@@ -202,22 +205,14 @@ sequential_result push_pagerank(const out_rows& rows, std::int64_t vertices, dou
   out.rank.assign(n, inv_n);
   std::vector<double> acc(n, 0.0);
   const std::uint64_t* offsets = rows.offsets.data();
-  const std::uint32_t* targets = rows.targets.data();  // one part: packed == vertex id
   double dangling = 0;
   for (std::size_t v = 0; v < n; ++v)
     if (offsets[v + 1] == offsets[v]) dangling += out.rank[v];
   while (out.iterations < max_iterations) {
-    for (std::size_t v = 0; v < n; ++v) {
-      std::uint64_t i = offsets[v];
-      const std::uint64_t end = offsets[v + 1];
-      if (i == end) continue;
-      const double share = out.rank[v] / static_cast<double>(end - i);
-      if (drop_first) {
-        ++i;
-        drop_first = false;
-      }
-      for (; i < end; ++i) acc[targets[i]] += share;
-    }
+    // One part: a packed target is the vertex id.
+    for_each_share(rows, out.rank.data(), n, drop_first,
+                   [&acc](std::uint32_t t, double share) { acc[t] += share; });
+    drop_first = false;
     const double base = (1.0 - damping) * inv_n + damping * dangling * inv_n;
     double l1 = 0;
     dangling = 0;
@@ -238,28 +233,30 @@ sequential_result push_pagerank(const out_rows& rows, std::int64_t vertices, dou
 std::vector<std::pair<std::int64_t, double>> top_ranks(const std::vector<double>& rank, int k) {
   std::vector<std::pair<std::int64_t, double>> all;
   all.reserve(rank.size());
-  for (std::size_t v = 0; v < rank.size(); ++v) all.emplace_back(static_cast<std::int64_t>(v), rank[v]);
+  for (std::size_t v = 0; v < rank.size(); ++v)
+    all.emplace_back(static_cast<std::int64_t>(v), rank[v]);
   const auto keep = std::min(all.size(), static_cast<std::size_t>(std::max(k, 0)));
   const auto higher = [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   };
-  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), higher);
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(),
+                    higher);
   all.resize(keep);
   return all;
 }
 
 double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
   double m = 0;
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+    m = std::max(m, std::fabs(a[i] - b[i]));
   if (a.size() != b.size()) m = std::numeric_limits<double>::infinity();
   return m;
 }
 
 void fill_report(report& r, const pagerank_options& o, const outcome& out) {
-  const std::string graph =
-      o.graph.file.empty()
-          ? fmt::format("Kronecker scale {}, edgefactor {}", o.graph.scale, o.graph.edgefactor)
-          : fmt::format("graph {}", o.graph.file);
+  const std::string graph = o.graph.file.empty() ? fmt::format("Kronecker scale {}, edgefactor {}",
+                                                               o.graph.scale, o.graph.edgefactor)
+                                                 : fmt::format("graph {}", o.graph.file);
   r.set_problem(fmt::format("{}: {} vertices, {} edges ({} links), {} iteration{}", graph,
                             out.vertices, out.input_edges, out.arcs, out.iterations,
                             out.iterations == 1 ? "" : "s"));

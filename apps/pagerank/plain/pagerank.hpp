@@ -92,7 +92,9 @@ class block_layout {
                                       static_cast<std::uint64_t>(v - p * chunk_));
   }
   /// One more than the largest packed id.
-  std::uint64_t packed_range() const noexcept { return static_cast<std::uint64_t>(parts_) << bits_; }
+  std::uint64_t packed_range() const noexcept {
+    return static_cast<std::uint64_t>(parts_) << bits_;
+  }
   /// Packed id of local index `l` of part `p`.
   std::uint64_t packed(int p, std::uint64_t l) const noexcept {
     return static_cast<std::uint64_t>(p) << bits_ | l;
@@ -116,6 +118,28 @@ struct out_rows {
   std::vector<std::uint32_t> targets;  ///< packed (block_layout::pack)
   std::int64_t arcs() const noexcept { return static_cast<std::int64_t>(targets.size()); }
 };
+
+/// The push of one part: calls f(target, share) for every out-link of the
+/// first `count` rows, share = rank[v] / out-degree(v), target as stored
+/// (packed). `drop_first` skips the very first link (the test hook that loses
+/// one increment). Inlined into each push loop.
+template <class F>
+void for_each_share(const out_rows& rows, const double* rank, std::size_t count, bool drop_first,
+                    F&& f) {
+  const std::uint64_t* offsets = rows.offsets.data();
+  const std::uint32_t* targets = rows.targets.data();
+  for (std::size_t v = 0; v < count; ++v) {
+    std::uint64_t i = offsets[v];
+    const std::uint64_t end = offsets[v + 1];
+    if (i == end) continue;
+    const double share = rank[v] / static_cast<double>(end - i);
+    if (drop_first) {
+      ++i;
+      drop_first = false;
+    }
+    for (; i < end; ++i) f(targets[i], share);
+  }
+}
 
 /// Builds part `part`'s rows from the whole edge list (every edge scanned;
 /// those whose source the part owns kept).
