@@ -102,20 +102,7 @@ void start_tasks() {
 }
 
 void collect(map_totals* out, shoal::channel<str_key> to_core0, bool gather) {
-  core_state& s = states.local();
-  map_totals mine{static_cast<std::int64_t>(s.shard.size()), 0, s.lookups, s.inserts};
-  s.shard.for_each([&](const str_key& k) {
-    mine.digest += key_hash(k);
-    if (gather) to_core0.send(0, k);
-  });
-  const map_totals all = shoal::allreduce(mine, [](const map_totals& a, const map_totals& b) {
-    return map_totals{a.keys + b.keys, a.digest + b.digest, a.lookups + b.lookups,
-                      a.inserts + b.inserts};
-  });
-  if (shoal::mycore() != 0) return;
-  *out = all;
-  // Keys from one core arrive in order; wait for them all (untimed).
-  while (gather && static_cast<std::int64_t>(s.gathered.size()) < all.keys) shoal::yield();
+  collect_totals(states.local(), out, to_core0, gather);
 }
 
 }  // namespace
