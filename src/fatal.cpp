@@ -2,6 +2,7 @@
 #include "shoal/detail/process_info.hpp"
 #include "shoal/runtime.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,8 +16,13 @@
 namespace shoal::detail {
 namespace {
 
-// One message even when several cores fail at once.
+// One message even when several cores fail at once: the first caller
+// prints and ends the process; later ones wait for that.
 [[noreturn]] void die(const std::string& line, int status = 1) {
+  static std::atomic_flag dying = ATOMIC_FLAG_INIT;
+  if (dying.test_and_set()) {
+    for (;;) pause();
+  }
   std::fflush(stdout);  // what the program printed comes before the message
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);

@@ -377,9 +377,8 @@ void setup(const config& cfg) {
   rt->cfg = cfg;
   transport& net = obtain_transport(cfg.transport);
   check_job_consistency(net, cfg);
-  const std::uint64_t epoch = g_info.init_epoch;
   g_info = process_info{};
-  g_info.init_epoch = epoch + 1;
+  ++g_init_epoch;
   g_info.rank = net.rank();
   g_info.ranks = net.ranks();
   g_info.local_cores = cfg.cores;
@@ -456,9 +455,7 @@ void finalize() {
   g_rt->heap.reset();
   delete g_rt;
   g_rt = nullptr;
-  const std::uint64_t epoch = g_info.init_epoch;  // per_core slots stay per job
   g_info = process_info{};
-  g_info.init_epoch = epoch;
 }
 
 }  // namespace shoal

@@ -200,9 +200,7 @@ int run_driver(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-' && !names_an_app(cli, argv[1])) return 2;
   try {
     cli.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return shoal::myrank() == 0 ? cli.exit(e) : 0;
-  } catch (const CLI::CallForAllHelp& e) {
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version
     return shoal::myrank() == 0 ? cli.exit(e) : 0;
   } catch (const CLI::ParseError& e) {
     // A refused command line exits 2, named like other bad input.

@@ -61,7 +61,7 @@ inline sum_pair allreduce_sum(sum_pair x) {
 }
 
 /// Sum of `x` over every core of the job. Blocking; one task per core.
-inline std::int64_t allreduce_sum(std::int64_t x) { return allreduce_sum(sum_pair{x, 0})[0]; }
+inline std::int64_t allreduce_sum(std::int64_t x) { return shoal::allreduce_sum(x); }
 
 /// Suspends until every counted message sent to this core in this phase has
 /// been handled; resets the phase's counts. Blocking; one task per core.

@@ -16,8 +16,9 @@
 // core 0 and one back (the span form: one per 128-byte chunk each way);
 // core 0 keeps every core's contribution until all have arrived.
 //
-// Contract: T is trivially copyable and default-constructible, at most 192
-// bytes (the span form: any such T); Op is a trivially copyable callable
+// Contract: T is trivially copyable and default-constructible, at most
+// 8-byte aligned, at most 192 bytes (exclusive_scan_sum: 120, its result
+// carries two; the span form: at most 128); Op is a trivially copyable callable
 // T(T, T) of at most 32 bytes, associative (it is applied left to right in
 // core order). A core that calls a collective the others do not call, or with
 // a span of another length, is a fatal error or a hang that --watchdog-s
@@ -27,6 +28,7 @@
 #include "shoal/completion_event.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/message.hpp"
+#include "shoal/parallel.hpp"
 #include "shoal/per_core.hpp"
 #include "shoal/runtime.hpp"
 
@@ -43,7 +45,8 @@ namespace shoal {
 
 template <class T>
 concept collective_value_like = std::is_trivially_copyable_v<T> &&
-                                std::is_default_constructible_v<T> && sizeof(T) <= 192;
+                                std::is_default_constructible_v<T> && alignof(T) <= 8 &&
+                                sizeof(T) <= 192;
 
 /// What exclusive_scan_sum returns: the sum over the cores before the caller
 /// (global core order; T{} on core 0) and the sum over every core.
@@ -164,6 +167,7 @@ T allreduce_min(const T& x) {
 /// Blocking; SPMD.
 template <collective_value_like T>
 scan_result<T> exclusive_scan_sum(const T& x) {
+  static_assert(sizeof(T) <= 120, "shoal::exclusive_scan_sum: at most 120-byte values");
   return detail::gather_combine_scatter<T, scan_result<T>>(
       x, [](const std::vector<T>& parts, std::vector<scan_result<T>>& out) {
         T running{};
@@ -179,8 +183,13 @@ scan_result<T> exclusive_scan_sum(const T& x) {
 /// written back into `values` on every core. Blocking; SPMD. Core 0 holds
 /// cores() copies of the vector while it combines them.
 template <class T>
-requires std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>
+requires std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T> &&
+         (alignof(T) <= 8) && (sizeof(T) <= 128)
 void allreduce_sum(std::span<T> values) {
+  if (values.empty()) {
+    barrier();  // nothing to combine, but still a collective
+    return;
+  }
   using msg = detail::span_chunk_msg<T>;
   static constexpr auto chunk = static_cast<std::int64_t>(detail::span_chunk<T>);
   const auto length = static_cast<std::int64_t>(values.size());
@@ -202,11 +211,6 @@ void allreduce_sum(std::span<T> values) {
       send(core, [m, deliver] { deliver(m); });
     }
   };
-  if (chunks == 0) {
-    // Nothing to combine, but still a collective: contribute an empty chunk count.
-    detail::gather_combine_scatter<int, int>(0, [](const std::vector<int>&, std::vector<int>&) {});
-    return;
-  }
   send_chunks(0, mycore(), values.data(), length, [send_chunks](const msg& m) {
     detail::span_reduce_slot<T>& root = detail::g_span_reduce<T>.local();
     const auto n = static_cast<std::size_t>(cores());

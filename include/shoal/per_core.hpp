@@ -75,30 +75,34 @@ class per_core {
                  "per_core: local core {} out of range (run inside a shoal core)", i);
     // Acquire: pairs with the release in create(), so the slots' construction is visible.
     block* b = current_.load(std::memory_order_acquire);
-    if (b == nullptr || b->epoch != detail::g_info.init_epoch) b = create();
+    if (b == nullptr || b->epoch != detail::g_init_epoch) b = create();
     return b->slots[static_cast<std::size_t>(i)].value;
   }
 
-  /// The slots of the current job, made by the first caller. A block of an
-  /// earlier job is kept (not freed) until reset() or exit: a core may still
-  /// hold its pointer while it checks the epoch.
+  /// The slots of the current job, made by the first caller. The block it
+  /// replaces is kept until the next job's: a core of this job may still hold
+  /// its pointer while it checks the epoch (blocks older than that were
+  /// replaced before the previous job's cores were joined).
   block* create() {
     std::lock_guard<std::mutex> lock(mutex_);
     block* b = current_.load(std::memory_order_relaxed);  // the mutex orders creators
-    if (b != nullptr && b->epoch == detail::g_info.init_epoch) return b;
+    if (b != nullptr && b->epoch == detail::g_init_epoch) return b;
     const int n = detail::g_info.local_cores;
     SHOAL_CHECK(n > 0, "per_core used before shoal::init");
     auto fresh = std::make_unique<block>();
-    fresh->epoch = detail::g_info.init_epoch;
+    fresh->epoch = detail::g_init_epoch;
     fresh->slots = std::make_unique<padded[]>(static_cast<std::size_t>(n));
     b = fresh.get();
+    std::erase_if(blocks_, [old = current_.load(std::memory_order_relaxed)](const auto& k) {
+      return k.get() != old;
+    });
     blocks_.push_back(std::move(fresh));
     current_.store(b, std::memory_order_release);  // publish constructed slots
     return b;
   }
 
   std::mutex mutex_;
-  std::vector<std::unique_ptr<block>> blocks_;  ///< this job's, and earlier jobs' until reset()
+  std::vector<std::unique_ptr<block>> blocks_;  ///< this job's, and the one it replaced
   std::atomic<block*> current_{nullptr};
 };
 

@@ -17,10 +17,12 @@ struct process_info {
   char* heap_base = nullptr;      // global heap of this process
   std::size_t segment_bytes = 0;  // heap bytes per core (same on every core)
   bool running = false;           // inside run()
-  std::uint64_t init_epoch = 0;   // incremented by every init(): per_core slots are per job
 };
 
 inline process_info g_info;
+
+/// Incremented by every init(): per_core slots belong to one job.
+inline std::uint64_t g_init_epoch = 0;
 
 /// Global core id of the calling thread; -1 outside shoal's cores.
 inline thread_local int tls_core = -1;
