@@ -28,8 +28,8 @@ struct bale_job {
 /// "increments", "reads") and checks the problem, with `bytes_per_entry` and
 /// `bytes_per_request` of memory each (bale::make_problem). Returns the job,
 /// or the exit status when the program should stop: 0 after --help, 2 for a
-/// refused line or impossible sizes (named by rank 0). Collective in effect:
-/// every rank sees the same line, so all stop or go on together.
+/// refused line; impossible sizes end every rank through job_exit{2}
+/// (collectively). Collective.
 inline std::optional<int> parse_bale_job(int argc, char** argv, const char* program,
                                          const char* summary, const char* requests,
                                          double bytes_per_entry, double bytes_per_request,
@@ -42,17 +42,16 @@ inline std::optional<int> parse_bale_job(int argc, char** argv, const char* prog
   cli.add_flag("--json", o.json, "print one JSON object on stdout instead of the summary");
   cli.add_option("--impl", o.impl, "accepted and ignored (the app's flag)");
   if (const int status = parse_command_line(cli, program, argc, argv); status >= 0) return status;
-  try {
+  // The memory check reads this node's memory: ranks may disagree, so the
+  // verdict is agreed on (a refusal anywhere ends every rank with status 2).
+  collectively(program, [&] {
     if (o.round < 1 || o.round > (std::int64_t{1} << 28))
       throw shoal_apps::input_error(fmt::format(
           "--round {}: out of range; expected an integer in [1, {}]", o.round, 1 << 28));
     o.problem =
         shoal_apps::bale::make_problem(o.bale, rank_count(), 1, bytes_per_entry, bytes_per_request);
     o.round = std::min(o.round, o.problem.requests_per_core);
-  } catch (const shoal_apps::input_error& e) {
-    if (my_rank() == 0) std::fprintf(stderr, "%s: error: %s\n", program, e.what());
-    return 2;
-  }
+  });
   return std::nullopt;
 }
 

@@ -15,6 +15,7 @@
 
 #include <chrono>
 
+#include "common/yield_every.hpp"
 #include "chma/map_runs.hpp"
 
 namespace shoal_apps::chma {
@@ -90,14 +91,11 @@ void start_tasks() {
   const core_state& s = states.local();
   const chma_problem& p = *the_problem;
   const auto cores = static_cast<std::uint32_t>(shoal::cores());
-  int until_yield = 64;
+  yield_every pacing;  // let this core serve others meanwhile
   for (auto t = static_cast<std::uint32_t>(shoal::mycore()); t < p.tasks; t += cores) {
     const str_key& x = p.input(t, 0);
     s.channel.send(key_owner(key_hash(x), shoal::cores()), access{x, t, 0});
-    if (--until_yield == 0) {  // let this core serve others meanwhile
-      until_yield = 64;
-      shoal::yield();
-    }
+    pacing.tick();
   }
 }
 

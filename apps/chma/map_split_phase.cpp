@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/yield_every.hpp"
 #include "chma/map_runs.hpp"
 
 namespace shoal_apps::chma {
@@ -126,13 +127,10 @@ void run_tasks() {
   if (mine == 0) return;
   shoal::completion_event done(1);
   s.done = &done;
-  int until_yield = 64;
+  yield_every pacing;  // let this core serve others meanwhile
   for (std::uint32_t j = 0; j < mine; ++j) {
     send_lookup(s, j * cores + me, 0);
-    if (--until_yield == 0) {  // let this core serve others meanwhile
-      until_yield = 64;
-      shoal::yield();
-    }
+    pacing.tick();
   }
   done.wait();
   s.done = nullptr;

@@ -43,6 +43,7 @@
 // miss the validation bound on the ranks of hub vertices (their error,
 // about 1e-7 relative, exceeds 1e-9 on the scale summing to 1 once a
 // rank is above ~1e-2, which small Kronecker graphs reach).
+#include "common/yield_every.hpp"
 #include "pagerank/plain/pagerank.hpp"
 
 #include <shoal/shoal.hpp>
@@ -113,21 +114,6 @@ thread_local core_state* tls_state = nullptr;
 std::vector<edge> g_edges;
 /// The gathered ranks on rank 0.
 std::vector<double> g_ranks;
-
-/// Lets a long send loop yield every 64 sends so that its core handles what
-/// the others send it (the bfs pacing; see apps/bfs/spmd.hpp).
-class yield_every {
- public:
-  void tick() {
-    if (--left_ > 0) return;
-    left_ = period;
-    shoal::yield();
-  }
-
- private:
-  static constexpr int period = 64;
-  int left_ = period;
-};
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

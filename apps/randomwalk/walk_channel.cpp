@@ -16,6 +16,8 @@
 
 #include <chrono>
 
+#include "common/yield_every.hpp"
+
 namespace shoal_apps::randomwalk {
 
 namespace {
@@ -109,15 +111,11 @@ void start_walkers() {
   const core_share& s = shares.local();
   const start_vertices start(p);
   const auto cores = static_cast<std::uint32_t>(shoal::cores());
-  int until_yield = 64;
+  yield_every pacing;  // let this core also handle the walkers sent to it
   for (auto w = static_cast<std::uint32_t>(shoal::mycore()); w < p.walkers; w += cores) {
     const std::uint32_t x = start(w);
     s.channel.send(static_cast<int>(x % cores), walker_msg{w, 0, x, 0, first_hash(x)});
-    // Yield now and then so this core also handles the walkers sent to it.
-    if (--until_yield == 0) {
-      until_yield = 64;
-      shoal::yield();
-    }
+    pacing.tick();
   }
 }
 
