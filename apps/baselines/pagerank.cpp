@@ -229,7 +229,7 @@ int run(int argc, char** argv) {
   if (const std::optional<int> stop = parse(o, argc, argv)) return *stop;
   pr::input_size in;
   collectively([&] {
-    in = pr::size_input(o.problem, rank_count());
+    in = pr::size_input(o.problem, {rank_count(), 1, 1, o.combining()});
     if (in.edges > INT_MAX)  // MPI counts are int
       throw shoal_apps::input_error(fmt::format(
           "--scale/--edgefactor: {} edges, more than the baseline's 2^31 - 1", in.edges));

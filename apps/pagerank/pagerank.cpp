@@ -371,7 +371,9 @@ void run_sequential(const pagerank_options& o, std::int64_t n, outcome& out) {
 }
 
 void run_pagerank(const pagerank_options& o, run_context& ctx) {
-  input_size in = size_input(o, shoal::ranks());
+  // Every core gathers a vertex-sized copy of the ranks; core 0 combines one per core.
+  input_size in = size_input(
+      o, {shoal::ranks(), shoal::local_cores(), shoal::cores(), ctx.impl == "combining"});
   if (!o.graph.file.empty()) {
     g_edges = std::move(in.file_edges);
   } else if (ctx.impl == "sequential") {

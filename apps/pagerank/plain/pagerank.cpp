@@ -55,15 +55,21 @@ double physical_bytes() {
 /// Bytes a run needs on this machine: every process holds the whole edge
 /// list (16 bytes an edge); the rows (4 bytes a link) and about six
 /// vertex-sized arrays over the job; rank 0's reference (in-links, 4 bytes
-/// a link and its sort, plus four vertex arrays) and the gathered ranks.
-double bytes_needed(std::int64_t vertices, std::int64_t edges, int ranks) {
+/// a link and its sort, plus four vertex arrays) and the gathered ranks;
+/// every worker's vertex-sized arrays (the ranks it gathers, and its
+/// combining sums) and the gathering process's copies.
+double bytes_needed(std::int64_t vertices, std::int64_t edges, const memory_shape& m) {
   const auto e = static_cast<double>(edges);
   const auto n = static_cast<double>(vertices);
-  return 16.0 * e * ranks + 4.0 * e + 12.0 * e + 48.0 * n + 8.0 * n * (ranks + 2);
+  const double per_worker = 8.0 * n * (m.combining ? 2 : 1);
+  return 16.0 * e * m.ranks + 4.0 * e + 12.0 * e + 48.0 * n + 8.0 * n * (m.ranks + 2) +
+         per_worker * m.workers * m.ranks + 8.0 * n * m.gatherers;
 }
 
-void check_fits(std::int64_t vertices, std::int64_t edges, int ranks, const std::string& flag) {
-  const double need = bytes_needed(vertices, edges, ranks);
+void check_fits(std::int64_t vertices, std::int64_t edges, const memory_shape& m,
+                const std::string& flag) {
+  const int ranks = m.ranks;
+  const double need = bytes_needed(vertices, edges, m);
   const double have = physical_bytes();
   if (have == 0 || need <= 0.8 * have) return;
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
@@ -75,18 +81,18 @@ void check_fits(std::int64_t vertices, std::int64_t edges, int ranks, const std:
 
 }  // namespace
 
-input_size size_input(const pagerank_options& o, int ranks) {
+input_size size_input(const pagerank_options& o, const memory_shape& m) {
   input_size s;
   if (!o.graph.file.empty()) {
     bfs::edge_list list = bfs::read_graph_file(o.graph.file);
     s.vertices = list.vertices;
     s.edges = static_cast<std::int64_t>(list.edges.size());
     s.file_edges = std::move(list.edges);
-    check_fits(s.vertices, s.edges, ranks, "--graph " + o.graph.file);
+    check_fits(s.vertices, s.edges, m, "--graph " + o.graph.file);
   } else {
     s.vertices = bfs::kronecker_vertices(o.graph);
     s.edges = bfs::kronecker_edge_count(o.graph);
-    check_fits(s.vertices, s.edges, ranks, "--scale/--edgefactor");
+    check_fits(s.vertices, s.edges, m, "--scale/--edgefactor");
   }
   if (s.vertices > (std::int64_t{1} << 30))
     throw input_error(fmt::format("{}: {} vertices, more than the 2^30 this app takes",

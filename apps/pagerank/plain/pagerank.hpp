@@ -70,7 +70,17 @@ struct input_size {
   std::int64_t edges = 0;
   std::vector<edge> file_edges;
 };
-input_size size_input(const pagerank_options& o, int ranks);
+/// How a run lays out its vertex arrays, for the memory check: `workers` per
+/// process (cores, or 1 for a rank of the baseline), each with a
+/// vertex-sized combining array when `combining`, and `gatherers` vertex-sized
+/// copies on the process that gathers the ranks (core 0 keeps one per core).
+struct memory_shape {
+  int ranks = 1;
+  int workers = 1;
+  int gatherers = 1;
+  bool combining = false;
+};
+input_size size_input(const pagerank_options& o, const memory_shape& m);
 
 /// Vertices in contiguous blocks over `parts` parts (cores or ranks): part p
 /// owns [first(p), first(p) + count(p)). A link's target is stored packed,
