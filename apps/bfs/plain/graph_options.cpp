@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "bfs/plain/graph.hpp"
 #include "bfs/plain/mix.hpp"
 #include "common/app.hpp"
+#include "common/machine.hpp"
 
 namespace shoal_apps::bfs {
 
@@ -40,11 +39,6 @@ namespace {
 constexpr double bytes_per_edge = 16 + 16 + 16;
 constexpr double bytes_per_vertex = 8 + 5 * 8;
 
-double physical_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
-}
 }  // namespace
 
 void check_fits_in_memory(std::int64_t vertices, std::int64_t edges, int ranks) {

@@ -8,11 +8,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/machine.hpp"
 
 namespace shoal_apps::chma {
 
@@ -43,12 +42,6 @@ std::string chma_problem::describe() const {
 namespace {
 
 constexpr std::int64_t max_pool = std::int64_t{1} << 28;
-
-double physical_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
-}
 
 /// String i of the generated pool: 2 .. 20 letters, an upper-case one then
 /// lower case (so no reverse is a pool string: rule (R)).

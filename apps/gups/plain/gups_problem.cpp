@@ -5,11 +5,10 @@
 #include <iterator>
 #include <vector>
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/machine.hpp"
 #include "gups/plain/hpcc_stream.hpp"
 
 namespace shoal_apps::gups {
@@ -43,12 +42,6 @@ std::string gups_problem::describe(const std::string& per_what) const {
 }
 
 namespace {
-
-double physical_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
-}
 
 void check_fits(const gups_problem& p, int processes, double heap_bytes_per_process,
                 const std::string& heap_flag) {

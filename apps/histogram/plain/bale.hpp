@@ -22,13 +22,12 @@
 #include <iterator>
 #include <string>
 
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "bfs/plain/mix.hpp"
 #include "common/app.hpp"
+#include "common/machine.hpp"
 #include "common/report.hpp"
 
 namespace shoal_apps::bale {
@@ -75,13 +74,6 @@ inline std::string human_bytes(double bytes) {
     ++u;
   }
   return fmt::format("{:.3g} {}", bytes, units[u]);
-}
-
-/// This machine's memory in bytes (0 if unknown).
-inline double physical_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
 }
 
 /// Sizes of one run.

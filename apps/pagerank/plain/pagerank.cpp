@@ -7,11 +7,10 @@
 #include <cmath>
 #include <limits>
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/machine.hpp"
 
 namespace shoal_apps::pagerank {
 
@@ -45,12 +44,6 @@ void add_pagerank_options(CLI::App& cmd, pagerank_options& o) {
 }
 
 namespace {
-
-double physical_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
-}
 
 /// Bytes a run needs on this machine: every process holds the whole edge
 /// list (16 bytes an edge); the rows (4 bytes a link) and about six

@@ -1,21 +1,12 @@
 // Permutation: options, layout, check and report (see permutation_problem.hpp).
 #include "permutation/plain/permutation_problem.hpp"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/machine.hpp"
 
 namespace shoal_apps::permutation {
-
-namespace {
-double physical_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
-}
-}  // namespace
 
 void add_permutation_options(CLI::App& cmd, permutation_options& o) {
   cmd.add_option("--elements", o.elements,

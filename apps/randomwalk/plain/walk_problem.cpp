@@ -2,11 +2,10 @@
 // (walk_problem.hpp says what the problem is).
 #include "randomwalk/plain/walk_problem.hpp"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/machine.hpp"
 
 namespace shoal_apps::randomwalk {
 
@@ -35,11 +34,6 @@ std::string walk_problem::describe() const {
 }
 
 namespace {
-double physical_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
-}
 
 /// Throws when the graph copies would not fit: each process holds its share
 /// of the graph (both directions of each edge: 8 bytes, plus offsets) and
