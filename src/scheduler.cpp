@@ -136,10 +136,11 @@ void scheduler::yield() {
   switch_from(self);
 }
 
-void scheduler::suspend(const char* why) {
+void scheduler::suspend(const char* why, std::int64_t tag) {
   worker* self = current_;
   self->suspended = true;
   self->waiting_on = why;
+  self->waiting_tag = tag;
   switch_from(self);
 }
 
@@ -224,11 +225,12 @@ bool scheduler::run_hooks(std::vector<hook>& hooks) {
   return worked;
 }
 
-void scheduler::wait_until(bool (*ready)(const void*), const void* arg, const char* why) {
+void scheduler::wait_until(bool (*ready)(const void*), const void* arg, const char* why,
+                           std::int64_t tag) {
   if (ready(arg)) return;
   watches_.push_back({ready, arg, current_});
   has_watches_.store(true, std::memory_order_release);
-  suspend(why);
+  suspend(why, tag);
 }
 
 bool scheduler::check_watches() {
@@ -379,7 +381,12 @@ namespace shoal::detail {
 std::string scheduler::describe() const {
   std::map<std::string, int> waits;
   stacks_->for_each_worker([&waits](const worker& w) {
-    if (w.suspended) ++waits[w.waiting_on];
+    if (!w.suspended) return;
+    if (w.waiting_tag < 0) {
+      ++waits[w.waiting_on];
+    } else {
+      ++waits[fmt::format("{} #{}", w.waiting_on, w.waiting_tag)];
+    }
   });
   std::string out =
       fmt::format("core {}: {}, {} ready, {} tasks queued, {} workers", core_,

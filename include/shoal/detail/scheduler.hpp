@@ -77,8 +77,9 @@ class scheduler {
 
   /// Requeues the running worker at the tail and runs others. Worker only.
   void yield();
-  /// Parks the running worker until wake(); `why` names what it waits for.
-  void suspend(const char* why);
+  /// Parks the running worker until wake(); `why` names what it waits for
+  /// and `tag` (when not -1) which one: the watchdog prints "why #tag".
+  void suspend(const char* why, std::int64_t tag = -1);
   /// Makes a suspended worker of this core runnable.
   void wake(worker* w) {
     SHOAL_ASSERT(w->suspended, "waking a worker that is not suspended");
@@ -92,7 +93,8 @@ class scheduler {
   /// Suspends the running worker until `ready(arg)` holds; the scheduler
   /// re-evaluates it at every poll. For conditions other cores make true
   /// (they call nudge_watchers() so a sleeping core re-checks promptly).
-  void wait_until(bool (*ready)(const void*), const void* arg, const char* why);
+  void wait_until(bool (*ready)(const void*), const void* arg, const char* why,
+                  std::int64_t tag = -1);
 
   void add_poll_hook(hook h) { poll_hooks_.push_back(h); }
   void add_idle_hook(hook h) { idle_hooks_.push_back(h); }
