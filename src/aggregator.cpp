@@ -104,12 +104,13 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
   return append(b, n);
 }
 
-char* aggregator::reserve_closure_slow(int dest, std::int32_t handler, std::uint32_t padded) {
+char* aggregator::reserve_closure_slow(std::uint32_t stream, int dest, std::int32_t handler,
+                                       std::uint32_t padded) {
   // A new run: in a fresh buffer, or after a closure of another type.
-  char* p = reserve(0, dest, static_cast<std::uint32_t>(sizeof(closure_run_header)) + padded);
+  char* p = reserve(stream, dest, static_cast<std::uint32_t>(sizeof(closure_run_header)) + padded);
   // reserve() appended to the pair's staged buffer, whichever it now is, so
   // the run open in it (if any) ends where this one starts.
-  buffer* b = slots_[0][dest];
+  buffer* b = slots_[stream][dest];
   const auto at = static_cast<std::uint32_t>(p - b->data());
   close_run(b, at);
   const closure_run_header h{handler, 0};
@@ -212,7 +213,11 @@ bool aggregator::accept_remote(buffer* b) {
 }
 
 void aggregator::deliver(buffer* b) {
-  if (b->stream == 0) close_run(b, b->bytes);
+  if (is_closure_stream(b->stream)) close_run(b, b->bytes);
+  if (b->stream != control_stream) {
+    sent_[b->stream] += b->count;
+    app_sent_ += b->count;
+  }
   ++stats_.packets_sent;
   stats_.messages_sent += b->count;
   stats_.bytes_sent += b->bytes;
@@ -261,7 +266,7 @@ void aggregator::dispatch_closures(buffer* b) {
 
 void aggregator::dispatch(buffer* b) {
   const char* p = b->data();
-  if (b->stream == 0) {
+  if (is_closure_stream(b->stream)) {
     dispatch_closures(b);
   } else {
     const channel_entry& e = g_channels[b->stream];
@@ -270,6 +275,10 @@ void aggregator::dispatch(buffer* b) {
                 "process (channels are not yet opened across processes)",
                 b->stream);
     e.deliver(e.state, p, b->count);
+  }
+  if (b->stream != control_stream) {
+    handled_[b->stream] += b->count;
+    app_handled_ += b->count;
   }
   stats_.messages_received += b->count;
   stats_.bytes_received += b->bytes;

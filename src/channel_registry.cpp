@@ -21,14 +21,14 @@ std::atomic<bool> g_channel_used[max_streams];
 using deliver_fn = void(const void*, const char*, std::uint32_t);
 
 std::uint32_t claim_here() {
-  for (std::uint32_t i = 1; i < max_streams; ++i) {
+  for (std::uint32_t i = 1; i < control_stream; ++i) {
     bool expected = false;
     if (g_channel_used[i].compare_exchange_strong(expected, true)) return i;
   }
   fatal_user(
       fmt::format("too many typed channels open at once (at most {}); close() channels "
                   "you no longer need",
-                  max_streams - 1));
+                  control_stream - 1));
 }
 
 // The entry as it travels: trivially copyable, position-independent.
@@ -71,7 +71,7 @@ std::uint32_t open_channel(const channel_entry& e) {
 }
 
 void close_channel(std::uint32_t id) {
-  SHOAL_CHECK(id > 0 && id < max_streams, "close of channel id {} out of range", id);
+  SHOAL_CHECK(id > 0 && id < control_stream, "close of channel id {} out of range", id);
   channel_table()[id] = channel_entry{};
   if (g_info.ranks > 1) on_other_ranks([id] { channel_table()[id] = channel_entry{}; });
   if (g_info.rank == 0 || g_info.ranks == 1) {

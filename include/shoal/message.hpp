@@ -58,11 +58,21 @@ constexpr void check_loop_body() {
 }
 
 template <class F>
-void send_closure(int core, const F& f) {
+void send_closure(int core, const F& f, std::uint32_t stream = 0) {
   SHOAL_ASSERT(tls_aggregator != nullptr, "shoal::send called outside a shoal core");
   char* p = tls_aggregator->reserve_closure(core, to_handler_id(&invoke_closures<F>),
-                                            padded_closure_bytes<F>);
+                                            padded_closure_bytes<F>, stream);
   std::memcpy(p, static_cast<const void*>(&f), sizeof(F));
+}
+
+/// send() for the runtime's own protocols: the control stream, left out of
+/// message accounting (barriers that drain, channel phases), so a protocol
+/// that waits for the application's messages never waits for its own.
+/// Same delivery, ordering and cost as send().
+template <class F>
+void send_control(int core, const F& f) {
+  check_message_closure<F>();
+  send_closure(core, f, control_stream);
 }
 }  // namespace detail
 

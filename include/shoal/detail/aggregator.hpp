@@ -43,7 +43,16 @@ struct channel_entry {
   std::uint32_t value_bytes = 0;
 };
 
-inline constexpr std::uint32_t max_streams = 256;  // stream 0 = closures
+inline constexpr std::uint32_t max_streams = 256;
+/// Stream 0 carries the application's closures; streams 1 .. control_stream-1
+/// typed channels; control_stream the runtime's own closures (termination
+/// waves, barrier releases, collective plumbing), which the message
+/// accounting below leaves out so that a protocol that counts messages is
+/// not disturbed by its own.
+inline constexpr std::uint32_t control_stream = max_streams - 1;
+inline constexpr bool is_closure_stream(std::uint32_t s) noexcept {
+  return s == 0 || s == control_stream;
+}
 
 class aggregator {
  public:
@@ -69,14 +78,15 @@ class aggregator {
   /// has id `handler`, to global core `dest`, and returns where to copy the
   /// closure. A closure of the same type as the last one staged for `dest`
   /// joins that run and costs no header. May suspend like reserve().
-  char* reserve_closure(int dest, std::int32_t handler, std::uint32_t padded) {
-    buffer** row = slots_[0];
+  char* reserve_closure(int dest, std::int32_t handler, std::uint32_t padded,
+                        std::uint32_t stream = 0) {
+    buffer** row = slots_[stream];
     if (row != nullptr) {
       buffer* b = row[dest];
       if (b != nullptr && b->run_handler == handler && b->bytes + padded <= capacity_)
         return append(b, padded);
     }
-    return reserve_closure_slow(dest, handler, padded);
+    return reserve_closure_slow(stream, dest, handler, padded);
   }
 
   /// Delivers every staged buffer now.
@@ -113,9 +123,24 @@ class aggregator {
   /// Buffers of this core's pool not currently free (staged or in flight).
   std::size_t buffers_out() const noexcept;
 
+  // ---- Message accounting (owning core only; monotonic). A message counts
+  // as sent when its batch leaves this core (delivered to a core's ring or
+  // staged into the network: flush first to count what is staged here) and
+  // as handled once every handler of its batch has returned, so the messages
+  // a handler sends are counted as sent before the message that caused them
+  // is counted as handled. The control stream is left out.
+
+  /// Messages of `stream` sent from / handled on this core.
+  std::uint64_t sent(std::uint32_t stream) const noexcept { return sent_[stream]; }
+  std::uint64_t handled(std::uint32_t stream) const noexcept { return handled_[stream]; }
+  /// Messages of every stream but the control stream.
+  std::uint64_t app_sent() const noexcept { return app_sent_; }
+  std::uint64_t app_handled() const noexcept { return app_handled_; }
+
  private:
   char* reserve_slow(std::uint32_t stream, int dest, std::uint32_t n);
-  char* reserve_closure_slow(int dest, std::int32_t handler, std::uint32_t padded);
+  char* reserve_closure_slow(std::uint32_t stream, int dest, std::int32_t handler,
+                             std::uint32_t padded);
   // Messages and bytes sent are counted per batch when it is delivered: a
   // per-message update of the stats line would cost a read-modify-write.
   static char* append(buffer* b, std::uint32_t n) noexcept {
@@ -145,6 +170,10 @@ class aggregator {
   const std::uint64_t flush_ns_;
 
   std::array<buffer**, max_streams> slots_{};
+  std::array<std::uint64_t, max_streams> sent_{};
+  std::array<std::uint64_t, max_streams> handled_{};
+  std::uint64_t app_sent_ = 0;
+  std::uint64_t app_handled_ = 0;
   std::vector<buffer*> dirty_;
   std::uint64_t first_staged_ns_ = 0;
   std::vector<buffer*> free_;
