@@ -312,6 +312,8 @@ void aggregator::flow_reserve_slow(std::uint32_t stream, int dest, std::uint32_t
 }
 
 void aggregator::flow_acknowledged(std::uint32_t stream, int dest, std::uint32_t n) noexcept {
+  SHOAL_ASSERT(in_flight_[stream] != nullptr, "an acknowledgement for channel {} that this core "
+               "never sent on", stream);
   in_flight_[stream][dest] -= n;
 }
 

@@ -8,6 +8,9 @@ namespace {
 
 using ::testing::ExitedWithCode;
 
+// Closures capture channel handles: the bound travels in the same 4 bytes.
+static_assert(sizeof(shoal::channel<int>) == 4);
+
 class phases_test : public shoal_test::cores_test {
  protected:
   auto job() {
@@ -131,6 +134,29 @@ TEST_F(phases_misuse, BarrierFromAHandlerIsNamed) {
                 shoal::drain_messages();
               }),
               ExitedWithCode(1), "barrier called outside a task");
+}
+
+}  // namespace
+
+namespace {
+
+// end_phase called on some cores only: the watchdog names the channel and
+// the phase each waiting core is in.
+TEST_F(phases_misuse, WatchdogNamesTheChannelPhase) {
+  EXPECT_EXIT(
+      {
+        shoal::config c = shoal_test::make_config(2);
+        c.watchdog_s = 1;
+        shoal::init(c);
+        shoal::run([] {
+          auto ch = shoal::make_channel<int>([](int) {});
+          shoal::on_all_cores([ch] {
+            ch.end_phase();
+            if (shoal::mycore() == 1) ch.end_phase();  // core 0 never joins phase 1
+          });
+        });
+      },
+      ::testing::Not(ExitedWithCode(0)), "waiting on channel [0-9]+ phase #1");
 }
 
 }  // namespace

@@ -61,10 +61,12 @@ concept channel_handler_like = std::invocable<const H&, const T&> &&
 
 /// Options of make_channel.
 struct channel_options {
-  /// Values one core may have unacknowledged to one destination core; 0
-  /// (the default): no bound beyond the aggregation buffers' back-pressure.
+  /// Values one core may have unacknowledged to one destination core, below
+  /// 2^24; 0 (the default): no bound beyond the aggregation buffers'
+  /// back-pressure.
   std::uint32_t max_in_flight = 0;
 };
+inline constexpr std::uint32_t max_channel_bound = (1U << 24) - 1;
 
 template <channel_value_like T>
 class channel {
@@ -74,9 +76,10 @@ class channel {
   /// Sends `value` to global core `core`; the handler runs there. Returns
   /// at once (may suspend a task under back-pressure). Any core.
   void send(int core, const T& value) const {
-    SHOAL_ASSERT(id_ != 0, "send on a closed or default-constructed channel");
-    if (bound_ != 0) detail::tls_aggregator->flow_reserve(id_, core, bound_);
-    char* p = detail::tls_aggregator->reserve(id_, core, static_cast<std::uint32_t>(sizeof(T)));
+    SHOAL_ASSERT(id() != 0, "send on a closed or default-constructed channel");
+    if (bits_ >= id_span) [[unlikely]]
+      detail::tls_aggregator->flow_reserve(id(), core, max_in_flight());
+    char* p = detail::tls_aggregator->reserve(id(), core, static_cast<std::uint32_t>(sizeof(T)));
     std::memcpy(p, &value, sizeof(T));
   }
 
@@ -84,8 +87,8 @@ class channel {
   /// once, from a task, when no message of it is in flight (after the work
   /// using it has been waited for). Blocking in a job of several processes.
   void close() {
-    if (id_ != 0) detail::close_channel(id_);
-    id_ = 0;
+    if (id() != 0) detail::close_channel(id());
+    bits_ = 0;
   }
 
   /// Collective (one task per core, SPMD): this core is done sending on the
@@ -95,28 +98,31 @@ class channel {
   /// Costs one barrier's control messages plus a wave per round of
   /// cascades still in flight. A closed or default channel ends the job
   /// with a message.
-  void end_phase() const { detail::end_channel_phase(id_); }
+  void end_phase() const { detail::end_channel_phase(id()); }
 
   /// Global view, any one task: returns once every value sent on the
   /// channel before the call, and its cascades on it, has been handled.
   /// Suspends (watchdog: "channel <id> drain"); at least two waves of
   /// P + P*C + P control messages. Not collective.
-  void drain() const { detail::drain_channel(id_); }
+  void drain() const { detail::drain_channel(id()); }
 
   /// The flow-control bound (0: none).
-  std::uint32_t max_in_flight() const noexcept { return bound_; }
+  std::uint32_t max_in_flight() const noexcept { return bits_ / id_span; }
 
-  std::uint32_t id() const noexcept { return id_; }
-  explicit operator bool() const noexcept { return id_ != 0; }
+  std::uint32_t id() const noexcept { return bits_ % id_span; }
+  explicit operator bool() const noexcept { return id() != 0; }
 
  private:
   template <channel_value_like U, class H>
   requires channel_handler_like<H, U>
   friend channel<U> make_channel(const H& handler, const channel_options& options);
 
-  channel(std::uint32_t id, std::uint32_t bound) : id_(id), bound_(bound) {}
-  std::uint32_t id_ = 0;
-  std::uint32_t bound_ = 0;
+  // The handle stays 4 bytes (closures capture it): the id in the low 8
+  // bits, the flow-control bound above.
+  static constexpr std::uint32_t id_span = detail::max_streams;
+  static_assert(detail::max_streams == 256);
+  channel(std::uint32_t id, std::uint32_t bound) : bits_(id + bound * id_span) {}
+  std::uint32_t bits_ = 0;
 };
 
 /// Opens a channel for values of T handled by `handler` on every core of the
@@ -132,6 +138,9 @@ requires channel_handler_like<H, T> channel<T> make_channel(const H& handler,
   detail::channel_entry e;
   std::memcpy(e.state, static_cast<const void*>(&handler), sizeof(H));
   e.value_bytes = sizeof(T);
+  SHOAL_CHECK(options.max_in_flight <= max_channel_bound,
+              "make_channel: max_in_flight {} is above the largest bound, {}",
+              options.max_in_flight, max_channel_bound);
   e.max_in_flight = options.max_in_flight;
   e.deliver = [](const void* state, const char* data, std::uint32_t count) {
     const H& h = *static_cast<const H*>(state);
