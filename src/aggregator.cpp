@@ -5,6 +5,8 @@
 #include "shoal/detail/process_info.hpp"
 #include "shoal/detail/scheduler.hpp"
 
+#include "shoal/message.hpp"
+
 #include "network.hpp"
 
 #include <cstddef>
@@ -55,6 +57,7 @@ aggregator::aggregator(int local_core, int rank_base, int total_cores, std::size
 
 aggregator::~aggregator() {
   for (buffer** row : slots_) delete[] row;
+  for (std::int64_t* row : in_flight_) delete[] row;
   std::free(slab_);
 }
 
@@ -93,6 +96,7 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
     }
     b->stream = stream;
     b->dest = dest;
+    b->source = rank_base_ + local_core_;
     b->bytes = 0;
     b->count = 0;
     b->run_handler = 0;
@@ -275,6 +279,7 @@ void aggregator::dispatch(buffer* b) {
                 "process (channels are not yet opened across processes)",
                 b->stream);
     e.deliver(e.state, p, b->count);
+    if (e.max_in_flight != 0) acknowledge(b);
   }
   if (b->stream != control_stream) {
     handled_[b->stream] += b->count;
@@ -283,6 +288,42 @@ void aggregator::dispatch(buffer* b) {
   stats_.messages_received += b->count;
   stats_.bytes_received += b->bytes;
   ++stats_.packets_received;
+}
+
+void aggregator::flow_reserve_slow(std::uint32_t stream, int dest, std::uint32_t bound) {
+  std::int64_t*& row = in_flight_[stream];
+  if (row == nullptr) row = new std::int64_t[static_cast<std::size_t>(total_cores_)]();
+  struct limit {
+    const std::int64_t* count;
+    std::int64_t bound;
+  } const at{row + dest, static_cast<std::int64_t>(bound)};
+  // Every waiting sender re-checks after its wake: another may have taken
+  // the room first.
+  while (sched_.in_worker() && row[dest] >= at.bound) {
+    flush_all();  // what is staged here can be acknowledged only once it left
+    sched_.wait_until(
+        [](const void* a) {
+          const auto* l = static_cast<const limit*>(a);
+          return *l->count < l->bound;
+        },
+        &at, "channel flow control", static_cast<std::int64_t>(stream));
+  }
+  ++row[dest];
+}
+
+void aggregator::flow_acknowledged(std::uint32_t stream, int dest, std::uint32_t n) noexcept {
+  SHOAL_ASSERT(in_flight_[stream] != nullptr, "an acknowledgement for channel {} that this core "
+               "never sent on", stream);
+  in_flight_[stream][dest] -= n;
+}
+
+// One control message per handled batch of a bounded channel, to the core
+// that staged it.
+void aggregator::acknowledge(const buffer* b) {
+  const std::uint32_t stream = b->stream;
+  const std::uint32_t n = b->count;
+  const int me = rank_base_ + local_core_;
+  send_control(b->source, [stream, me, n] { tls_aggregator->flow_acknowledged(stream, me, n); });
 }
 
 bool aggregator::poll() {

@@ -1,54 +1,157 @@
+// barrier(), arrival_barrier() and the SPMD collective under channel phases
+// (detail/phase_barrier.hpp).
+#include "shoal/detail/phase_barrier.hpp"
+
+#include "shoal/detail/message_waves.hpp"
 #include "shoal/detail/scheduler.hpp"
+#include "shoal/message.hpp"
 #include "shoal/parallel.hpp"
 
+#include <array>
+#include <atomic>
+#include <memory>
 #include <vector>
 
 namespace shoal {
+namespace detail {
 namespace {
 
-// Arrivals are counted on core 0, which then releases every core. Each
-// core's waiter sits in its own slot; slots and the count are touched only by
-// their owning core (by message), so no atomics are needed.
-struct barrier_state {
-  int arrived = 0;  // core 0 only
-  std::vector<detail::worker*> waiter;
+struct slot_state {
+  // Per process: the arrival tally (any core of the process; see arrive()).
+  std::atomic<int> left{0};
+  std::atomic<std::uint64_t> sent{0};
+  std::atomic<std::uint64_t> handled{0};
+  std::atomic<std::int64_t> phases{0};  // completed here; written by local core 0
+  std::vector<worker*> waiter;          // by local core; each slot its owner's
+  // Global core 0 only.
+  int ranks_arrived = 0;
+  wave_totals arrived_sum;
+  worker* coordinator = nullptr;
 };
 
-barrier_state& state() {
-  static barrier_state s;
+std::unique_ptr<slot_state[]>& slots() {
+  static std::unique_ptr<slot_state[]> s;
   return s;
+}
+
+slot_state& slot_of(std::uint32_t slot) { return slots()[slot]; }
+
+int local_index() { return mycore() - g_info.rank_base; }
+
+void on_rank_arrived(std::uint32_t slot, const wave_totals& sum) {
+  slot_state& st = slot_of(slot);
+  ++st.ranks_arrived;
+  st.arrived_sum.sent += sum.sent;
+  st.arrived_sum.handled += sum.handled;
+  if (st.ranks_arrived == g_info.ranks && st.coordinator != nullptr) {
+    this_scheduler().wake(st.coordinator);
+    st.coordinator = nullptr;
+  }
+}
+
+// Adds this core's sample to its process's tally; the last core of the
+// process resets the tally (no core can arrive again before the release,
+// which needs this very message) and reports to core 0.
+void arrive(std::uint32_t slot, const wave_totals& mine) {
+  slot_state& st = slot_of(slot);
+  st.sent.fetch_add(mine.sent, std::memory_order_relaxed);
+  st.handled.fetch_add(mine.handled, std::memory_order_relaxed);
+  // acq_rel: the last core reads every other core's additions.
+  if (st.left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  const wave_totals sum{st.sent.exchange(0, std::memory_order_relaxed),
+                        st.handled.exchange(0, std::memory_order_relaxed)};
+  st.left.store(g_info.local_cores, std::memory_order_relaxed);
+  send_control(0, [slot, sum] { on_rank_arrived(slot, sum); });
+  tls_aggregator->flush_all();
+}
+
+void wake_waiter(std::uint32_t slot) {
+  slot_state& st = slot_of(slot);
+  worker*& w = st.waiter[static_cast<std::size_t>(local_index())];
+  worker* const ready = w;
+  w = nullptr;
+  this_scheduler().wake(ready);
+}
+
+// On local core 0 of a process: counts the phase and wakes the process's
+// waiting cores (itself too unless it is the coordinator).
+void release_process(std::uint32_t slot) {
+  slot_of(slot).phases.fetch_add(1, std::memory_order_relaxed);
+  for (int c = 1; c < g_info.local_cores; ++c)
+    send_control(g_info.rank_base + c, [slot] { wake_waiter(slot); });
+  tls_aggregator->flush_all();
+  if (mycore() != 0) wake_waiter(slot);
+}
+
+void coordinate(std::uint32_t slot, std::uint32_t selector, bool drain, const char* why,
+                std::int64_t phase) {
+  slot_state& st = slot_of(slot);
+  if (st.ranks_arrived < g_info.ranks) {
+    st.coordinator = this_scheduler().current();
+    this_scheduler().suspend(why, phase);
+  }
+  const wave_totals first = st.arrived_sum;
+  st.ranks_arrived = 0;
+  st.arrived_sum = {};
+  if (drain) wait_drained(selector, why, phase, first);
+  for (int r = 1; r < g_info.ranks; ++r)
+    send_control(r * g_info.local_cores, [slot] { release_process(slot); });
+  release_process(slot);
 }
 
 }  // namespace
 
-void barrier() {
-  barrier_state& st = state();
-  const int local = mycore() - detail::g_info.rank_base;
-  detail::scheduler& s = detail::this_scheduler();
-  st.waiter[static_cast<std::size_t>(local)] = s.current();
-  send(0, [] {
-    barrier_state& b = state();
-    if (++b.arrived < cores()) return;
-    b.arrived = 0;
-    for (int c = 0; c < cores(); ++c) {
-      send(c, [] {
-        barrier_state& bs = state();
-        const int me = mycore() - detail::g_info.rank_base;
-        detail::worker* w = bs.waiter[static_cast<std::size_t>(me)];
-        bs.waiter[static_cast<std::size_t>(me)] = nullptr;
-        detail::this_scheduler().wake(w);
-      });
-    }
-  });
-  s.suspend("barrier");
+void phase_barrier(std::uint32_t slot, std::uint32_t selector, bool drain, const char* why) {
+  SHOAL_CHECK(tls_core >= 0 && this_scheduler().in_worker(),
+              "{} called outside a task (call it from one task per core, e.g. in on_all_cores)",
+              why);
+  slot_state& st = slot_of(slot);
+  scheduler& s = this_scheduler();
+  const std::int64_t phase = st.phases.load(std::memory_order_relaxed);
+  const wave_totals mine = drain ? sample_here(selector) : wave_totals{};
+  if (mycore() != 0) st.waiter[static_cast<std::size_t>(local_index())] = s.current();
+  // No handler of this core runs before the suspend below (handlers run in
+  // the scheduler), so the release cannot find the waiter unset; a send that
+  // yields under back-pressure has not sent the arrival yet.
+  arrive(slot, mine);
+  if (mycore() == 0) {
+    coordinate(slot, selector, drain, why, phase);
+    return;
+  }
+  s.suspend(why, phase);
 }
 
-namespace detail {
-void reset_barrier(int local_cores) {
-  barrier_state& st = state();
-  st.arrived = 0;
-  st.waiter.assign(static_cast<std::size_t>(local_cores), nullptr);
+std::int64_t phases_completed(std::uint32_t slot) noexcept {
+  return slot_of(slot).phases.load(std::memory_order_relaxed);
 }
+
+void reset_channel_phases(std::uint32_t id) noexcept {
+  slot_of(id).phases.store(0, std::memory_order_relaxed);
+}
+
+void reset_barrier(int local_cores) {
+  auto& s = slots();
+  s = std::make_unique<slot_state[]>(max_streams + 1);
+  for (std::uint32_t i = 0; i <= max_streams; ++i) {
+    s[i].left.store(local_cores, std::memory_order_relaxed);
+    s[i].waiter.assign(static_cast<std::size_t>(local_cores), nullptr);
+  }
+}
+
 }  // namespace detail
+
+void barrier() {
+  detail::phase_barrier(detail::barrier_slot, detail::all_app_streams, true, "barrier");
+}
+
+void arrival_barrier() {
+  detail::phase_barrier(detail::arrival_barrier_slot, 0, false, "arrival_barrier");
+}
+
+void drain_messages() {
+  SHOAL_CHECK(detail::tls_core >= 0 && detail::this_scheduler().in_worker(),
+              "drain_messages called outside a task");
+  detail::wait_drained(detail::all_app_streams, "drain_messages", -1);
+}
 
 }  // namespace shoal

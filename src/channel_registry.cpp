@@ -8,6 +8,7 @@
 #include "shoal/detail/aggregator.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/handler_id.hpp"
+#include "shoal/detail/phase_barrier.hpp"
 #include "shoal/detail/process_info.hpp"
 
 #include <atomic>
@@ -35,6 +36,7 @@ std::uint32_t claim_here() {
 struct entry_message {
   std::uint32_t id;
   std::uint32_t value_bytes;
+  std::uint32_t max_in_flight;
   std::int64_t deliver;
   alignas(8) unsigned char state[64];
 };
@@ -43,6 +45,8 @@ void install(const entry_message& m) {
   channel_entry& e = channel_table()[m.id];
   std::memcpy(e.state, m.state, sizeof e.state);
   e.value_bytes = m.value_bytes;
+  e.max_in_flight = m.max_in_flight;
+  reset_channel_phases(m.id);
   e.deliver = from_code_offset<deliver_fn>(m.deliver);
 }
 
@@ -59,11 +63,12 @@ std::uint32_t open_channel(const channel_entry& e) {
   if (g_info.ranks == 1) {
     const std::uint32_t id = claim_here();
     channel_table()[id] = e;
+    reset_channel_phases(id);
     return id;
   }
   const std::uint32_t id =
       g_info.rank == 0 ? claim_here() : delegate::call(0, [] { return claim_here(); });
-  entry_message m{id, e.value_bytes, to_code_offset(e.deliver), {}};
+  entry_message m{id, e.value_bytes, e.max_in_flight, to_code_offset(e.deliver), {}};
   std::memcpy(m.state, e.state, sizeof m.state);
   install(m);
   on_other_ranks([m] { install(m); });

@@ -8,10 +8,36 @@
 //
 // Delivery, ordering, flushing and back-pressure are those of send()
 // (message.hpp). The handler runs in handler context: no suspension.
+//
+// Phases (bale's convey_advance). SPMD programs end a phase with
+// ch.end_phase() on one task per core: it returns on every core once every
+// core has called it and every value sent on ch before the last call, and
+// every value that handlers sent on ch in response (cascades on the same
+// channel), has been handled. Phases repeat (a BFS level loop); values sent
+// after a core's end_phase returns belong to the next phase, and their
+// handlers may run on cores still waiting in this one. Global-view programs
+// call ch.drain() from any one task: it returns once every value sent on ch
+// before the call (by tasks that finished or sent before it), and its
+// cascades on ch, has been handled.
+//
+// What a phase covers: the channel's own stream only. Values a handler of
+// channel A sends on channel B are sent (flushed) by the time A's phase
+// ends, but not necessarily handled: end B's phase after A's (or call
+// barrier(), which covers every stream) to wait for them too; a cascade that
+// comes back to A through B is not covered by A's phase. Tasks (spawned by
+// handlers or not) are never waited for.
+//
+// Flow control. make_channel(handler, {.max_in_flight = n}) bounds the
+// values one core has in flight to one destination core on the channel: a
+// task sending its n+1-th unacknowledged value to a core flushes and
+// suspends until the receiver acknowledges a batch (one control message per
+// handled batch, only on such channels). Handlers are never held back (they
+// cannot suspend); their values count and may exceed the bound.
 #pragma once
 
 #include "shoal/detail/aggregator.hpp"
 #include "shoal/detail/check.hpp"
+#include "shoal/detail/phase_barrier.hpp"
 
 #include <concepts>
 #include <cstdint>
@@ -33,6 +59,15 @@ concept channel_handler_like = std::invocable<const H&, const T&> &&
                                    std::is_trivially_copyable_v<H> && sizeof(H) <= 64 &&
                                alignof(H) <= 8;
 
+/// Options of make_channel.
+struct channel_options {
+  /// Values one core may have unacknowledged to one destination core, below
+  /// 2^24; 0 (the default): no bound beyond the aggregation buffers'
+  /// back-pressure.
+  std::uint32_t max_in_flight = 0;
+};
+inline constexpr std::uint32_t max_channel_bound = (1U << 24) - 1;
+
 template <channel_value_like T>
 class channel {
  public:
@@ -41,8 +76,10 @@ class channel {
   /// Sends `value` to global core `core`; the handler runs there. Returns
   /// at once (may suspend a task under back-pressure). Any core.
   void send(int core, const T& value) const {
-    SHOAL_ASSERT(id_ != 0, "send on a closed or default-constructed channel");
-    char* p = detail::tls_aggregator->reserve(id_, core, static_cast<std::uint32_t>(sizeof(T)));
+    SHOAL_ASSERT(id() != 0, "send on a closed or default-constructed channel");
+    if (bits_ >= id_span) [[unlikely]]
+      detail::tls_aggregator->flow_reserve(id(), core, max_in_flight());
+    char* p = detail::tls_aggregator->reserve(id(), core, static_cast<std::uint32_t>(sizeof(T)));
     std::memcpy(p, &value, sizeof(T));
   }
 
@@ -50,20 +87,42 @@ class channel {
   /// once, from a task, when no message of it is in flight (after the work
   /// using it has been waited for). Blocking in a job of several processes.
   void close() {
-    if (id_ != 0) detail::close_channel(id_);
-    id_ = 0;
+    if (id() != 0) detail::close_channel(id());
+    bits_ = 0;
   }
 
-  std::uint32_t id() const noexcept { return id_; }
-  explicit operator bool() const noexcept { return id_ != 0; }
+  /// Collective (one task per core, SPMD): this core is done sending on the
+  /// channel for this phase; returns once every core is and every value of
+  /// the phase, cascades on this channel included, has been handled (see
+  /// the header comment). Suspends (watchdog: "channel <id> phase #n").
+  /// Costs one barrier's control messages plus a wave per round of
+  /// cascades still in flight. A closed or default channel ends the job
+  /// with a message.
+  void end_phase() const { detail::end_channel_phase(id()); }
+
+  /// Global view, any one task: returns once every value sent on the
+  /// channel before the call, and its cascades on it, has been handled.
+  /// Suspends (watchdog: "channel <id> drain"); at least two waves of
+  /// P + P*C + P control messages. Not collective.
+  void drain() const { detail::drain_channel(id()); }
+
+  /// The flow-control bound (0: none).
+  std::uint32_t max_in_flight() const noexcept { return bits_ / id_span; }
+
+  std::uint32_t id() const noexcept { return bits_ % id_span; }
+  explicit operator bool() const noexcept { return id() != 0; }
 
  private:
   template <channel_value_like U, class H>
   requires channel_handler_like<H, U>
-  friend channel<U> make_channel(const H& handler);
+  friend channel<U> make_channel(const H& handler, const channel_options& options);
 
-  explicit channel(std::uint32_t id) : id_(id) {}
-  std::uint32_t id_ = 0;
+  // The handle stays 4 bytes (closures capture it): the id in the low 8
+  // bits, the flow-control bound above.
+  static constexpr std::uint32_t id_span = detail::max_streams;
+  static_assert(detail::max_streams == 256);
+  channel(std::uint32_t id, std::uint32_t bound) : bits_(id + bound * id_span) {}
+  std::uint32_t bits_ = 0;
 };
 
 /// Opens a channel for values of T handled by `handler` on every core of the
@@ -71,11 +130,18 @@ class channel {
 /// every process has the channel (one round trip per process), so any core
 /// may send on it as soon as it returns. The returned handle is small and
 /// trivially copyable, so closures and other cores (and processes) may use it.
+/// `options.max_in_flight` bounds the values in flight per (source core,
+/// destination core) pair (see Flow control above).
 template <channel_value_like T, class H>
-requires channel_handler_like<H, T> channel<T> make_channel(const H& handler) {
+requires channel_handler_like<H, T> channel<T> make_channel(const H& handler,
+                                                            const channel_options& options = {}) {
   detail::channel_entry e;
   std::memcpy(e.state, static_cast<const void*>(&handler), sizeof(H));
   e.value_bytes = sizeof(T);
+  SHOAL_CHECK(options.max_in_flight <= max_channel_bound,
+              "make_channel: max_in_flight {} is above the largest bound, {}",
+              options.max_in_flight, max_channel_bound);
+  e.max_in_flight = options.max_in_flight;
   e.deliver = [](const void* state, const char* data, std::uint32_t count) {
     const H& h = *static_cast<const H*>(state);
     // Values sit at multiples of sizeof(T) from a 64-byte aligned start,
@@ -83,7 +149,7 @@ requires channel_handler_like<H, T> channel<T> make_channel(const H& handler) {
     const T* values = std::launder(reinterpret_cast<const T*>(data));
     for (std::uint32_t i = 0; i < count; ++i) h(values[i]);
   };
-  return channel<T>(detail::open_channel(e));
+  return channel<T>(detail::open_channel(e), options.max_in_flight);
 }
 
 }  // namespace shoal

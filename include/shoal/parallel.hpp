@@ -70,9 +70,37 @@ void on_all_cores(const F& f) {
   done.wait();
 }
 
-/// Collective: suspends the calling task until one task on every core of the
-/// job has called barrier(). Call from exactly one task per core (SPMD
-/// style, e.g. inside on_all_cores). Costs 2 messages per core.
+// What the barriers wait for (see also channel.hpp for channel phases):
+// - barrier() waits for every core to arrive AND for every application
+//   message (closures on any core, every typed channel; not the runtime's
+//   control messages) sent before the last core arrived, with the messages
+//   their handlers sent in turn (cascades), to have been handled. It does
+//   not wait for tasks: a task spawned by a handler, or any other task still
+//   running, is not waited for, nor are messages such a task sends after the
+//   barrier's drain has begun. Use a completion event for tasks.
+// - arrival_barrier() waits for arrivals only; messages may still be in
+//   flight (or staged) when it returns.
+
+/// Collective, draining: suspends the calling task until one task on every
+/// core of the job has called barrier() and every application message sent
+/// before the last arrival (and its cascades) has been handled (ygm's and
+/// UPC++'s barrier). Call from exactly one task per core (SPMD style, e.g.
+/// inside on_all_cores). Costs C + P control messages to arrive, one wave
+/// (P + P*C + P messages, depth 3) when nothing is in flight, more while
+/// messages are, and P + P*C to release (P processes of C cores).
 void barrier();
+
+/// Collective, arrival only: suspends the calling task until one task on
+/// every core of the job has called arrival_barrier(); does not wait for
+/// messages. One task per core. Costs C + P control messages to arrive and
+/// P + P*C to release.
+void arrival_barrier();
+
+/// Global view: suspends the calling task until every application message
+/// sent, anywhere in the job, before the call (by tasks that finished or
+/// sent before it), and its cascades, has been handled. Any single task;
+/// not collective. Never returns while some task keeps sending. Costs at
+/// least two waves of P + P*C + P control messages.
+void drain_messages();
 
 }  // namespace shoal

@@ -41,6 +41,9 @@ struct channel_entry {
   void (*deliver)(const void* state, const char* data, std::uint32_t count) = nullptr;
   alignas(8) unsigned char state[64];
   std::uint32_t value_bytes = 0;
+  /// Flow control (channel_options::max_in_flight): 0 = none; otherwise
+  /// the receiving core acknowledges each handled batch to its source.
+  std::uint32_t max_in_flight = 0;
 };
 
 inline constexpr std::uint32_t max_streams = 256;
@@ -137,6 +140,30 @@ class aggregator {
   std::uint64_t app_sent() const noexcept { return app_sent_; }
   std::uint64_t app_handled() const noexcept { return app_handled_; }
 
+  // ---- Flow control of bounded channels (owning core only). A value to
+  // `dest` on `stream` is in flight from its send until the receiver's
+  // acknowledgement of its batch (one control message per handled batch)
+  // comes back. Counters are never reset: a late acknowledgement of a closed
+  // channel brings its counter back to zero, whatever reuses the id.
+
+  /// Counts one value to `dest` in flight; a worker that finds `bound` in
+  /// flight first flushes and suspends until acknowledgements bring it
+  /// below. Handlers cannot wait: they count the value and go on.
+  void flow_reserve(std::uint32_t stream, int dest, std::uint32_t bound) {
+    std::int64_t* row = in_flight_[stream];
+    if (row != nullptr && row[dest] < static_cast<std::int64_t>(bound)) [[likely]] {
+      ++row[dest];
+      return;
+    }
+    flow_reserve_slow(stream, dest, bound);
+  }
+  /// `n` values to `dest` on `stream` have been handled there.
+  void flow_acknowledged(std::uint32_t stream, int dest, std::uint32_t n) noexcept;
+  /// Values to `dest` on `stream` not yet acknowledged.
+  std::int64_t in_flight(std::uint32_t stream, int dest) const noexcept {
+    return in_flight_[stream] != nullptr ? in_flight_[stream][dest] : 0;
+  }
+
  private:
   char* reserve_slow(std::uint32_t stream, int dest, std::uint32_t n);
   char* reserve_closure_slow(std::uint32_t stream, int dest, std::int32_t handler,
@@ -158,6 +185,8 @@ class aggregator {
   bool retry_pending();
   void dispatch(buffer* b);
   void dispatch_closures(buffer* b);
+  void flow_reserve_slow(std::uint32_t stream, int dest, std::uint32_t bound);
+  void acknowledge(const buffer* b);
 
   const int local_core_;
   const int rank_base_;
@@ -174,6 +203,7 @@ class aggregator {
   std::array<std::uint64_t, max_streams> handled_{};
   std::uint64_t app_sent_ = 0;
   std::uint64_t app_handled_ = 0;
+  std::array<std::int64_t*, max_streams> in_flight_{};  // bounded channels: row per dest
   std::vector<buffer*> dirty_;
   std::uint64_t first_staged_ns_ = 0;
   std::vector<buffer*> free_;

@@ -17,6 +17,7 @@ struct alignas(64) buffer {
   std::uint32_t count = 0;        // messages in the batch
   std::int32_t dest = 0;          // global destination core
   std::int32_t owner = 0;         // local core whose pool the buffer returns to
+  std::int32_t source = 0;        // global core that staged the batch (flow control acks)
   std::int32_t dirty_index = -1;  // position in the owner's dirty list while staged
   std::int32_t run_handler = 0;   // stream 0 while staged: handler of the open run (0: none)
   std::uint32_t run_at = 0;       // stream 0 while staged: offset of the open run's header

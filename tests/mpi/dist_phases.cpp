@@ -1,0 +1,88 @@
+// Draining barrier, channel phases, drain() and flow control across
+// processes (1x2, 2x2, 3x2); the scenarios and their closed-form counts are
+// in phases_scenarios.hpp (also run on one process by tests/test_phases.cpp).
+// The flow-control bound is checked at receivers for pairs of cores of one
+// process (a receiver can read the sender's count only there); pairs across
+// processes are checked for exact totals and completion.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "mpi/dist_support.hpp"
+#include "phases_scenarios.hpp"
+
+namespace {
+
+using shoal_dist::job_cores;
+using shoal_dist::rank0;
+using shoal_dist::run_job;
+
+auto job() {
+  phases::g_check_here = rank0();
+  return [](auto root) { run_job(root); };
+}
+
+TEST(dist_phases, BarrierDrainsCascadesEveryRound) {
+  phases::check_barrier_rounds(job(), job_cores());
+}
+
+TEST(dist_phases, EndPhaseCountsEveryCascadeAcrossReopenedChannels) {
+  phases::check_reopened_phases(job(), job_cores());
+}
+
+TEST(dist_phases, TwoChannelsHaveIndependentPhases) {
+  phases::check_independent_phases(job(), job_cores());
+}
+
+TEST(dist_phases, HandlerOfOneChannelSendingOnAnother) {
+  phases::check_forwarding_phases(job(), job_cores());
+}
+
+TEST(dist_phases, DrainFromOneTaskWaitsForCascades) {
+  phases::check_drained_from_root(job(), job_cores());
+}
+
+TEST(dist_phases, FlowControlBoundsValuesInFlightPerPair) {
+  phases::check_flow_control(job(), job_cores(), 16, 2000);
+}
+
+// Median cost of an empty collective, in microseconds (printed on rank 0;
+// quoted in include/shoal/detail/phase_barrier.hpp).
+double median_us(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+std::vector<double> g_barrier_us, g_phase_us, g_arrival_us;
+
+TEST(dist_phases, CostOfEmptyBarrierAndEndPhase) {
+  constexpr int reps = 400;
+  run_job([] {
+    auto ch = shoal::make_channel<int>([](int) {});
+    shoal::on_all_cores([ch] {
+      const bool me0 = shoal::mycore() == 0;
+      using clock = std::chrono::steady_clock;
+      auto time = [&](auto op, std::vector<double>& into) {
+        for (int i = 0; i < reps; ++i) {
+          const auto t0 = clock::now();
+          op();
+          const double us = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+          if (me0) into.push_back(us);
+        }
+      };
+      time([] { shoal::barrier(); }, g_barrier_us);
+      time([ch] { ch.end_phase(); }, g_phase_us);
+      time([] { shoal::arrival_barrier(); }, g_arrival_us);
+    });
+    ch.close();
+  });
+  if (rank0())
+    std::printf("[ cost ] %d x %d: empty barrier %.1f us, end_phase %.1f us, arrival_barrier "
+                "%.1f us (median of %d, core 0)\n",
+                shoal_dist::g_ranks, shoal_dist::g_cores_per_rank, median_us(g_barrier_us),
+                median_us(g_phase_us), median_us(g_arrival_us), reps);
+}
+
+}  // namespace
+
+SHOAL_DIST_MAIN()

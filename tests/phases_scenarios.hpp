@@ -1,0 +1,397 @@
+// Scenarios for draining barriers, channel phases and flow control, shared
+// by tests/test_phases.cpp (one process, 1/2/4 cores) and
+// tests/mpi/dist_phases.cpp (1x2, 2x2, 3x2).
+//
+// Every message carries its phase; a handler counts it in its core's
+// per-phase counter and, while its TTL lasts, sends a successor to a
+// pseudo-random core (a cascade). A core snapshots its counter of phase p
+// the moment its barrier()/end_phase() of phase p returns; the snapshots,
+// summed over the job (allreduce), must equal the number of messages of
+// the phase computed in closed form: cores * starts * (ttl + 1). A barrier
+// that does not drain leaves some cascades unhandled at the snapshot.
+// Each scenario is run from the root task; results land in globals written
+// by global core 0 and are checked on rank 0 after run().
+#pragma once
+
+#include "shoal/shoal.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <span>
+
+namespace phases {
+
+using i64 = std::int64_t;
+constexpr int max_phases = 24;
+constexpr int max_cores = 64;
+
+/// One core's counters (the SPMD task and the handlers of a core share its
+/// thread; threads are new in every run, so these start at zero).
+struct core_counts {
+  std::array<i64, max_phases> got_a{};
+  std::array<i64, max_phases> got_b{};
+  std::array<i64, max_phases> snap_a{};
+  std::array<i64, max_phases> snap_b{};
+};
+inline thread_local core_counts t_counts;
+
+/// Job-wide sums of the snapshots, per phase (global core 0 writes them).
+inline std::array<i64, max_phases> g_sum_a{};
+inline std::array<i64, max_phases> g_sum_b{};
+
+inline std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+inline int pick_core(std::uint64_t seed) {
+  return static_cast<int>(seed % static_cast<std::uint64_t>(shoal::cores()));
+}
+inline std::uint64_t start_seed(int phase, int k) {
+  return mix(static_cast<std::uint64_t>(shoal::mycore()) * 1000003ULL +
+             static_cast<std::uint64_t>(phase) * 7919ULL + static_cast<std::uint64_t>(k));
+}
+
+struct cascade_msg {
+  std::int32_t phase;
+  std::int32_t ttl;
+  std::uint64_t seed;
+};
+
+/// Channel handles, per core (set by set_channels on every core).
+inline thread_local shoal::channel<cascade_msg> t_a;
+inline thread_local shoal::channel<cascade_msg> t_b;
+/// TTL of the B message an A handler forwards (forwarding scenario only).
+inline thread_local std::int32_t t_forward_ttl = -1;
+
+inline void closure_cascade(std::int32_t phase, std::int32_t ttl, std::uint64_t seed) {
+  ++t_counts.got_a[static_cast<std::size_t>(phase)];
+  if (ttl == 0) return;
+  const std::uint64_t next = mix(seed);
+  shoal::send(pick_core(next), [phase, ttl, next] { closure_cascade(phase, ttl - 1, next); });
+}
+
+/// Channel A's handler: counts, cascades on A, and (when t_forward_ttl >= 0)
+/// sends one B message per A value.
+struct a_handler {
+  void operator()(const cascade_msg& m) const {
+    ++t_counts.got_a[static_cast<std::size_t>(m.phase)];
+    const std::uint64_t next = mix(m.seed);
+    if (m.ttl > 0) t_a.send(pick_core(next), cascade_msg{m.phase, m.ttl - 1, next});
+    if (t_forward_ttl >= 0) {
+      const std::uint64_t other = mix(next ^ 0x5555);
+      t_b.send(pick_core(other), cascade_msg{m.phase, t_forward_ttl, other});
+    }
+  }
+};
+struct b_handler {
+  void operator()(const cascade_msg& m) const {
+    ++t_counts.got_b[static_cast<std::size_t>(m.phase)];
+    if (m.ttl == 0) return;
+    const std::uint64_t next = mix(m.seed);
+    t_b.send(pick_core(next), cascade_msg{m.phase, m.ttl - 1, next});
+  }
+};
+
+/// Messages of one phase when each core starts `starts` chains of `ttl` + 1.
+inline i64 per_phase(i64 starts, i64 ttl) { return shoal::cores() * starts * (ttl + 1); }
+
+/// Sums every core's snapshots into g_sum_a / g_sum_b. One task per core.
+inline void publish_snapshots() {
+  shoal::allreduce_sum(std::span<i64>(t_counts.snap_a));
+  shoal::allreduce_sum(std::span<i64>(t_counts.snap_b));
+  if (shoal::mycore() == 0) {
+    g_sum_a = t_counts.snap_a;
+    g_sum_b = t_counts.snap_b;
+  }
+}
+
+inline void set_channels(shoal::channel<cascade_msg> a, shoal::channel<cascade_msg> b,
+                         std::int32_t forward_ttl) {
+  shoal::on_all_cores([a, b, forward_ttl] {
+    t_a = a;
+    t_b = b;
+    t_forward_ttl = forward_ttl;
+  });
+}
+
+// ---------------------------------------------------------------- scenarios
+
+/// SPMD: `phases` rounds of closure cascades, each ended by barrier().
+inline void barrier_rounds(int phases, int starts, int ttl) {
+  shoal::on_all_cores([phases, starts, ttl] {
+    for (int p = 0; p < phases; ++p) {
+      for (int k = 0; k < starts; ++k) {
+        const std::uint64_t s = start_seed(p, k);
+        shoal::send(pick_core(s), [p, ttl, s] { closure_cascade(p, ttl, s); });
+      }
+      shoal::barrier();
+      t_counts.snap_a[static_cast<std::size_t>(p)] = t_counts.got_a[static_cast<std::size_t>(p)];
+    }
+    publish_snapshots();
+  });
+}
+
+/// SPMD body: `phases` phases on channel `ch` (t_a or t_b), starting at
+/// phase `first`; snapshots into `snap` from `got`.
+template <class Which>
+void channel_phases(int first, int phases, int starts, int ttl, Which which) {
+  for (int p = first; p < first + phases; ++p) {
+    const shoal::channel<cascade_msg>& ch = which.channel();
+    for (int k = 0; k < starts; ++k) {
+      const std::uint64_t s = start_seed(p, k);
+      ch.send(pick_core(s), cascade_msg{p, ttl, s});
+    }
+    ch.end_phase();
+    which.snap()[static_cast<std::size_t>(p)] = which.got()[static_cast<std::size_t>(p)];
+  }
+}
+struct on_a {
+  const shoal::channel<cascade_msg>& channel() const { return t_a; }
+  std::array<i64, max_phases>& got() const { return t_counts.got_a; }
+  std::array<i64, max_phases>& snap() const { return t_counts.snap_a; }
+};
+struct on_b {
+  const shoal::channel<cascade_msg>& channel() const { return t_b; }
+  std::array<i64, max_phases>& got() const { return t_counts.got_b; }
+  std::array<i64, max_phases>& snap() const { return t_counts.snap_b; }
+};
+
+/// Root: channel A opened, `phases` phases, closed; then reopened for as
+/// many more (phases 0 .. 2*phases-1).
+inline void reopened_channel_phases(int phases, int starts, int ttl) {
+  for (int opening = 0; opening < 2; ++opening) {
+    auto a = shoal::make_channel<cascade_msg>(a_handler{});
+    set_channels(a, {}, -1);
+    const int first = opening * phases;
+    shoal::on_all_cores([first, phases, starts, ttl] {
+      channel_phases(first, phases, starts, ttl, on_a{});
+      if (first > 0) publish_snapshots();
+    });
+    a.close();
+  }
+}
+
+/// Root: channels A and B, each with its own phases, run by two tasks per
+/// core at once (A: phases_a phases, B: phases_b).
+inline void independent_channel_phases(int phases_a, int phases_b, int starts, int ttl) {
+  auto a = shoal::make_channel<cascade_msg>(a_handler{});
+  auto b = shoal::make_channel<cascade_msg>(b_handler{});
+  set_channels(a, b, -1);
+  shoal::on_all_cores([phases_a, phases_b, starts, ttl] {
+    shoal::completion_event b_done(1);
+    shoal::completion_event* d = &b_done;
+    shoal::spawn([d, phases_b, starts, ttl] {
+      channel_phases(0, phases_b, starts, ttl + 1, on_b{});
+      d->complete();
+    });
+    channel_phases(0, phases_a, starts, ttl, on_a{});
+    b_done.wait();
+    publish_snapshots();
+  });
+  a.close();
+  b.close();
+}
+
+/// Root: A's handler forwards one B message (TTL forward_ttl) per A value;
+/// each phase ends A, snapshots A, then ends B and snapshots B.
+inline void forwarding_phases(int phases, int starts, int ttl, int forward_ttl) {
+  auto a = shoal::make_channel<cascade_msg>(a_handler{});
+  auto b = shoal::make_channel<cascade_msg>(b_handler{});
+  set_channels(a, b, forward_ttl);
+  shoal::on_all_cores([phases, starts, ttl] {
+    for (int p = 0; p < phases; ++p) {
+      for (int k = 0; k < starts; ++k) {
+        const std::uint64_t s = start_seed(p, k);
+        t_a.send(pick_core(s), cascade_msg{p, ttl, s});
+      }
+      t_a.end_phase();
+      t_counts.snap_a[static_cast<std::size_t>(p)] = t_counts.got_a[static_cast<std::size_t>(p)];
+      t_b.end_phase();
+      t_counts.snap_b[static_cast<std::size_t>(p)] = t_counts.got_b[static_cast<std::size_t>(p)];
+    }
+    publish_snapshots();
+  });
+  a.close();
+  b.close();
+}
+
+/// Root (global view): per phase, every core's task sends its starts on A
+/// (on_all_cores returns once the tasks have sent, not once the values are
+/// handled), then the root drains A and reads every core's count by
+/// delegate. Phase sums land in g_sum_a. The same, with closure cascades
+/// (counted as phases `phases` ..) and drain_messages(), into g_sum_b.
+inline void drained_from_root(int phases, int starts, int ttl) {
+  auto a = shoal::make_channel<cascade_msg>(a_handler{});
+  set_channels(a, {}, -1);
+  for (int p = 0; p < phases; ++p) {
+    shoal::on_all_cores([p, starts, ttl] {
+      for (int k = 0; k < starts; ++k) {
+        const std::uint64_t s = start_seed(p, k);
+        t_a.send(pick_core(s), cascade_msg{p, ttl, s});
+      }
+    });
+    a.drain();
+    i64 sum = 0;
+    for (int c = 0; c < shoal::cores(); ++c)
+      sum += shoal::delegate::call(c, [p] { return t_counts.got_a[static_cast<std::size_t>(p)]; });
+    g_sum_a[static_cast<std::size_t>(p)] = sum;
+  }
+  a.close();
+  for (int p = 0; p < phases; ++p) {
+    const int q = p + phases;
+    shoal::on_all_cores([q, starts, ttl] {
+      for (int k = 0; k < starts; ++k) {
+        const std::uint64_t s = start_seed(q, k);
+        shoal::send(pick_core(s), [q, ttl, s] { closure_cascade(q, ttl, s); });
+      }
+    });
+    shoal::drain_messages();
+    i64 sum = 0;
+    for (int c = 0; c < shoal::cores(); ++c)
+      sum += shoal::delegate::call(c, [q] { return t_counts.got_a[static_cast<std::size_t>(q)]; });
+    g_sum_b[static_cast<std::size_t>(p)] = sum;
+  }
+}
+
+// ------------------------------------------------------------ flow control
+
+struct fc_value {
+  std::int32_t source;
+  std::int32_t pad;
+};
+/// Values sent from core s to core d (s * max_cores + d), counted by the
+/// sender after send() returned; read by receivers of the same process.
+inline std::array<std::atomic<i64>, max_cores * max_cores> g_fc_sent{};
+struct fc_core {
+  std::array<i64, max_cores> handled{};
+  i64 max_in_flight = 0;  // over senders of this process
+  i64 total = 0;
+};
+inline thread_local fc_core t_fc;
+
+/// Counts at the receiver: values sent (and returned from send) minus
+/// values handled here before this one is at least what the library had in
+/// flight for the pair, so it can never exceed the bound.
+struct fc_handler {
+  void operator()(const fc_value& v) const {
+    const int me = shoal::mycore();
+    if (shoal::rank_of(v.source) == shoal::myrank()) {
+      const i64 sent =
+          g_fc_sent[static_cast<std::size_t>(v.source * max_cores + me)].load(std::memory_order_relaxed);
+      const i64 seen = sent - t_fc.handled[static_cast<std::size_t>(v.source)];
+      if (seen > t_fc.max_in_flight) t_fc.max_in_flight = seen;
+    }
+    ++t_fc.handled[static_cast<std::size_t>(v.source)];
+    ++t_fc.total;
+  }
+};
+
+struct fc_result {
+  i64 max_in_flight = 0;
+  i64 total = 0;
+};
+inline fc_result g_fc;
+
+/// Root: every core sends `per_pair` values to every core (itself
+/// included), round robin, on a channel bounded by `bound` (0: none), ends
+/// the phase, and reports the largest in-flight count seen at a receiver
+/// for a pair of one process, and the values handled.
+inline void flow_controlled(std::uint32_t bound, int per_pair) {
+  auto ch = shoal::make_channel<fc_value>(fc_handler{}, {.max_in_flight = bound});
+  shoal::on_all_cores([ch, per_pair] {
+    const int me = shoal::mycore();
+    for (int d = 0; d < shoal::cores(); ++d)
+      g_fc_sent[static_cast<std::size_t>(me * max_cores + d)].store(0);
+    shoal::barrier();
+    for (int i = 0; i < per_pair; ++i)
+      for (int d = 0; d < shoal::cores(); ++d) {
+        ch.send(d, fc_value{me, 0});
+        g_fc_sent[static_cast<std::size_t>(me * max_cores + d)].fetch_add(
+            1, std::memory_order_relaxed);
+      }
+    ch.end_phase();
+    const i64 worst = shoal::allreduce_max(t_fc.max_in_flight);
+    const i64 total = shoal::allreduce_sum(t_fc.total);
+    if (me == 0) g_fc = {worst, total};
+  });
+  ch.close();
+}
+
+}  // namespace phases
+
+// ------------------------------------------------------------------ checks
+
+#include <gtest/gtest.h>
+
+namespace phases {
+
+/// Whether this process checks results (in a job of several processes,
+/// rank 0 only: the root runs there).
+inline bool g_check_here = true;
+
+/// Expects sums[first .. first+n) to equal `expected` each.
+inline void expect_sums(const std::array<i64, max_phases>& sums, int first, int n, i64 expected,
+                        const char* what) {
+  for (int p = first; p < first + n; ++p)
+    EXPECT_EQ(sums[static_cast<std::size_t>(p)], expected) << what << ", phase " << p;
+}
+
+/// The scenarios with their expected counts, for a job of `cores` cores;
+/// `run_job(root)` runs root as the job's root task.
+template <class RunJob>
+void check_barrier_rounds(const RunJob& run_job, i64 cores) {
+  constexpr int rounds = 12, starts = 40, ttl = 6;
+  run_job([] { barrier_rounds(rounds, starts, ttl); });
+  if (g_check_here) expect_sums(g_sum_a, 0, rounds, cores * starts * (ttl + 1), "barrier()");
+}
+
+template <class RunJob>
+void check_reopened_phases(const RunJob& run_job, i64 cores) {
+  constexpr int phases = 8, starts = 30, ttl = 5;
+  run_job([] { reopened_channel_phases(phases, starts, ttl); });
+  if (g_check_here)
+    expect_sums(g_sum_a, 0, 2 * phases, cores * starts * (ttl + 1), "end_phase()");
+}
+
+template <class RunJob>
+void check_independent_phases(const RunJob& run_job, i64 cores) {
+  constexpr int phases_a = 11, phases_b = 7, starts = 25, ttl = 4;
+  run_job([] { independent_channel_phases(phases_a, phases_b, starts, ttl); });
+  if (!g_check_here) return;
+  expect_sums(g_sum_a, 0, phases_a, cores * starts * (ttl + 1), "channel A");
+  expect_sums(g_sum_b, 0, phases_b, cores * starts * (ttl + 2), "channel B");
+}
+
+template <class RunJob>
+void check_forwarding_phases(const RunJob& run_job, i64 cores) {
+  constexpr int phases = 6, starts = 20, ttl = 3, forward_ttl = 2;
+  run_job([] { forwarding_phases(phases, starts, ttl, forward_ttl); });
+  if (!g_check_here) return;
+  const i64 a = cores * starts * (ttl + 1);
+  expect_sums(g_sum_a, 0, phases, a, "channel A (end_phase of A)");
+  expect_sums(g_sum_b, 0, phases, a * (forward_ttl + 1), "channel B (end_phase of B after A)");
+}
+
+template <class RunJob>
+void check_drained_from_root(const RunJob& run_job, i64 cores) {
+  constexpr int phases = 5, starts = 30, ttl = 6;
+  run_job([] { drained_from_root(phases, starts, ttl); });
+  if (!g_check_here) return;
+  expect_sums(g_sum_a, 0, phases, cores * starts * (ttl + 1), "channel::drain()");
+  expect_sums(g_sum_b, 0, phases, cores * starts * (ttl + 1), "drain_messages()");
+}
+
+template <class RunJob>
+void check_flow_control(const RunJob& run_job, i64 cores, std::uint32_t bound, int per_pair) {
+  run_job([bound, per_pair] { flow_controlled(bound, per_pair); });
+  if (!g_check_here) return;
+  EXPECT_EQ(g_fc.total, cores * cores * per_pair);
+  EXPECT_GE(g_fc.max_in_flight, 1);
+  EXPECT_LE(g_fc.max_in_flight, static_cast<i64>(bound))
+      << "a receiver saw more values in flight from one core than the bound";
+}
+
+}  // namespace phases

@@ -1,0 +1,162 @@
+// Draining barrier, channel phases, drain() and flow control on one process
+// (1, 2 and 4 cores); the same scenarios run at 1x2, 2x2 and 3x2 in
+// tests/mpi/dist_phases.cpp. See phases_scenarios.hpp for what each checks.
+#include "phases_scenarios.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using ::testing::ExitedWithCode;
+
+// Closures capture channel handles: the bound travels in the same 4 bytes.
+static_assert(sizeof(shoal::channel<int>) == 4);
+
+class phases_test : public shoal_test::cores_test {
+ protected:
+  auto job() {
+    return [this](auto root) { run(root); };
+  }
+};
+
+TEST_P(phases_test, BarrierDrainsCascadesEveryRound) {
+  phases::check_barrier_rounds(job(), ncores());
+}
+
+TEST_P(phases_test, EndPhaseCountsEveryCascadeAcrossReopenedChannels) {
+  phases::check_reopened_phases(job(), ncores());
+}
+
+TEST_P(phases_test, TwoChannelsHaveIndependentPhases) {
+  phases::check_independent_phases(job(), ncores());
+}
+
+TEST_P(phases_test, HandlerOfOneChannelSendingOnAnother) {
+  phases::check_forwarding_phases(job(), ncores());
+}
+
+TEST_P(phases_test, DrainFromOneTaskWaitsForCascades) {
+  phases::check_drained_from_root(job(), ncores());
+}
+
+TEST_P(phases_test, FlowControlBoundsValuesInFlightPerPair) {
+  phases::check_flow_control(job(), ncores(), 16, 3000);
+}
+
+TEST_P(phases_test, FlowControlBoundOfOne) { phases::check_flow_control(job(), ncores(), 1, 500); }
+
+// Without a bound the same measurement sees far more than 16 values in
+// flight: the bounded test above measures something.
+TEST_P(phases_test, WithoutFlowControlManyValuesAreInFlight) {
+  if (ncores() < 2) GTEST_SKIP() << "the sender's only core handles nothing while it sends";
+  run([] { phases::flow_controlled(0, 3000); });
+  EXPECT_EQ(phases::g_fc.total, static_cast<phases::i64>(ncores()) * ncores() * 3000);
+  EXPECT_GT(phases::g_fc.max_in_flight, 16);
+}
+
+// The arrival-only barrier still separates phases of shared-memory writes.
+TEST_P(phases_test, ArrivalBarrierHoldsBackEarlyCores) {
+  std::atomic<int> arrived{0};
+  std::atomic<int> early{0};
+  run([&] {
+    auto* a = &arrived;
+    auto* e = &early;
+    shoal::on_all_cores([a, e] {
+      for (int round = 1; round <= 20; ++round) {
+        if (shoal::mycore() == round % shoal::cores()) shoal_test::spin_for_ns(1'000'000);
+        a->fetch_add(1);
+        shoal::arrival_barrier();
+        if (a->load() < round * shoal::cores()) e->fetch_add(1);
+        shoal::arrival_barrier();
+      }
+    });
+  });
+  EXPECT_EQ(early.load(), 0);
+  EXPECT_EQ(arrived.load(), 20 * ncores());
+}
+
+SHOAL_TEST_CORES(phases_test);
+
+// ------------------------------------------------------------------ misuse
+
+class phases_misuse : public ::testing::Test {
+ protected:
+  void SetUp() override {  // NOLINT(readability-identifier-naming): gtest
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+  }
+};
+
+template <class F>
+void run_to_death(F body) {
+  shoal::init(shoal_test::make_config(2));
+  shoal::run(body);
+  shoal::finalize();
+}
+
+TEST_F(phases_misuse, EndPhaseOnADefaultChannelIsNamed) {
+  EXPECT_EXIT(run_to_death([] {
+                shoal::channel<int> ch;
+                ch.end_phase();
+              }),
+              ExitedWithCode(1), "channel::end_phase on a closed or default-constructed channel");
+}
+
+TEST_F(phases_misuse, EndPhaseOnAClosedChannelIsNamed) {
+  EXPECT_EXIT(run_to_death([] {
+                auto ch = shoal::make_channel<int>([](int) {});
+                ch.close();
+                ch.end_phase();
+              }),
+              ExitedWithCode(1), "channel::end_phase on a closed or default-constructed channel");
+}
+
+TEST_F(phases_misuse, DrainThroughAHandleOfAClosedChannelIsNamed) {
+  EXPECT_EXIT(run_to_death([] {
+                auto ch = shoal::make_channel<int>([](int) {});
+                auto copy = ch;
+                ch.close();
+                copy.drain();
+              }),
+              ExitedWithCode(1), "channel::drain on channel [0-9]+, which is not open");
+}
+
+TEST_F(phases_misuse, EndPhaseFromAHandlerIsNamed) {
+  EXPECT_EXIT(run_to_death([] {
+                auto ch = shoal::make_channel<int>([](int) {});
+                shoal::send(1, [ch] { ch.end_phase(); });
+                ch.drain();
+              }),
+              ExitedWithCode(1), "channel::end_phase on channel [0-9]+ called outside a task");
+}
+
+TEST_F(phases_misuse, BarrierFromAHandlerIsNamed) {
+  EXPECT_EXIT(run_to_death([] {
+                shoal::send(1, [] { shoal::barrier(); });
+                shoal::drain_messages();
+              }),
+              ExitedWithCode(1), "barrier called outside a task");
+}
+
+}  // namespace
+
+namespace {
+
+// end_phase called on some cores only: the watchdog names the channel and
+// the phase each waiting core is in.
+TEST_F(phases_misuse, WatchdogNamesTheChannelPhase) {
+  EXPECT_EXIT(
+      {
+        shoal::config c = shoal_test::make_config(2);
+        c.watchdog_s = 1;
+        shoal::init(c);
+        shoal::run([] {
+          auto ch = shoal::make_channel<int>([](int) {});
+          shoal::on_all_cores([ch] {
+            ch.end_phase();
+            if (shoal::mycore() == 1) ch.end_phase();  // core 0 never joins phase 1
+          });
+        });
+      },
+      [](int status) { return status != 0; }, "waiting on channel [0-9]+ phase #1");
+}
+
+}  // namespace
