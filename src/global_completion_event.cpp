@@ -67,7 +67,13 @@ struct wave {
   worker* waiter = nullptr;
 };
 
+// Waves are not progress: a wait that never ends must still trip the
+// watchdog, so their messages and switches count as chatter (like remote
+// steal requests): a reply, a request, a suspend/resume pair (2 switches).
+constexpr std::uint64_t switches_per_suspend = 2;
+
 void on_reply(wave* w, totals t) {
+  ++this_scheduler().steal_chatter;
   w->sum.enrolled += t.enrolled;
   w->sum.completed += t.completed;
   if (--w->pending == 0) this_scheduler().wake(w->waiter);
@@ -86,6 +92,7 @@ totals run_wave(std::uint32_t id) {
   for (int r = 0; r < g_info.ranks; ++r) {
     if (r == g_info.rank) continue;
     send_control(r * g_info.local_cores + local, [id, me, wp] {
+      ++this_scheduler().steal_chatter;
       const totals t = local_totals(id);
       send_control(me, [wp, t] { on_reply(wp, t); });
     });
@@ -93,6 +100,7 @@ totals run_wave(std::uint32_t id) {
   flush();
   const totals mine = local_totals(id);
   s.suspend("global_completion_event wave", id);
+  s.steal_chatter += switches_per_suspend;
   w.sum.enrolled += mine.enrolled;
   w.sum.completed += mine.completed;
   return w.sum;
@@ -105,7 +113,9 @@ bool deadline_passed(const void* deadline) noexcept {
 // Suspends the calling worker for about `ns` (its core keeps working).
 void pause_worker(std::uint64_t ns, std::uint32_t id) {
   const std::uint64_t deadline = now_ns() + ns;
-  this_scheduler().wait_until(deadline_passed, &deadline, "global_completion_event back-off", id);
+  scheduler& s = this_scheduler();
+  s.wait_until(deadline_passed, &deadline, "global_completion_event back-off", id);
+  s.steal_chatter += switches_per_suspend;
 }
 
 void wait_waves(std::uint32_t id) {

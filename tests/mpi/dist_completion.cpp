@@ -64,32 +64,44 @@ int last_core() { return shoal::cores() - 1; }
 
 // ---- the issue's repro: default_gce() enrolled on rank 1, waited on rank 0
 
-// Fails on the base commit at 2 and 3 processes: rank 1's default_gce() was
-// its own object, so the root's wait() returned with the writes in flight.
+// The delegates run on core 1 (on rank 0, next to the root) and take about
+// 20 us each, so a wait() that returns early is seen: the root reads the
+// count straight from its own process. Fail on the base commit at 2 and 3
+// processes (rank 1's default_gce() was its own object; the root's wait()
+// returned at once, with about 0 of 2,000 delegates run).
+void slow_count() {
+  const std::uint64_t until = shoal::detail::now_ns() + 20'000;
+  while (shoal::detail::now_ns() < until) {
+  }
+  g_nodes.fetch_add(1);
+}
+
+int root_neighbour() { return shoal::local_cores() > 1 ? 1 : 0; }
+
 TEST(dist_completion, DefaultGceEnrolledOnAnotherRankIsWaitedByTheRoot) {
-  static constexpr i64 n = 5'000;
-  i64 wrong = -1;
+  static constexpr i64 n = 2000;
+  i64 seen = -1;
   run_job([&] {
-    const auto a = shoal::global_alloc<i64>(n);
-    zero(a, n);
-    // A handler on the last core (the last rank) issues the writes: the
+    g_nodes.store(0);
+    // A handler on the last core (the last rank) issues the delegates: the
     // call returns once they are enrolled there.
-    delegate::call(last_core(), [a] {
-      for (i64 i = 0; i < n; ++i) delegate::async_write(a + i, value_of(i));
+    delegate::call(last_core(), [] {
+      for (i64 i = 0; i < n; ++i) delegate::async_call(root_neighbour(), [] { slow_count(); }, shoal::default_gce());
     });
     shoal::default_gce().wait();
-    wrong = count_wrong(a, n);
-    shoal::global_free(a);
+    seen = g_nodes.load();
   });
   if (rank0()) {
-    EXPECT_EQ(wrong, 0);
+    EXPECT_EQ(seen, n);
   }
 }
 
 TEST(dist_completion, DefaultGceEnrolledByATaskOnAnotherRank) {
-  static constexpr i64 n = 5'000;
+  static constexpr i64 n = 2000;
+  i64 seen = -1;
   i64 wrong = -1;
   run_job([&] {
+    g_nodes.store(0);
     const auto a = shoal::global_alloc<i64>(n);
     zero(a, n);
     shoal::completion_event enrolled(1);
@@ -98,18 +110,24 @@ TEST(dist_completion, DefaultGceEnrolledByATaskOnAnotherRank) {
     shoal::send(last_core(), [a, e, home] {
       shoal::spawn([a, e, home] {
         for (i64 i = 0; i < n; ++i) {
-          delegate::async_write(a + i, value_of(i));
-          if (i % 1000 == 0) shoal::yield();
+          const auto at = a + i;
+          delegate::async_call(root_neighbour(), [at, i] {
+            slow_count();
+            delegate::async_write(at, value_of(i));
+          }, shoal::default_gce());
+          if (i % 100 == 0) shoal::yield();
         }
         shoal::completion_event::complete_at(home, e);
       });
     });
-    enrolled.wait();  // the task has enrolled every write
+    enrolled.wait();  // the task has enrolled every delegate
     shoal::default_gce().wait();
+    seen = g_nodes.load();
     wrong = count_wrong(a, n);
     shoal::global_free(a);
   });
   if (rank0()) {
+    EXPECT_EQ(seen, n);
     EXPECT_EQ(wrong, 0);
   }
 }
@@ -326,6 +344,7 @@ TEST(dist_completion, EveryCoreWaitsOnARef) {
     const shoal::completion_ref ref = gce;
     shoal::on_all_cores([a, n, ref] {
       for (i64 i = 0; i < per_core; ++i) delegate::async_add(a + (i * 7 + shoal::mycore()) % n, i64{1}, ref);
+      shoal::barrier();  // every core has enrolled its part
       ref.wait();
       i64 sum = 0;
       for (i64 i = 0; i < n; ++i) sum += delegate::read(a + i);
