@@ -402,7 +402,7 @@ void node(int depth, bool in_task) {
 
 TEST(dist_completion, FinishCountsATreeSpreadOverTheJob) {
   static constexpr int depth = 4;
-  static constexpr int reps = 200;
+  static constexpr int reps = 300;
   std::vector<i64> seen;
   run_job([&] {
     reset_counts();
