@@ -19,6 +19,7 @@ constexpr int max_doublings = 7;  // 50 us x 2^7 = 6.4 ms
 struct moved_task {
   std::int64_t run;
   alignas(8) unsigned char storage[max_closure_bytes];
+  std::uint32_t scope;  // its finish scope: job-wide, it completes wherever it runs
 
   void operator()() const {
     scheduler& s = this_scheduler();
@@ -26,6 +27,7 @@ struct moved_task {
     inline_task t;
     t.run = from_code_offset<void(inline_task&)>(run);
     std::memcpy(t.storage, storage, sizeof storage);
+    t.scope = scope;
     ++s.stats.tasks_stolen;
     s.spawn_movable(t);
   }
@@ -43,7 +45,7 @@ void serve_steal(int thief) {
   std::uint32_t sent = 0;
   inline_task t;
   for (std::int64_t i = 0; i < give && s.give_movable(t); ++i) {
-    moved_task m{to_code_offset(t.run), {}};
+    moved_task m{to_code_offset(t.run), {}, t.scope};
     std::memcpy(m.storage, t.storage, sizeof m.storage);
     send(thief, m);
     ++sent;

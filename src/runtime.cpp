@@ -394,7 +394,8 @@ void setup(const config& cfg) {
         static_cast<std::size_t>(cfg.cores) * static_cast<std::size_t>(cfg.buffers_per_core) *
             static_cast<std::size_t>(cfg.aggregation_bytes));
   build_cores(*g_rt);
-  g_rt->default_gce = std::make_unique<global_completion_event>();
+  make_event_table(cfg.cores);
+  g_rt->default_gce.reset(global_completion_event::make_default());
   reset_barrier(cfg.cores);
   install_overflow_handler(static_cast<std::size_t>(cfg.stack_kb) * 1024);
   if (cfg.verbose && g_info.rank == 0)
@@ -448,6 +449,7 @@ void finalize() {
   if (g_rt == nullptr) return;
   if (g_rt->cfg.stats) std::fputs(stats_table().c_str(), stderr);
   g_rt->default_gce.reset();
+  free_event_table();
   g_rt->aggregators.clear();
   g_rt->stealers.clear();
   g_rt->net.reset();

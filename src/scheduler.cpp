@@ -1,5 +1,6 @@
 #include "shoal/detail/scheduler.hpp"
 
+#include "shoal/detail/completion_slots.hpp"
 #include "shoal/detail/process_info.hpp"
 
 #include <chrono>
@@ -77,6 +78,7 @@ void worker_entry(boost::context::detail::transfer_t t) {
   worker* self = s.current_;
   for (;;) {
     run_guarded(self->task);
+    if (self->task.scope != 0) event_complete(self->task.scope, 1);  // finish.hpp
     ++s.stats.tasks_run;
     if (s.ready_.empty() && s.since_poll_ < scheduler::poll_interval &&
         s.take_local_task(self->task)) {

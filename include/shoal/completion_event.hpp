@@ -7,6 +7,12 @@
 // forwards itself by message (one closure message per call). From another
 // process, where the event's address means nothing, use
 // completion_event::complete_at(home, e), which touches e only at home.
+//
+// Pitfall: do not count a tree of dynamic work with complete_at(home, e,
+// 1 - k) (each node adding its k children and retiring itself): a child's
+// completion can reach home before its parent's adjustment, the count
+// touches zero early and wait() returns with the tree unfinished (rare, but
+// seen). Use finish (finish.hpp), which enrolls each unit before it starts.
 #pragma once
 
 #include "shoal/detail/intrusive_list.hpp"

@@ -9,9 +9,8 @@
 // messages) and return the result. async_* forms return at once: those with
 // a result give a future (two messages); the fire-and-forget ones enroll in
 // a global_completion_event (default_gce() unless given) and cost one
-// message, the completion being counted where the operation ran; when that
-// is another process, one more (aggregated) message carries the completion
-// back to the enrolling core, because an event lives in one process.
+// message: the completion is counted where the operation ran, whatever the
+// process, since an event is job-wide (global_completion_event.hpp).
 #pragma once
 
 #include "shoal/detail/scheduler.hpp"
@@ -92,23 +91,20 @@ auto async_call(int core, const F& f) -> future<std::invoke_result_t<const F&>> 
 }
 
 /// Runs f() on `core` without a reply; `gce` counts it until it has run.
+/// Returns at once; one message (none when `core` is this core). The unit
+/// is enrolled here and completed where f ran, on whichever process: no
+/// completion message comes back. Any task or handler.
 template <class F>
-void async_call(int core, const F& f, global_completion_event& gce) {
+void async_call(int core, const F& f, completion_ref gce) {
   gce.enroll();
   if (core == mycore()) {
     f();
     gce.complete();
     return;
   }
-  global_completion_event* g = &gce;
-  const int origin = mycore();
-  send(core, [f, g, origin] {
+  send(core, [f, gce] {
     f();
-    if (rank_of(origin) == myrank()) {
-      g->complete();
-    } else {
-      send(origin, [g] { g->complete(); });
-    }
+    gce.complete();
   });
 }
 
@@ -176,14 +172,14 @@ future<bool> async_compare_and_swap(global_ptr<T> p, T expected, T desired) {
 
 /// Stores `v` at `p` without a reply; `gce` tracks completion.
 template <class T>
-void async_write(global_ptr<T> p, T v, global_completion_event& gce = default_gce()) {
+void async_write(global_ptr<T> p, T v, completion_ref gce = completion_ref()) {
   async_call(
       p.core(), [p, v] { *p.local() = v; }, gce);
 }
 
 /// Adds `inc` at `p` without a reply; `gce` tracks completion.
 template <class T>
-void async_add(global_ptr<T> p, T inc, global_completion_event& gce = default_gce()) {
+void async_add(global_ptr<T> p, T inc, completion_ref gce = completion_ref()) {
   async_call(
       p.core(), [p, inc] { *p.local() += inc; }, gce);
 }

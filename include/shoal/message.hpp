@@ -12,6 +12,7 @@
 #include "shoal/detail/aggregator.hpp"
 #include "shoal/detail/buffer.hpp"
 #include "shoal/detail/check.hpp"
+#include "shoal/detail/finish_scope.hpp"
 #include "shoal/detail/handler_id.hpp"
 #include "shoal/detail/process_info.hpp"
 
@@ -78,10 +79,17 @@ void send_control(int core, const F& f) {
 
 /// Runs `f` on global core `core` (possibly this one), asynchronously.
 /// Callable from tasks and handlers; may suspend a task when every buffer of
-/// this core is in flight (back-pressure), never a handler.
+/// this core is in flight (back-pressure), never a handler. Inside a finish
+/// scope the message is counted in it until its handler returns, and the
+/// handler runs inside the scope (4 more bytes on the wire).
 template <class F>
 void send(int core, const F& f) {
   detail::check_message_closure<F>();
+  if (const std::uint32_t scope = detail::current_scope(); scope != 0) [[unlikely]] {
+    detail::event_enroll(scope, 1);
+    detail::send_closure(core, detail::scoped_closure<F>{f, scope});
+    return;
+  }
   detail::send_closure(core, f);
 }
 

@@ -3,6 +3,7 @@
 // they land on.
 #pragma once
 
+#include "shoal/detail/finish_scope.hpp"
 #include "shoal/detail/inline_task.hpp"
 #include "shoal/detail/scheduler.hpp"
 
@@ -23,17 +24,23 @@ inline constexpr task_mode anywhere = task_mode::anywhere;
 /// of this process steal it; `spawn<anywhere>(f)` also lets idle cores of
 /// other processes steal it (by message: a steal request to a random victim
 /// takes half of its queue), so f must capture only values and global
-/// pointers, like a message. The default keeps f on this core.
+/// pointers, like a message. The default keeps f on this core. Inside a
+/// finish scope the task is counted in it until it ends, and runs in it.
 template <task_mode Mode = task_mode::local, class F>
 void spawn(const F& f) {
   detail::check_task_closure<F>();
   detail::scheduler& s = detail::this_scheduler();
+  detail::inline_task t = detail::inline_task::make(f);
+  if (const std::uint32_t scope = detail::current_scope(); scope != 0) [[unlikely]] {
+    t.scope = scope;
+    detail::event_enroll(scope, 1);
+  }
   if constexpr (Mode == task_mode::anywhere) {
-    s.spawn_movable(detail::inline_task::make(f));
+    s.spawn_movable(t);
   } else if constexpr (Mode == task_mode::stealable) {
-    s.spawn_public(detail::inline_task::make(f));
+    s.spawn_public(t);
   } else {
-    s.spawn_private(detail::inline_task::make(f));
+    s.spawn_private(t);
   }
 }
 

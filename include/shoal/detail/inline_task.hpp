@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <type_traits>
@@ -41,6 +42,9 @@ constexpr void check_task_closure() {
 struct inline_task {
   void (*run)(inline_task&) = nullptr;
   alignas(8) unsigned char storage[max_closure_bytes];
+  /// The finish scope the task belongs to (0: none); the scope's event is
+  /// completed when the task ends (see finish.hpp).
+  std::uint32_t scope = 0;
 
   template <class F>
   static inline_task make(const F& f) noexcept {
@@ -55,7 +59,7 @@ struct inline_task {
   explicit operator bool() const { return run != nullptr; }
 };
 
-static_assert(sizeof(inline_task) == 72);
+static_assert(sizeof(inline_task) == 80);
 static_assert(std::is_trivially_copyable_v<inline_task>);
 
 }  // namespace detail
