@@ -267,6 +267,18 @@ TEST(dist_collectives, MixedCollectivesBackToBackWithCoresOutOfStep) {
   expect_clean(t, "mixed collectives");
 }
 
+// Misuse across processes, run on its own by tests/CMakeLists.txt
+// (--gtest_also_run_disabled_tests): the last process's cores pass one more
+// element than the others; the fatal error names both lengths.
+TEST(dist_collectives, DISABLED_SpansOfDifferentLengthsOnDifferentProcessesAreNamed) {
+  run_job([] {
+    shoal::on_all_cores([] {
+      std::vector<double> v(shoal::myrank() == shoal::ranks() - 1 ? 4 : 3);
+      shoal::allreduce_sum(std::span<double>(v));
+    });
+  });
+}
+
 }  // namespace
 
 SHOAL_DIST_MAIN()
