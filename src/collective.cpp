@@ -7,6 +7,7 @@
 #include "shoal/message.hpp"
 #include "shoal/per_core.hpp"
 #include "shoal/runtime.hpp"
+#include "send_in_place.hpp"
 
 #include <algorithm>
 #include <array>
@@ -274,18 +275,15 @@ void tree_send(int rank, const coll_call& c, int phase, const void* data, std::i
   const auto* from = static_cast<const std::byte*>(data);
   std::int64_t offset = 0;
   do {
-    tree_chunk m;
-    m.key = tree_key(c, phase);
-    m.total = bytes;
-    m.offset = offset;
-    m.src_rank = g_info.rank;
-    m.kind = c.kind;
     const std::int64_t n = std::min<std::int64_t>(chunk_payload, bytes - offset);
-    m.bytes = static_cast<std::int16_t>(n);
-    if (n > 0) std::memcpy(m.payload, from + offset, static_cast<std::size_t>(n));
-    if (n < static_cast<std::int64_t>(chunk_payload))
-      std::memset(m.payload + n, 0, chunk_payload - static_cast<std::size_t>(n));
-    send(dest, m);
+    tree_chunk* m = stage_in_place<tree_chunk>(dest);
+    m->key = tree_key(c, phase);
+    m->total = bytes;
+    m->offset = offset;
+    m->src_rank = g_info.rank;
+    m->kind = c.kind;
+    m->bytes = static_cast<std::int16_t>(n);
+    if (n > 0) std::memcpy(m->payload, from + offset, static_cast<std::size_t>(n));
     offset += n;
   } while (offset < bytes);
   flush();

@@ -6,6 +6,7 @@
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
 #include "shoal/task.hpp"
+#include "send_in_place.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -114,7 +115,7 @@ static_assert(sizeof(read_reply) == max_message_bytes);
 
 /// A piece of a run on its way to its home.
 struct write_piece {
-  gbytes run_start;
+  std::uint64_t run_start;  ///< a gbytes' bits (kept trivial to stage in place)
   transfer* op;
   std::int64_t offset;  ///< in the run
   std::int64_t total;   ///< the run's bytes: the piece ending there acknowledges
@@ -123,7 +124,7 @@ struct write_piece {
   std::byte payload[payload_bytes];
 
   void operator()() const {
-    std::memcpy(run_start.local() + offset, payload, static_cast<std::size_t>(bytes));
+    std::memcpy(gbytes::from_bits(run_start).local() + offset, payload, static_cast<std::size_t>(bytes));
     if (offset + bytes < total) return;
     transfer* t = op;
     const std::int64_t n = total;
@@ -136,19 +137,16 @@ static_assert(sizeof(write_piece) == max_message_bytes);
 /// reader. Task (sends may wait for buffers).
 void stream_run_back(gbytes start, std::int64_t count, range_run r, transfer* op, int origin) {
   const std::byte* from = start.local();
-  read_reply m;
-  m.op = op;
-  m.first = r.first;
-  m.skip = r.skip;
-  m.pad = 0;
   for (std::int64_t k = 0; k < count; k += static_cast<std::int64_t>(payload_bytes)) {
     const std::int64_t n = std::min<std::int64_t>(payload_bytes, count - k);
-    m.offset = k;
-    m.bytes = static_cast<std::int32_t>(n);
-    std::memcpy(m.payload, from + k, static_cast<std::size_t>(n));
-    if (n < static_cast<std::int64_t>(payload_bytes))
-      std::memset(m.payload + n, 0, payload_bytes - static_cast<std::size_t>(n));
-    send(origin, m);
+    read_reply* m = stage_in_place<read_reply>(origin);
+    m->op = op;
+    m->first = r.first;
+    m->skip = r.skip;
+    m->offset = k;
+    m->bytes = static_cast<std::int32_t>(n);
+    m->pad = 0;
+    std::memcpy(m->payload, from + k, static_cast<std::size_t>(n));
   }
   flush();
 }
@@ -168,22 +166,22 @@ void request_run(gbytes p, const range_run& r, transfer* op) {
 
 /// Sends run `r` of the caller's bytes to its home. Task.
 void send_run(gbytes p, const range_run& r, transfer* op) {
-  write_piece m;
-  m.run_start = p + r.first;
-  m.op = op;
-  m.total = r.count;
-  m.origin = mycore();
+  const gbytes start = p + r.first;
+  const int origin = mycore();
   for (std::int64_t k = 0; k < r.count; k += static_cast<std::int64_t>(payload_bytes)) {
     const std::int64_t n = std::min<std::int64_t>(payload_bytes, r.count - k);
-    m.offset = k;
-    m.bytes = static_cast<std::int32_t>(n);
+    write_piece* m = stage_in_place<write_piece>(r.core);
+    m->run_start = start.bits();
+    m->op = op;
+    m->offset = k;
+    m->total = r.count;
+    m->bytes = static_cast<std::int32_t>(n);
+    m->origin = origin;
+    std::byte* to = m->payload;
     for_each_piece(op->layout, r.first, r.skip, k, n,
-                   [&](std::int64_t at, std::int64_t pos, std::int64_t len) {
-                     std::memcpy(m.payload + (at - k), op->local + pos, static_cast<std::size_t>(len));
+                   [to, k, op](std::int64_t at, std::int64_t pos, std::int64_t len) {
+                     std::memcpy(to + (at - k), op->local + pos, static_cast<std::size_t>(len));
                    });
-    if (n < static_cast<std::int64_t>(payload_bytes))
-      std::memset(m.payload + n, 0, payload_bytes - static_cast<std::size_t>(n));
-    send(r.core, m);
   }
 }
 
