@@ -1,17 +1,17 @@
 // The collectives' engine: process slots (level 1) and the leaders' tree
 // exchange (level 2). See include/shoal/detail/collective_engine.hpp.
-#include "shoal/detail/collective_engine.hpp"
-
 #include "shoal/detail/check.hpp"
+#include "shoal/detail/collective_engine.hpp"
 #include "shoal/detail/scheduler.hpp"
 #include "shoal/message.hpp"
 #include "shoal/per_core.hpp"
 #include "shoal/runtime.hpp"
-#include "send_in_place.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
+
+#include "send_in_place.hpp"
 
 namespace shoal::detail {
 namespace {
@@ -106,8 +106,8 @@ void check_posts_agree(const coll_call& c) {
                 "core must call the same collectives in the same order)",
                 c.seq, g_info.rank_base, coll_name(posts[0].kind), core, coll_name(posts[i].kind));
     SHOAL_CHECK(posts[i].root == posts[0].root,
-                "shoal::{} #{}: core {} passed root {}, core {} passed root {}",
-                coll_name(c.kind), c.seq, g_info.rank_base, posts[0].root, core, posts[i].root);
+                "shoal::{} #{}: core {} passed root {}, core {} passed root {}", coll_name(c.kind),
+                c.seq, g_info.rank_base, posts[0].root, core, posts[i].root);
   }
 }
 
@@ -136,7 +136,8 @@ byte_buffer own_gather_part(const coll_call& c, std::size_t elem) {
   byte_buffer out = byte_buffer::make(bytes);
   std::int64_t at = 0;
   for (const coll_post& p : posts) at = append(out, at, &p.count, sizeof p.count);
-  for (const coll_post& p : posts) at = append(out, at, p.data, p.count * static_cast<std::int64_t>(elem));
+  for (const coll_post& p : posts)
+    at = append(out, at, p.data, p.count * static_cast<std::int64_t>(elem));
   return out;
 }
 
@@ -167,13 +168,15 @@ byte_buffer assemble_gather(const coll_call& c, const byte_buffer& blob, int roo
                 static_cast<std::size_t>(lc) * sizeof(std::int64_t));
     at += lc * static_cast<std::int64_t>(sizeof(std::int64_t));
     values_of[static_cast<std::size_t>(r)] = blob.begin() + at;
-    for (int k = 0; k < lc; ++k) at += counts[static_cast<std::size_t>(r * lc + k)] * static_cast<std::int64_t>(elem);
+    for (int k = 0; k < lc; ++k)
+      at += counts[static_cast<std::size_t>(r * lc + k)] * static_cast<std::int64_t>(elem);
   }
   SHOAL_CHECK(at == blob.size, "shoal::{} #{}: malformed gather ({} of {} bytes)",
               coll_name(c.kind), c.seq, at, blob.size);
   for (std::size_t k = 1; same_counts && k < nc; ++k)
-    SHOAL_CHECK(counts[k] == counts[0], "shoal::{} #{}: core {} passed {} elements, core {} passed {}",
-                coll_name(c.kind), c.seq, 0, counts[0], k, counts[k]);
+    SHOAL_CHECK(counts[k] == counts[0],
+                "shoal::{} #{}: core {} passed {} elements, core {} passed {}", coll_name(c.kind),
+                c.seq, 0, counts[0], k, counts[k]);
   std::vector<std::int64_t> offsets(nc + 1, 0);
   for (std::size_t k = 0; k < nc; ++k) offsets[k + 1] = offsets[k] + counts[k];
   const auto head = static_cast<std::int64_t>((nc + 1) * sizeof(std::int64_t));
@@ -182,8 +185,8 @@ byte_buffer assemble_gather(const coll_call& c, const byte_buffer& blob, int roo
   for (int r = 0; r < nranks; ++r) {
     const std::int64_t first = offsets[static_cast<std::size_t>(r * lc)];
     const std::int64_t n = offsets[static_cast<std::size_t>((r + 1) * lc)] - first;
-    append(out, head + first * static_cast<std::int64_t>(elem), values_of[static_cast<std::size_t>(r)],
-           n * static_cast<std::int64_t>(elem));
+    append(out, head + first * static_cast<std::int64_t>(elem),
+           values_of[static_cast<std::size_t>(r)], n * static_cast<std::int64_t>(elem));
   }
   return out;
 }
@@ -192,12 +195,18 @@ byte_buffer assemble_gather(const coll_call& c, const byte_buffer& blob, int roo
 
 const char* coll_name(coll_kind k) noexcept {
   switch (k) {
-    case coll_kind::allreduce: return "allreduce";
-    case coll_kind::reduce: return "reduce";
-    case coll_kind::broadcast: return "broadcast";
-    case coll_kind::gather: return "gather";
-    case coll_kind::allgather: return "allgather";
-    case coll_kind::scan: return "exclusive_scan_sum";
+    case coll_kind::allreduce:
+      return "allreduce";
+    case coll_kind::reduce:
+      return "reduce";
+    case coll_kind::broadcast:
+      return "broadcast";
+    case coll_kind::gather:
+      return "gather";
+    case coll_kind::allgather:
+      return "allgather";
+    case coll_kind::scan:
+      return "exclusive_scan_sum";
   }
   return "collective";
 }
@@ -266,7 +275,8 @@ rank_tree make_rank_tree(int root_rank) {
   rank_tree t;
   const int low = v & -v;  // 0 at the root
   if (v > 0) t.parent = (v - low + root_rank) % n;
-  for (int k = 1; (v == 0 || k < low) && v + k < n; k <<= 1) t.children.push_back((v + k + root_rank) % n);
+  for (int k = 1; (v == 0 || k < low) && v + k < n; k <<= 1)
+    t.children.push_back((v + k + root_rank) % n);
   return t;
 }
 
@@ -293,13 +303,13 @@ byte_buffer tree_recv(int rank, const coll_call& c, int phase) {
   const wanted_buffer w{tree_key(c, phase), rank};
   this_scheduler().wait_until(buffer_complete, &w, coll_name(c.kind), c.seq);
   leader_inbox& in = g_inbox.local();
-  auto it = std::find_if(in.entries.begin(), in.entries.end(), [&](const auto& e) {
-    return e->key == w.key && e->src == w.src;
-  });
+  auto it = std::find_if(in.entries.begin(), in.entries.end(),
+                         [&](const auto& e) { return e->key == w.key && e->src == w.src; });
   SHOAL_CHECK((*it)->kind == c.kind,
               "shoal collective #{}: core {} called shoal::{}, core {} called shoal::{} (every "
               "core must call the same collectives in the same order)",
-              c.seq, rank * g_info.local_cores, coll_name((*it)->kind), tls_core, coll_name(c.kind));
+              c.seq, rank * g_info.local_cores, coll_name((*it)->kind), tls_core,
+              coll_name(c.kind));
   byte_buffer out = std::move((*it)->buf);
   if (in.last == it->get()) in.last = nullptr;
   in.entries.erase(it);

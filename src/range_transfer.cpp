@@ -6,10 +6,11 @@
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
 #include "shoal/task.hpp"
-#include "send_in_place.hpp"
 
 #include <algorithm>
 #include <cstring>
+
+#include "send_in_place.hpp"
 
 namespace shoal::detail {
 namespace {
@@ -124,7 +125,8 @@ struct write_piece {
   std::byte payload[payload_bytes];
 
   void operator()() const {
-    std::memcpy(gbytes::from_bits(run_start).local() + offset, payload, static_cast<std::size_t>(bytes));
+    std::memcpy(gbytes::from_bits(run_start).local() + offset, payload,
+                static_cast<std::size_t>(bytes));
     if (offset + bytes < total) return;
     transfer* t = op;
     const std::int64_t n = total;

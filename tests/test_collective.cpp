@@ -98,8 +98,8 @@ TEST_P(collectives, ExclusiveScanGivesEachCoreTheSumBeforeIt) {
 
 TEST_P(collectives, SpanSumIsElementWiseForLengthsAroundTheChunkSize) {
   // 16 int64 or doubles fill one 128-byte chunk: lengths below, at and past it.
-  for (const std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{15},
-                                   std::size_t{16}, std::size_t{17}, std::size_t{1000}}) {
+  for (const std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16},
+                                   std::size_t{17}, std::size_t{1000}}) {
     std::vector<seen> all;
     run([&] {
       shoal::on_all_cores([length] {
@@ -148,9 +148,8 @@ TEST_P(collectives, StructValuesWithACustomOperation) {
       const int me = shoal::mycore();
       // The smallest value sits on the last core; ties would go to the lower core.
       const minloc mine{100.0 - me, me};
-      out[me] = shoal::allreduce(mine, [](const minloc& a, const minloc& b) {
-        return b.value < a.value ? b : a;
-      });
+      out[me] = shoal::allreduce(
+          mine, [](const minloc& a, const minloc& b) { return b.value < a.value ? b : a; });
     });
   });
   for (int core = 0; core < ncores(); ++core) {

@@ -109,8 +109,8 @@ void bench_ranges(std::vector<double>& reads, std::vector<double>& writes) {
 
 void report(const char* what, const std::vector<double>& t, double bytes) {
   const double s = median(t);
-  std::printf("%-12s %10.3f ms  %9.1f MB/s  (payload %.1f MB)\n", what, s * 1e3,
-              bytes / s / 1e6, bytes / 1e6);
+  std::printf("%-12s %10.3f ms  %9.1f MB/s  (payload %.1f MB)\n", what, s * 1e3, bytes / s / 1e6,
+              bytes / 1e6);
 }
 
 /// Core 0's collected times for the last SPMD benchmark.
@@ -126,9 +126,12 @@ int main(int argc, char** argv) {
   shoal::init(argc, argv);
   for (int i = 1; i + 1 < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--mib") g_opt.mib = std::atol(argv[++i]);
-    else if (a == "--doubles") g_opt.doubles = std::atol(argv[++i]);
-    else if (a == "--repetitions") g_opt.repetitions = std::atoi(argv[++i]);
+    if (a == "--mib")
+      g_opt.mib = std::atol(argv[++i]);
+    else if (a == "--doubles")
+      g_opt.doubles = std::atol(argv[++i]);
+    else if (a == "--repetitions")
+      g_opt.repetitions = std::atoi(argv[++i]);
   }
   const double cores = shoal::cores();
   const double dbytes = static_cast<double>(g_opt.doubles) * 8;

@@ -86,8 +86,9 @@ struct gathered {
     return offsets[static_cast<std::size_t>(core) + 1] - offsets[static_cast<std::size_t>(core)];
   }
   std::span<const T> part(int core) const {
-    return std::span<const T>(values).subspan(static_cast<std::size_t>(offsets[static_cast<std::size_t>(core)]),
-                                              static_cast<std::size_t>(count(core)));
+    return std::span<const T>(values).subspan(
+        static_cast<std::size_t>(offsets[static_cast<std::size_t>(core)]),
+        static_cast<std::size_t>(count(core)));
   }
 };
 
@@ -310,8 +311,7 @@ T broadcast(const T& x, int root) {
 /// Every core's `mine` (any length per core), concatenated in core order,
 /// on core `root`; other cores get an empty result. Blocking; SPMD.
 template <class T, class U = std::remove_const_t<T>>
-requires collective_value_like<U>
-gathered<U> gatherv(std::span<T> mine, int root) {
+requires collective_value_like<U> gathered<U> gatherv(std::span<T> mine, int root) {
   detail::check_root("gather", root);
   return detail::gather_impl<U>(detail::coll_kind::gather, std::span<const U>(mine), root, false,
                                 false);
@@ -320,8 +320,7 @@ gathered<U> gatherv(std::span<T> mine, int root) {
 /// Every core's `mine` (any length per core), concatenated in core order,
 /// on every core. Blocking; SPMD.
 template <class T, class U = std::remove_const_t<T>>
-requires collective_value_like<U>
-gathered<U> allgatherv(std::span<T> mine) {
+requires collective_value_like<U> gathered<U> allgatherv(std::span<T> mine) {
   return detail::gather_impl<U>(detail::coll_kind::allgather, std::span<const U>(mine), 0, true,
                                 false);
 }
@@ -330,8 +329,7 @@ gathered<U> allgatherv(std::span<T> mine) {
 /// order (cores() * mine.size() values), on core `root`; other cores get an
 /// empty vector. Blocking; SPMD.
 template <class T, class U = std::remove_const_t<T>>
-requires collective_value_like<U>
-std::vector<U> gather(std::span<T> mine, int root) {
+requires collective_value_like<U> std::vector<U> gather(std::span<T> mine, int root) {
   detail::check_root("gather", root);
   return detail::gather_impl<U>(detail::coll_kind::gather, std::span<const U>(mine), root, false,
                                 true)
@@ -341,8 +339,7 @@ std::vector<U> gather(std::span<T> mine, int root) {
 /// Every core's `mine` (the same length everywhere), concatenated in core
 /// order, on every core. Blocking; SPMD.
 template <class T, class U = std::remove_const_t<T>>
-requires collective_value_like<U>
-std::vector<U> allgather(std::span<T> mine) {
+requires collective_value_like<U> std::vector<U> allgather(std::span<T> mine) {
   return detail::gather_impl<U>(detail::coll_kind::allgather, std::span<const U>(mine), 0, true,
                                 true)
       .values;

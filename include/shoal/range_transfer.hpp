@@ -55,8 +55,8 @@ future<void> async_range_write(std::uint64_t global_bits, const std::byte* local
 /// Starts copying the dst.size() elements at src, src + 1, ... into `dst`;
 /// returns at once with a future of its completion (calling core only).
 template <class T>
-requires std::is_trivially_copyable_v<T>
-future<void> async_read_range(global_ptr<T> src, std::span<T> dst) {
+requires std::is_trivially_copyable_v<T> future<void> async_read_range(global_ptr<T> src,
+                                                                       std::span<T> dst) {
   return detail::async_range_read(src.bits(), reinterpret_cast<std::byte*>(dst.data()),
                                   static_cast<std::int64_t>(dst.size_bytes()));
 }
@@ -65,8 +65,8 @@ future<void> async_read_range(global_ptr<T> src, std::span<T> dst) {
 /// of its completion (calling core only). `src` must stay alive and
 /// unchanged until then.
 template <class T>
-requires std::is_trivially_copyable_v<T>
-future<void> async_write_range(global_ptr<T> dst, std::span<const T> src) {
+requires std::is_trivially_copyable_v<T> future<void> async_write_range(global_ptr<T> dst,
+                                                                        std::span<const T> src) {
   return detail::async_range_write(dst.bits(), reinterpret_cast<const std::byte*>(src.data()),
                                    static_cast<std::int64_t>(src.size_bytes()));
 }
@@ -75,29 +75,25 @@ future<void> async_write_range(global_ptr<T> dst, std::span<const T> src) {
 /// Blocking: suspends the calling worker until all have arrived.
 template <class T>
 requires std::is_trivially_copyable_v<T>
-void read_range(global_ptr<T> src, std::span<T> dst) {
-  async_read_range(src, dst).get();
-}
+void read_range(global_ptr<T> src, std::span<T> dst) { async_read_range(src, dst).get(); }
 
 /// Stores `src` at dst, dst + 1, .... Blocking: suspends the calling worker
 /// until every element is stored at its home.
 template <class T>
 requires std::is_trivially_copyable_v<T>
-void write_range(global_ptr<T> dst, std::span<const T> src) {
-  async_write_range(dst, src).get();
-}
+void write_range(global_ptr<T> dst, std::span<const T> src) { async_write_range(dst, src).get(); }
 
 /// write_range from a span of non-const elements.
 template <class T>
-requires(std::is_trivially_copyable_v<T> && !std::is_const_v<T>)
-void write_range(global_ptr<T> dst, std::span<T> src) {
+requires(std::is_trivially_copyable_v<T> &&
+         !std::is_const_v<T>) void write_range(global_ptr<T> dst, std::span<T> src) {
   write_range(dst, std::span<const T>(src));
 }
 
 /// async_write_range from a span of non-const elements.
 template <class T>
-requires(std::is_trivially_copyable_v<T> && !std::is_const_v<T>)
-future<void> async_write_range(global_ptr<T> dst, std::span<T> src) {
+requires(std::is_trivially_copyable_v<T> &&
+         !std::is_const_v<T>) future<void> async_write_range(global_ptr<T> dst, std::span<T> src) {
   return async_write_range(dst, std::span<const T>(src));
 }
 

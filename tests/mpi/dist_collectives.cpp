@@ -50,7 +50,9 @@ void expect_clean(const tally& t, const char* what) {
 }
 
 /// A value whose floating-point sum depends on the order of addition.
-double awkward(i64 core, i64 i) { return (core % 2 == 0 ? 1e16 : 1.0) * static_cast<double>(i % 7 + 1) + static_cast<double>(core); }
+double awkward(i64 core, i64 i) {
+  return (core % 2 == 0 ? 1e16 : 1.0) * static_cast<double>(i % 7 + 1) + static_cast<double>(core);
+}
 
 /// The documented order: a left fold over each process's cores, then the
 /// binomial tree over ranks rooted at rank 0 (own value, then the children's
@@ -150,8 +152,8 @@ TEST(dist_collectives, ReduceGivesTheRootAllreducesBitsAndLeavesOthersAlone) {
       for (i64 i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = awkward(me, i);
       shoal::reduce(std::span<double>(v), std::plus<double>{}, root);
       for (i64 i = 0; i < n; ++i) {
-        const double want = me == root ? tree_sum([i](i64 core) { return awkward(core, i); })
-                                       : awkward(me, i);
+        const double want =
+            me == root ? tree_sum([i](i64 core) { return awkward(core, i); }) : awkward(me, i);
         if (std::memcmp(&v[static_cast<std::size_t>(i)], &want, sizeof want) != 0) ++bad[0];
       }
     }
@@ -258,7 +260,8 @@ TEST(dist_collectives, MixedCollectivesBackToBackWithCoresOutOfStep) {
         if (a.at(static_cast<std::size_t>(k)) != k * r) ++bad[2];
       const auto scan = shoal::exclusive_scan_sum(me + 1);
       if (scan.before != me * (me + 1) / 2 || scan.total != c * (c + 1) / 2) ++bad[3];
-      std::vector<std::uint8_t> bytes(static_cast<std::size_t>(r % 3), static_cast<std::uint8_t>(me));
+      std::vector<std::uint8_t> bytes(static_cast<std::size_t>(r % 3),
+                                      static_cast<std::uint8_t>(me));
       const auto g = shoal::allgatherv(std::span<const std::uint8_t>(bytes));
       if (static_cast<i64>(g.values.size()) != c * (r % 3)) ++bad[4];
       if (shoal::allreduce_max(static_cast<std::int16_t>(me)) != c - 1) ++bad[5];

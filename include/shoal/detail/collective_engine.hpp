@@ -138,7 +138,7 @@ byte_buffer gather_to(const coll_call& c, std::size_t elem_bytes, bool to_all, b
 /// from the root's process; returns it on every leader. Leader only.
 byte_buffer broadcast_down(const coll_call& c, int root_rank, byte_buffer payload);
 
-/// Per-core sequence numbers, the process's slots and the leader's inbox.
+/// A core's count of the collectives it has entered (its next call's seq).
 struct coll_core_state {
   std::int64_t next_seq = 0;
 };
