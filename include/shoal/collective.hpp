@@ -26,7 +26,10 @@
 // on rank 0 for reduce). gather/allgather: a subtree's share on the way up,
 // all of it on the way down (allgather); depth 2 log P. The leader holds its
 // subtree's data while it combines; each core then copies the result out in
-// parallel. Every core's result arrives only once every core has called.
+// parallel. A call returns on a core only after every core of its process
+// has called (inputs are read in place); allreduce, allgather and the scan
+// also wait for every core of the job; broadcast, reduce and gather wait for
+// the data on its way to the core.
 //
 // Determinism: reductions combine within a process left to right in core
 // order; across processes rank v's value is its own, then op(value, subtree
@@ -41,10 +44,11 @@
 // most that of std::max_align_t. op is a callable T(const T&, const T&); the
 // leaders apply their own copy, so it must be the same on every core (it
 // need not be trivially copyable). A core that calls a collective the others
-// do not call, or in another order, with another root, or (where lengths
-// must agree) with a span of another length is a fatal error naming the
-// collective, the cores and both values; a core that never calls leaves the
-// others waiting, which the watchdog reports. Call from tasks only.
+// do not call, or in another order, with another root (checked between the
+// cores of a process), or (where lengths must agree) with a span of another
+// length is a fatal error naming the collective, the cores and both values;
+// a core that never calls leaves the others waiting, which the watchdog
+// reports. Call from tasks only.
 #pragma once
 
 #include "shoal/detail/check.hpp"
