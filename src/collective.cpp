@@ -29,7 +29,7 @@ struct process_slots {
 
 /// A buffer arriving from another leader: (call, phase) from `src` rank.
 struct inbox_entry {
-  std::int64_t key = 0;  ///< seq * 2 + phase
+  std::int64_t key = 0;  ///< seq * 4 + phase
   int src = 0;
   coll_kind kind = coll_kind::allreduce;
   std::int64_t received = 0;
@@ -84,7 +84,7 @@ void tree_chunk::operator()() const {
   e->received += bytes;
 }
 
-std::int64_t tree_key(const coll_call& c, int phase) { return c.seq * 2 + phase; }
+std::int64_t tree_key(const coll_call& c, int phase) { return c.seq * 4 + phase; }
 
 bool all_posted(const void* slot) {
   // Acquire: pairs with each poster's fetch_add, making its post visible.
@@ -275,6 +275,7 @@ rank_tree make_rank_tree(int root_rank) {
   rank_tree t;
   const int low = v & -v;  // 0 at the root
   if (v > 0) t.parent = (v - low + root_rank) % n;
+  t.wait_for_ask = v > 0 && low > 1;  // not its parent's first child (v - low + 1)
   for (int k = 1; (v == 0 || k < low) && v + k < n; k <<= 1)
     t.children.push_back((v + k + root_rank) % n);
   return t;
@@ -316,16 +317,26 @@ byte_buffer tree_recv(int rank, const coll_call& c, int phase) {
   return out;
 }
 
+void tree_send_up(const rank_tree& t, const coll_call& c, const void* data, std::int64_t bytes) {
+  if (t.wait_for_ask) (void)tree_recv(t.parent, c, 2);
+  tree_send(t.parent, c, 0, data, bytes);
+}
+
+byte_buffer tree_pull(const rank_tree& t, std::size_t i, const coll_call& c) {
+  if (i > 0) tree_send(t.children[i], c, 2, nullptr, 0);
+  return tree_recv(t.children[i], c, 0);
+}
+
 byte_buffer gather_to(const coll_call& c, std::size_t elem, bool to_all, bool same_counts) {
   const int root_rank = to_all ? 0 : c.root / g_info.local_cores;
   const rank_tree t = make_rank_tree(root_rank);
   std::vector<byte_buffer> parts;
   parts.push_back(own_gather_part(c, elem));
-  for (int child : t.children) parts.push_back(tree_recv(child, c, 0));
+  for (std::size_t i = 0; i < t.children.size(); ++i) parts.push_back(tree_pull(t, i, c));
   byte_buffer blob = concat(parts);
   byte_buffer result;
   if (t.parent >= 0) {
-    tree_send(t.parent, c, 0, blob.begin(), blob.size);
+    tree_send_up(t, c, blob.begin(), blob.size);
   } else {
     result = assemble_gather(c, blob, root_rank, elem, same_counts);
   }

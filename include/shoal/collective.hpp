@@ -119,15 +119,16 @@ byte_buffer reduce_on_leader(const coll_call& c, std::int64_t n, const Op& op, b
     for (std::int64_t k = 0; k < n; ++k) a[k] = op(a[k], p[k]);
   }
   const rank_tree t = make_rank_tree(0);
-  for (const int child : t.children) {
-    const byte_buffer b = tree_recv(child, c, 0);
+  for (std::size_t i = 0; i < t.children.size(); ++i) {
+    const int child = t.children[i];
+    const byte_buffer b = tree_pull(t, i, c);
     SHOAL_CHECK(b.size == bytes, "shoal::{} #{}: core {} passed {} elements, core {} passed {}",
                 coll_name(c.kind), c.seq, child * local_cores(),
                 b.size / static_cast<std::int64_t>(sizeof(T)), mycore(), n);
     const T* p = reinterpret_cast<const T*>(b.begin());
     for (std::int64_t k = 0; k < n; ++k) a[k] = op(a[k], p[k]);
   }
-  if (t.parent >= 0) tree_send(t.parent, c, 0, a, bytes);
+  if (t.parent >= 0) tree_send_up(t, c, a, bytes);
   if (to_all) return broadcast_down(c, 0, std::move(acc));
   const int root_rank = rank_of(c.root);
   if (myrank() == 0 && root_rank != 0) tree_send(root_rank, c, 1, a, bytes);

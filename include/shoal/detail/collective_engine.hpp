@@ -23,7 +23,8 @@
 //   [v, v + min(lowbit(v), ranks - v)). Depth ceil(log2 ranks). A buffer
 //   travels from one leader to another as closure messages of 224 payload
 //   bytes each (aggregated by the runtime), keyed by (seq, phase, source
-//   rank): phase 0 flows up the tree, phase 1 down. Messages of a call may
+//   rank): phase 0 flows up the tree, phase 1 down, phase 2 carries a
+//   parent's request for a phase-0 buffer (tree_pull). Messages of a call may
 //   arrive before the receiving leader has reached it; they wait in the
 //   leader's inbox (one buffer per (call, phase, source), allocated at its
 //   first chunk).
@@ -116,6 +117,7 @@ void coll_leave(const coll_call& c);
 struct rank_tree {
   int parent = -1;            ///< rank, or -1 at the root
   std::vector<int> children;  ///< ranks, ascending subtree order
+  bool wait_for_ask = false;  ///< not the parent's first child: send up when asked
 };
 rank_tree make_rank_tree(int root_rank);
 
@@ -126,6 +128,19 @@ void tree_send(int rank, const coll_call& c, int phase, const void* data, std::i
 /// The buffer (seq, phase) from `rank`; suspends until all of it has
 /// arrived. Fatal if that rank's leader was in another kind of collective.
 byte_buffer tree_recv(int rank, const coll_call& c, int phase);
+
+/// Up the tree a parent takes one child's stream at a time: its first child
+/// sends at once, every later child waits for the parent's request (a
+/// zero-byte phase-2 buffer), sent when the parent turns to it. Several
+/// streams arriving at one core at once are several times slower than the
+/// same streams one after another; the request costs one small message.
+/// Child: sends `bytes` of `data` to its parent as phase 0. Leader only;
+/// suspends.
+void tree_send_up(const rank_tree& t, const coll_call& c, const void* data, std::int64_t bytes);
+
+/// Parent: the phase-0 buffer of child t.children[i], asking for it first
+/// when i > 0. Leader only; suspends.
+byte_buffer tree_pull(const rank_tree& t, std::size_t i, const coll_call& c);
 
 /// Gathers every core's input (elem_bytes each element, any count per core)
 /// to `root`'s process, or to every process when `to_all`; returns on those
