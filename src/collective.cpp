@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <utility>
 
 #include "send_in_place.hpp"
 
@@ -40,6 +41,10 @@ struct inbox_entry {
 struct leader_inbox {
   std::vector<std::unique_ptr<inbox_entry>> entries;
   inbox_entry* last = nullptr;  ///< consecutive chunks mostly hit the same entry
+  /// The leader's task waiting in tree_recv, and for which buffer.
+  worker* waiter = nullptr;
+  std::int64_t wanted_key = -1;
+  int wanted_src = -1;
 
   inbox_entry* find(std::int64_t key, int src) {
     if (last != nullptr && last->key == key && last->src == src) return last;
@@ -82,6 +87,12 @@ void tree_chunk::operator()() const {
   }
   if (bytes > 0) std::memcpy(e->buf.begin() + offset, payload, static_cast<std::size_t>(bytes));
   e->received += bytes;
+  // The waiting task runs on this core: wake it directly, not at the next poll.
+  if (e->received == e->buf.size && in.waiter != nullptr && in.wanted_key == key &&
+      in.wanted_src == src_rank) {
+    worker* w = std::exchange(in.waiter, nullptr);
+    this_scheduler().wake(w);
+  }
 }
 
 std::int64_t tree_key(const coll_call& c, int phase) { return c.seq * 4 + phase; }
@@ -109,17 +120,6 @@ void check_posts_agree(const coll_call& c) {
                 "shoal::{} #{}: core {} passed root {}, core {} passed root {}", coll_name(c.kind),
                 c.seq, g_info.rank_base, posts[0].root, core, posts[i].root);
   }
-}
-
-struct wanted_buffer {
-  std::int64_t key;
-  int src;
-};
-
-bool buffer_complete(const void* arg) {
-  const auto* w = static_cast<const wanted_buffer*>(arg);
-  const inbox_entry* e = g_inbox.local().find(w->key, w->src);
-  return e != nullptr && e->received == e->buf.size;
 }
 
 /// Appends `b` to `out` at `at`; returns the new end.
@@ -301,11 +301,18 @@ void tree_send(int rank, const coll_call& c, int phase, const void* data, std::i
 }
 
 byte_buffer tree_recv(int rank, const coll_call& c, int phase) {
-  const wanted_buffer w{tree_key(c, phase), rank};
-  this_scheduler().wait_until(buffer_complete, &w, coll_name(c.kind), c.seq);
+  const std::int64_t key = tree_key(c, phase);
   leader_inbox& in = g_inbox.local();
+  const inbox_entry* e = in.find(key, rank);
+  if (e == nullptr || e->received < e->buf.size) {
+    scheduler& s = this_scheduler();
+    in.waiter = s.current();
+    in.wanted_key = key;
+    in.wanted_src = rank;
+    s.suspend(coll_name(c.kind), c.seq);
+  }
   auto it = std::find_if(in.entries.begin(), in.entries.end(),
-                         [&](const auto& e) { return e->key == w.key && e->src == w.src; });
+                         [&](const auto& x) { return x->key == key && x->src == rank; });
   SHOAL_CHECK((*it)->kind == c.kind,
               "shoal collective #{}: core {} called shoal::{}, core {} called shoal::{} (every "
               "core must call the same collectives in the same order)",
