@@ -1,5 +1,9 @@
 // SPMD collectives (collective.hpp): allreduce, exclusive_scan_sum and the
-// element-wise span form, on 1, 2 and 4 cores, called back to back many times.
+// element-wise span form, on 1, 2 and 4 cores, called back to back many times;
+// collectives of any size (broadcast, reduce, gather, allgather and their
+// variable-length forms, values of 4 KiB, spans of a million elements); and
+// misuse, named (death tests). Across processes: tests/mpi/dist_collectives.cpp.
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -94,8 +98,8 @@ TEST_P(collectives, ExclusiveScanGivesEachCoreTheSumBeforeIt) {
 
 TEST_P(collectives, SpanSumIsElementWiseForLengthsAroundTheChunkSize) {
   // 16 int64 or doubles fill one 128-byte chunk: lengths below, at and past it.
-  for (const std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{15},
-                                   std::size_t{16}, std::size_t{17}, std::size_t{1000}}) {
+  for (const std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16},
+                                   std::size_t{17}, std::size_t{1000}}) {
     std::vector<seen> all;
     run([&] {
       shoal::on_all_cores([length] {
@@ -144,9 +148,8 @@ TEST_P(collectives, StructValuesWithACustomOperation) {
       const int me = shoal::mycore();
       // The smallest value sits on the last core; ties would go to the lower core.
       const minloc mine{100.0 - me, me};
-      out[me] = shoal::allreduce(mine, [](const minloc& a, const minloc& b) {
-        return b.value < a.value ? b : a;
-      });
+      out[me] = shoal::allreduce(
+          mine, [](const minloc& a, const minloc& b) { return b.value < a.value ? b : a; });
     });
   });
   for (int core = 0; core < ncores(); ++core) {
@@ -155,6 +158,173 @@ TEST_P(collectives, StructValuesWithACustomOperation) {
   }
 }
 
+/// A 4 KiB value (the old limit was 192 bytes).
+struct big {
+  std::array<std::int64_t, 511> v;
+  std::int64_t last_core;  // combined by keeping the right-hand one: not commutative
+};
+
+big make_big(int core) {
+  big b{};
+  for (std::size_t i = 0; i < b.v.size(); ++i) b.v[i] = core * 10000 + static_cast<std::int64_t>(i);
+  b.last_core = core;
+  return b;
+}
+
+/// Per-core check tallies, read back after run().
+shoal::per_core<std::int64_t> wrong;
+
+std::int64_t total_wrong() {
+  std::int64_t sum = 0;
+  for (int i = 0; i < wrong.size(); ++i) sum += wrong[i];
+  wrong.reset();
+  return sum;
+}
+
+TEST_P(collectives, ValuesOfFourKibibytesAndSpansOfAMillionDoubles) {
+  run([] {
+    shoal::on_all_cores([] {
+      std::int64_t& bad = wrong.local();
+      const int me = shoal::mycore();
+      const std::int64_t c = shoal::cores();
+      const big r = shoal::allreduce(make_big(me), [](const big& a, const big& b) {
+        big out = a;
+        for (std::size_t i = 0; i < out.v.size(); ++i) out.v[i] += b.v[i];
+        out.last_core = b.last_core;
+        return out;
+      });
+      for (std::size_t i = 0; i < r.v.size(); ++i)
+        if (r.v[i] != 10000 * c * (c - 1) / 2 + c * static_cast<std::int64_t>(i)) ++bad;
+      if (r.last_core != c - 1) ++bad;
+      std::vector<double> v(1 << 20);
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = awkward(me, static_cast<int>(i % 5));
+      shoal::allreduce_sum(std::span<double>(v));
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        double fold = awkward(0, static_cast<int>(i % 5));  // one process: the core-order fold
+        for (int k = 1; k < c; ++k) fold = fold + awkward(k, static_cast<int>(i % 5));
+        if (std::memcmp(&v[i], &fold, sizeof fold) != 0) ++bad;
+      }
+    });
+  });
+  EXPECT_EQ(total_wrong(), 0);
+}
+
+TEST_P(collectives, BroadcastReduceGatherAndAllgatherFromEveryRoot) {
+  run([] {
+    shoal::on_all_cores([] {
+      std::int64_t& bad = wrong.local();
+      const int me = shoal::mycore();
+      const int c = shoal::cores();
+      for (int root = 0; root < c; ++root) {
+        if (shoal::broadcast(make_big(me), root).last_core != root) ++bad;
+        std::vector<std::int32_t> v(300, me + 1);
+        shoal::reduce(std::span<std::int32_t>(v), std::multiplies<std::int32_t>{}, root);
+        std::int32_t product = 1;
+        for (int k = 1; k <= c; ++k) product *= k;
+        for (const std::int32_t x : v)
+          if (x != (me == root ? product : me + 1)) ++bad;
+        // Core k contributes k elements of value k (core 0 none).
+        const std::vector<std::int32_t> mine(static_cast<std::size_t>(me), me);
+        const auto g = shoal::gatherv(std::span<const std::int32_t>(mine), root);
+        const auto all = shoal::allgatherv(std::span<const std::int32_t>(mine));
+        std::vector<std::int32_t> want;
+        for (int k = 0; k < c; ++k) want.insert(want.end(), static_cast<std::size_t>(k), k);
+        if (all.values != want || all.offsets.size() != static_cast<std::size_t>(c) + 1) ++bad;
+        for (int k = 0; k < c && all.offsets.size() == static_cast<std::size_t>(c) + 1; ++k)
+          if (all.count(k) != k || (k > 0 && all.part(k)[0] != k)) ++bad;
+        if (me == root ? g.values != want : !g.values.empty()) ++bad;
+        const std::vector<int> ids = shoal::gather(std::span<const int>(&me, 1), root);
+        if (me == root ? static_cast<int>(ids.size()) != c : !ids.empty()) ++bad;
+        for (int k = 0; k < static_cast<int>(ids.size()); ++k)
+          if (ids[static_cast<std::size_t>(k)] != k) ++bad;
+      }
+      const std::vector<int> every = shoal::allgather(me * me);
+      for (int k = 0; k < c; ++k)
+        if (every.at(static_cast<std::size_t>(k)) != k * k) ++bad;
+    });
+  });
+  EXPECT_EQ(total_wrong(), 0);
+}
+
 SHOAL_TEST_CORES(collectives);
+
+// ------------------------------------------------------------------ misuse
+
+class collective_misuse : public ::testing::Test {
+ protected:
+  void SetUp() override {  // NOLINT(readability-identifier-naming): gtest
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+  }
+};
+
+template <class F>
+void run_to_death(int cores, F body, int watchdog_s = 0) {
+  shoal::config cfg = shoal_test::make_config(cores);
+  cfg.watchdog_s = watchdog_s;
+  shoal::init(cfg);
+  shoal::run([body] { shoal::on_all_cores(body); });
+  shoal::finalize();
+}
+
+TEST_F(collective_misuse, SpansOfDifferentLengthsNameTheCollectiveAndBothLengths) {
+  EXPECT_DEATH(run_to_death(2,
+                            [] {
+                              std::vector<double> v(static_cast<std::size_t>(3 + shoal::mycore()));
+                              shoal::allreduce_sum(std::span<double>(v));
+                            }),
+               "shoal::allreduce #0: core 0 passed 3 elements, core 1 passed 4");
+  EXPECT_DEATH(run_to_death(2,
+                            [] {
+                              (void)shoal::allreduce_sum(1);
+                              std::vector<int> v(static_cast<std::size_t>(5 - shoal::mycore()));
+                              shoal::broadcast(std::span<int>(v), 1);
+                            }),
+               "shoal::broadcast #1: core 0 passed 5 elements, core 1 passed 4");
+  EXPECT_DEATH(run_to_death(2,
+                            [] {
+                              std::vector<int> v(static_cast<std::size_t>(1 + shoal::mycore()));
+                              (void)shoal::allgather(std::span<int>(v));
+                            }),
+               "shoal::allgather #0: core 0 passed 1 elements, core 1 passed 2");
+}
+
+TEST_F(collective_misuse, RootOutOfRangeIsNamed) {
+  EXPECT_DEATH(run_to_death(2, [] { (void)shoal::broadcast(1.0, 2); }),
+               "shoal::broadcast: root 2 out of range \\[0, 2\\)");
+  EXPECT_DEATH(run_to_death(2,
+                            [] {
+                              std::vector<int> v(4);
+                              shoal::reduce(std::span<int>(v), std::plus<int>{}, -1);
+                            }),
+               "shoal::reduce: root -1 out of range \\[0, 2\\)");
+  EXPECT_DEATH(run_to_death(1, [] { (void)shoal::gatherv(std::span<const int>(), 1); }),
+               "shoal::gather: root 1 out of range \\[0, 1\\)");
+}
+
+TEST_F(collective_misuse, DifferentCollectivesOrRootsOnDifferentCoresAreNamed) {
+  EXPECT_DEATH(run_to_death(2,
+                            [] {
+                              if (shoal::mycore() == 0) {
+                                (void)shoal::allreduce_sum(1);
+                              } else {
+                                (void)shoal::allgather(1);
+                              }
+                            }),
+               "shoal collective #0: core 0 called shoal::allreduce, core 1 called "
+               "shoal::allgather");
+  EXPECT_DEATH(run_to_death(2, [] { (void)shoal::broadcast(1, shoal::mycore()); }),
+               "shoal::broadcast #0: core 0 passed root 0, core 1 passed root 1");
+}
+
+TEST_F(collective_misuse, ACoreThatSkipsACollectiveLeavesTheOthersWaitingUnderItsName) {
+  EXPECT_EXIT(run_to_death(
+                  2,
+                  [] {
+                    for (int r = 0; r < 3; ++r) (void)shoal::allreduce_sum(r);
+                    if (shoal::mycore() == 0) (void)shoal::allgather(7);
+                  },
+                  1),
+              ::testing::ExitedWithCode(1), "core 0: .*1 waiting on allgather #3");
+}
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "shoal/mutex.hpp"
 #include "shoal/parallel.hpp"
 #include "shoal/per_core.hpp"
+#include "shoal/range_transfer.hpp"
 #include "shoal/runtime.hpp"
 #include "shoal/stats.hpp"
 #include "shoal/task.hpp"
