@@ -29,14 +29,13 @@ struct edge {
   i64 v;
 };
 
-// Edge i of the graph: a few long-range edges, most short, so that the graph
-// has many components of different sizes.
+// Edge i of the graph: two pseudo-random end points. Below one edge per
+// vertex the graph has many components of many sizes.
 edge make_edge(i64 i, i64 n) {
   std::uint64_t x = static_cast<std::uint64_t>(i) * 0xd1b54a32d192ed03ULL + 0x8cb92ba72f3d8dd7ULL;
   x ^= x >> 29;
   const i64 u = static_cast<i64>(x % static_cast<std::uint64_t>(n));
-  const i64 span = (x >> 40) % 16 == 0 ? n : 8;
-  const i64 v = (u + 1 + static_cast<i64>((x >> 20) % static_cast<std::uint64_t>(span))) % n;
+  const i64 v = static_cast<i64>((x >> 20) % static_cast<std::uint64_t>(n));
   return {u, v};
 }
 

@@ -24,7 +24,9 @@ using u64 = std::uint64_t;
 using i64 = std::int64_t;
 
 u64 item(i64 i) { return static_cast<u64>(i) * 0x9e3779b97f4a7c15ULL ^ 0x5bd1e995ULL; }
-int consumer_of(i64 i) { return static_cast<int>(item(i) >> 32) % shoal::cores(); }
+int consumer_of(i64 i) {
+  return static_cast<int>((item(i) >> 32) % static_cast<u64>(shoal::cores()));
+}
 u64 fold(u64 acc, u64 v) { return acc + (v ^ (v >> 17)); }  // order-independent
 
 shoal::per_core<shoal::full_empty<u64>> cell;  // one cell per consumer core

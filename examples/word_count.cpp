@@ -52,7 +52,7 @@ word make_word(int core, i64 j) {
   word w{};
   std::string s = std::string(syllables[id % 8]) + syllables[(id / 8) % 8];
   if (id >= 64) s += syllables[(id / 64) % 8];
-  std::memcpy(w.text, s.data(), s.size());
+  std::memcpy(w.text, s.data(), std::min(s.size(), sizeof w.text));
   return w;
 }
 
