@@ -169,8 +169,18 @@ double permute_part(const shoal::channel<pebble>& to_perm, const shoal::channel<
       shoal::yield();  // let this core serve the others' pebbles
     }
   }
-  send_forward(c, to_slot, sending);
-  to_perm.end_phase();
+  // The to_perm phase ends in a task of its own, so that this one keeps
+  // forwarding what the handlers leave while the other cores finish.
+  bool perm_ended = false;
+  bool* ended = &perm_ended;
+  shoal::spawn([to_perm, ended] {
+    to_perm.end_phase();
+    *ended = true;
+  });
+  while (!perm_ended) {
+    send_forward(c, to_slot, sending);
+    shoal::yield();
+  }
   // Every to_perm pebble for this core has been handled: the queue's last
   // ones and `forward` hold the last dependent pebbles.
   c.perm_queue.drain([&c](const pebble& q) { apply_perm(c, q); });
