@@ -19,8 +19,10 @@
 // End of the phase (Active Pebbles' depth-two termination), from the
 // library's channel phases: after its last pebble each core ends the phase
 // of `to_perm` (channel::end_phase: every to_perm pebble has been handled
-// everywhere), so its `forward` holds the last dependent pebbles; it sends
-// them, then ends the phase of `to_slot`, after which every slot is stored.
+// everywhere; in a task of its own, while the core's task keeps
+// forwarding), so its `forward` then holds the last dependent pebbles; it
+// sends them, then ends the phase of `to_slot`, after which every slot is
+// stored.
 // A handler's prefetch queue still holds its last few pebbles when a phase
 // ends: the task hands them out.
 #include <shoal/shoal.hpp>
