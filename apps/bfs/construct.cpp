@@ -95,8 +95,8 @@ void build_graph(const graph_shape& shape, std::int64_t block) {
     st.arcs.clear();
     st.arcs.reserve(static_cast<std::size_t>(arcs_per_core + arcs_per_core / 16));
   });
-  auto ch = shoal::make_channel<arc<V>>(
-      [](const arc<V>& a) { g_state<V>.local().arcs.push_back(a); });
+  auto ch =
+      shoal::make_channel<arc<V>>([](const arc<V>& a) { g_state<V>.local().arcs.push_back(a); });
   shoal::on_all_cores([shape, ch] {
     core_state<V>& st = g_state<V>.local();
     route_slice(st, shape, ch);

@@ -85,9 +85,8 @@ void search_until_quiet(std::uint64_t root, bool filter, shoal::channel<relax<V>
 template <class V>
 void open_async_variant() {
   if (g_relax_channel<V>) return;
-  g_relax_channel<V> = shoal::make_channel<relax<V>>([](const relax<V>& m) {
-    relax_local(g_state<V>.local(), m.local, m.level, m.parent);
-  });
+  g_relax_channel<V> = shoal::make_channel<relax<V>>(
+      [](const relax<V>& m) { relax_local(g_state<V>.local(), m.local, m.level, m.parent); });
 }
 
 template <class V>
