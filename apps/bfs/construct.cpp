@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "bfs/spmd.hpp"
+#include "common/yield_every.hpp"
 
 namespace shoal_apps::bfs {
 
@@ -23,7 +23,6 @@ void route(core_state<V>& st, const shoal::channel<arc<V>>& ch, std::uint64_t x,
     return;
   }
   ch.send(owner, a);
-  ++st.sent[static_cast<std::size_t>(owner)];
 }
 
 /// This core's slice of the input, in chunks, routed arc by arc.
@@ -93,23 +92,18 @@ void build_graph(const graph_shape& shape, std::int64_t block) {
     core_state<V>& st = g_state<V>.local();
     st.dist = vertex_distribution(vertices, shoal::cores(), block);
     st.me = shoal::mycore();
-    st.sent.assign(static_cast<std::size_t>(shoal::cores()), 0);
     st.arcs.clear();
     st.arcs.reserve(static_cast<std::size_t>(arcs_per_core + arcs_per_core / 16));
-    st.rx = delivery{};
   });
-  auto ch = shoal::make_channel<arc<V>>([](const arc<V>& a) {
-    core_state<V>& st = g_state<V>.local();
-    st.arcs.push_back(a);
-    st.rx.note_received();
-  });
+  auto ch =
+      shoal::make_channel<arc<V>>([](const arc<V>& a) { g_state<V>.local().arcs.push_back(a); });
   shoal::on_all_cores([shape, ch] {
     core_state<V>& st = g_state<V>.local();
     route_slice(st, shape, ch);
-    wait_delivered(st);
+    ch.end_phase();  // every core's arcs are in their owners' inboxes
     fill_rows(st);
   });
-  ch.close();  // every arc was handled before its core's task ended
+  ch.close();
 }
 
 template void build_graph<std::uint32_t>(const graph_shape&, std::int64_t);

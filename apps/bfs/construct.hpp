@@ -5,10 +5,11 @@
 // takes its share of the file's edges, which every process has read. It
 // routes both arcs of each edge that is not a self-loop to the owner of the
 // arc's source over a typed channel of bare (local index, neighbour) pairs;
-// an owner appends what arrives to its inbox. Once every core has received
-// all its arcs (spmd.hpp), each sorts its inbox into CSR rows by counting,
-// then sorts each row and drops duplicate neighbours (a search needs each
-// neighbour once; validation still counts every input edge).
+// an owner appends what arrives to its inbox. Once the channel's phase has
+// ended (channel::end_phase: every arc handled everywhere), each sorts its
+// inbox into CSR rows by counting, then sorts each row and drops duplicate
+// neighbours (a search needs each neighbour once; validation still counts
+// every input edge).
 #pragma once
 
 #include <cstdint>

@@ -63,37 +63,6 @@ class bitmap {
   std::vector<std::uint64_t> words_;
 };
 
-/// The end of a phase of messages at one core (spmd.hpp): every other core
-/// ends its part with one message, which says how many counted messages it
-/// sent here (or 0, when the end travels in order behind the messages).
-struct delivery {
-  std::int64_t received = 0;                  ///< counted messages handled
-  std::int64_t expected = 0;                  ///< counted messages announced
-  int counts_in = 0;                          ///< other cores' ends received
-  shoal::completion_event* waiter = nullptr;  ///< the task waiting for the phase to end
-
-  bool complete() const noexcept { return counts_in == shoal::cores() - 1 && received == expected; }
-  /// Called by a handler after it applied one counted message.
-  void note_received() {
-    ++received;
-    wake_if_complete();
-  }
-  /// Called when another core's end of the phase arrives, announcing `n`
-  /// counted messages.
-  void note_end(std::int64_t n) {
-    expected += n;
-    ++counts_in;
-    wake_if_complete();
-  }
-  void wake_if_complete() {
-    if (waiter != nullptr && complete()) {
-      shoal::completion_event* w = waiter;
-      waiter = nullptr;
-      w->complete();
-    }
-  }
-};
-
 /// A claim request: make `parent` (global id) the parent of vertex `local`
 /// (index at its owner) if that vertex is not yet visited.
 template <class V>
@@ -160,13 +129,10 @@ struct core_state {
   bitmap next;
   std::int64_t next_size = 0;            ///< bits set in `next`
   std::int64_t parity_size[2] = {0, 0};  ///< delegate: bits set in frontier, next
-  std::vector<std::int64_t> sent;        ///< counted messages sent to each core this phase
-  delivery rx;
 
   // async: levels, and the queue of vertices whose level improved.
   std::vector<V> level;
-  std::vector<V> sent_level;    ///< best level sent per packed id (sender filter)
-  std::int64_t sent_total = 0;  ///< relaxations sent to other cores, this search
+  std::vector<V> sent_level;  ///< best level sent per packed id (sender filter)
   std::vector<V> work;
   std::size_t work_head = 0;
   bitmap queued;

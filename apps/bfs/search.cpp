@@ -28,14 +28,11 @@ void reset_core(core_state<V>& st) {
   st.next.clear();
   st.next_size = 0;
   st.parity_size[0] = st.parity_size[1] = 0;
-  std::fill(st.sent.begin(), st.sent.end(), 0);
-  st.rx = delivery{};
   std::fill(st.level.begin(), st.level.end(), core_state<V>::unreached);
   std::fill(st.sent_level.begin(), st.sent_level.end(), core_state<V>::unreached);
   st.queued.clear();
   st.work.clear();
   st.work_head = 0;
-  st.sent_total = 0;
   st.inbox.clear();
   for (visit_batch<V>& b : st.outbox) b.count = 0;
 }
@@ -53,7 +50,6 @@ void prepare_searches(variant v, const search_setup& s) {
     st.seen.resize(static_cast<std::int64_t>(st.dist.packed_range()));
     st.frontier.resize(n);
     st.next.resize(n);
-    st.sent.assign(static_cast<std::size_t>(shoal::cores()), 0);
     if (v == variant::async) {
       st.level.assign(static_cast<std::size_t>(n), core_state<V>::unreached);
       st.queued.resize(n);

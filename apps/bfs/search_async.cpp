@@ -7,15 +7,15 @@
 // decrease, so they converge to the true BFS distances, and each vertex's
 // last recorded parent is at one level less: the parent array is a BFS tree.
 //
-// Termination by quiescence, with counting: a core whose queue is empty
-// joins a reduction of (relaxations sent - relaxations received) over every
-// core. A core sends nothing between its contribution and the result, and
-// any relaxation it received before contributing has been expanded, so a
-// zero sum means no relaxation is in flight and no queue holds work; a
-// non-zero sum starts another round. Handlers only record and queue (they
-// never send), so a hub's fan-out runs in the core's task, under back-pressure.
+// Termination by rounds: a core whose queue is empty ends the channel's
+// phase (channel::end_phase: every relaxation sent anywhere has been
+// handled), then the cores sum the vertices their handlers queued meanwhile.
+// Handlers only record and queue (they never send), so a zero sum means no
+// relaxation is in flight and no queue holds work; a non-zero sum starts
+// another round. A hub's fan-out thus runs in the core's task, under
+// back-pressure.
 #include "bfs/search.hpp"
-#include "bfs/spmd.hpp"
+#include "common/yield_every.hpp"
 
 namespace shoal_apps::bfs {
 
@@ -55,7 +55,6 @@ void drain(core_state<V>& st, const shoal::channel<relax<V>>& ch, bool filter) {
         relax_local(st, local, level, parent);
       } else {
         ch.send(owner, relax<V>{local, level, parent});
-        ++st.sent_total;
         pacing.tick();
       }
     }
@@ -75,7 +74,9 @@ void search_until_quiet(std::uint64_t root, bool filter, shoal::channel<relax<V>
     // Let relaxations already on their way in arrive before asking everyone.
     shoal::yield();
     if (st.work_head < st.work.size()) continue;
-    if (allreduce_sum(sum_pair{st.sent_total - st.rx.received, 0})[0] == 0) return;
+    ch.end_phase();
+    const auto queued = static_cast<std::int64_t>(st.work.size() - st.work_head);
+    if (shoal::allreduce_sum(queued) == 0) return;
   }
 }
 
@@ -84,11 +85,8 @@ void search_until_quiet(std::uint64_t root, bool filter, shoal::channel<relax<V>
 template <class V>
 void open_async_variant() {
   if (g_relax_channel<V>) return;
-  g_relax_channel<V> = shoal::make_channel<relax<V>>([](const relax<V>& m) {
-    core_state<V>& st = g_state<V>.local();
-    ++st.rx.received;
-    relax_local(st, m.local, m.level, m.parent);
-  });
+  g_relax_channel<V> = shoal::make_channel<relax<V>>(
+      [](const relax<V>& m) { relax_local(g_state<V>.local(), m.local, m.level, m.parent); });
 }
 
 template <class V>

@@ -4,11 +4,10 @@
 // is claimed at once; any other goes to its owner as a bare (local index,
 // parent) value on the channel (8 bytes with 32-bit ids), and the owner's
 // handler claims it if it is still unvisited. Every claim made while level L
-// is expanded is at level L+1, so the parent array is a BFS tree. A core
-// ends its level with an end marker to every other core on the same channel,
-// behind its values; the level is over at a core once it has every other
-// core's marker (spmd.hpp), and the search ends when a level claims nothing
-// anywhere.
+// is expanded is at level L+1, so the parent array is a BFS tree. A level
+// ends with the channel's phase (channel::end_phase: every value sent in
+// the level handled everywhere), and the search ends when a level claims
+// nothing anywhere.
 //
 // A core's `seen` bits mark the vertices it owns that are claimed. With the
 // sender filter they also mark the other vertices it has already sent in
@@ -17,7 +16,7 @@
 #include <bit>
 
 #include "bfs/search.hpp"
-#include "bfs/spmd.hpp"
+#include "common/yield_every.hpp"
 
 namespace shoal_apps::bfs {
 
@@ -25,10 +24,6 @@ namespace {
 
 template <class V>
 inline shoal::channel<visit<V>> g_visit_channel;  // opened on rank 0, captured by value
-
-/// The value that ends a level on the channel (no vertex has this index).
-template <class V>
-inline constexpr visit<V> end_marker{core_state<V>::unreached, 0};
 
 /// Scans the frontier's rows: own neighbours claimed at once, others sent
 /// to their owners.
@@ -84,15 +79,15 @@ void search_levels(std::uint64_t root, bool filter, shoal::channel<visit<V>> ch)
   st.start_at(root);
   // Values sent while level L is expanded land in `next`, even on a core
   // that has not started its task yet; `next` becomes the frontier after the
-  // level's values have all arrived and before the barrier lets any core
-  // start the next level, so it never mixes two levels.
+  // level's values have all been handled and before the sum (a barrier)
+  // lets any core start the next level, so it never mixes two levels.
   for (;;) {
     if (filter)
       expand<V, true>(st, ch);
     else
       expand<V, false>(st, ch);
-    wait_ended(st, ch, end_marker<V>);
-    if (allreduce_sum(st.advance()) == 0) return;
+    ch.end_phase();
+    if (shoal::allreduce_sum(st.advance()) == 0) return;
   }
 }
 
@@ -101,14 +96,8 @@ void search_levels(std::uint64_t root, bool filter, shoal::channel<visit<V>> ch)
 template <class V>
 void open_channel_variant() {
   if (g_visit_channel<V>) return;
-  g_visit_channel<V> = shoal::make_channel<visit<V>>([](const visit<V>& m) {
-    core_state<V>& st = g_state<V>.local();
-    if (m.local == end_marker<V>.local) {
-      st.rx.note_end(0);
-      return;
-    }
-    st.claim(m.local, m.parent);
-  });
+  g_visit_channel<V> = shoal::make_channel<visit<V>>(
+      [](const visit<V>& m) { g_state<V>.local().claim(m.local, m.parent); });
 }
 
 template <class V>

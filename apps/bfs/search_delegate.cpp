@@ -9,7 +9,7 @@
 // delegates are counted by shoal's global completion event, so once every
 // core's wait on it returns, the level is complete everywhere.
 #include "bfs/search.hpp"
-#include "bfs/spmd.hpp"
+#include "common/yield_every.hpp"
 
 namespace shoal_apps::bfs {
 

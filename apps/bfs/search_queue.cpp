@@ -6,11 +6,11 @@
 // UPC's local buffers), and a full batch is enqueued into the owner's queue
 // in one bulk operation: a typed-channel message whose handler only appends
 // the batch to the queue, without looking at it. Once every batch of the
-// level has arrived (spmd.hpp), each owner drains its queue, claiming the
-// still-unvisited vertices into its next frontier. Own neighbours are
-// claimed at once, as in the other variants.
+// level has been handled (the channel's end_phase), each owner drains its
+// queue, claiming the still-unvisited vertices into its next frontier. Own
+// neighbours are claimed at once, as in the other variants.
 #include "bfs/search.hpp"
-#include "bfs/spmd.hpp"
+#include "common/yield_every.hpp"
 
 namespace shoal_apps::bfs {
 
@@ -24,7 +24,6 @@ void ship(core_state<V>& st, const shoal::channel<visit_batch<V>>& ch, int owner
   visit_batch<V>& b = st.outbox[static_cast<std::size_t>(owner)];
   ch.send(owner, b);
   b.count = 0;
-  ++st.sent[static_cast<std::size_t>(owner)];
 }
 
 template <class V>
@@ -65,10 +64,10 @@ void search_levels(std::uint64_t root, bool filter, shoal::channel<visit_batch<V
   st.start_at(root);
   for (;;) {
     expand(st, ch, filter);
-    wait_delivered(st);
+    ch.end_phase();
     for (const visit<V>& m : st.inbox) st.claim(m.local, m.parent);
     st.inbox.clear();
-    if (allreduce_sum(st.advance()) == 0) return;
+    if (shoal::allreduce_sum(st.advance()) == 0) return;
   }
 }
 
@@ -80,7 +79,6 @@ void open_queue_variant() {
   g_batch_channel<V> = shoal::make_channel<visit_batch<V>>([](const visit_batch<V>& b) {
     core_state<V>& st = g_state<V>.local();
     st.inbox.insert(st.inbox.end(), b.items, b.items + b.count);
-    st.rx.note_received();
   });
 }
 

@@ -18,11 +18,11 @@ namespace {
 constexpr int parity_shift = 30;
 constexpr std::int32_t key_mask = (std::int32_t{1} << parity_shift) - 1;
 
-/// The value that ends a phase on the bare and placement channels (keys >= 0).
-constexpr std::int32_t end_marker = -1;
+/// An empty slot of a core's sorted slice (keys >= 0).
+constexpr std::int32_t unfilled = -1;
 
 /// Up to `capacity` keys for one core: the value of the blocks channel (64
-/// bytes). count == end_marker ends a phase.
+/// bytes).
 struct key_block {
   static constexpr int capacity = 15;
   std::int16_t count = 0;
@@ -68,17 +68,7 @@ struct core_state {
   std::vector<int> fill;             ///< route_keys: keys staged per destination
   std::vector<std::int32_t> sorted;  ///< full verification: ranks [base, base + ranked)
   std::int64_t misplaced = 0;        ///< full verification: keys with no valid slot
-  int ends_in = 0;                   ///< other cores' end markers this phase
-  shoal::completion_event* waiter = nullptr;
-  is_outcome out;  ///< this core's partial verification counts
-
-  void note_end() {
-    if (++ends_in == shoal::cores() - 1 && waiter != nullptr) {
-      shoal::completion_event* w = waiter;
-      waiter = nullptr;
-      w->complete();
-    }
-  }
+  is_outcome out;                    ///< this core's partial verification counts
 };
 
 shoal::per_core<core_state> g_core;
@@ -90,23 +80,6 @@ thread_local core_state* t_state = nullptr;
 
 /// What core 0 hands the root task (this process's memory: core 0 is on rank 0).
 is_outcome g_result;
-
-/// Sends `marker` on `ch` to every other core, then suspends until every
-/// other core's marker has arrived: values on one channel from one core to
-/// another are handled in the order they were sent, so every value of this
-/// phase has then been handled here. Blocking; SPMD.
-template <class T>
-void wait_ended(core_state& st, const shoal::channel<T>& ch, const T& marker) {
-  for (int c = 0; c < shoal::cores(); ++c)
-    if (c != st.me) ch.send(c, marker);
-  shoal::flush();
-  if (st.ends_in < shoal::cores() - 1) {
-    shoal::completion_event done(1);
-    st.waiter = &done;
-    done.wait();
-  }
-  st.ends_in = 0;
-}
 
 /// Sets up this core's keys and buffers, then splits the key values over the
 /// cores by NPB's buckets, balanced with the bucket sizes of the first
@@ -194,7 +167,7 @@ void route_bare(core_state& st, int parity, const shoal::channel<std::int32_t>& 
   route_keys(st, parity, [&ch, tag](int dest, const std::int32_t* run, int n) {
     for (int i = 0; i < n; ++i) ch.send(dest, run[i] | tag);
   });
-  wait_ended(st, ch, end_marker);
+  ch.end_phase();
 }
 
 /// Routing with blocks: one channel value per key_block::capacity keys.
@@ -208,7 +181,7 @@ void route_blocks(core_state& st, int parity, const shoal::channel<key_block>& c
       ch.send(dest, b);
     }
   });
-  wait_ended(st, ch, key_block{end_marker, 0, {}});
+  ch.end_phase();
 }
 
 /// After routing: the local prefix sum, the scan that gives the rank base
@@ -268,7 +241,7 @@ void place_key(core_state& st, std::vector<std::int32_t>& cum, std::int32_t k) {
 /// keys found wrong over all cores. SPMD.
 std::int64_t full_verify(core_state& st, const shoal::channel<std::int32_t>& place,
                          fault_kind fault) {
-  st.sorted.assign(static_cast<std::size_t>(st.ranked), end_marker);
+  st.sorted.assign(static_cast<std::size_t>(st.ranked), unfilled);
   st.misplaced = 0;
   std::vector<std::int32_t>& cum = st.ranks;
   shoal::barrier();  // every slice ready before keys arrive
@@ -283,7 +256,7 @@ std::int64_t full_verify(core_state& st, const shoal::channel<std::int32_t>& pla
     place.send(dest, k);
     if (++sent % 64 == 0) shoal::yield();
   }
-  wait_ended(st, place, end_marker);
+  place.end_phase();
   if (fault == fault_kind::full && st.me == 0 && st.sorted.size() > 1)
     std::swap(st.sorted.front(), st.sorted.back());
   std::int64_t wrong = st.misplaced;
@@ -345,10 +318,6 @@ is_outcome run_channel(char class_name, bool blocks, fault_kind fault) {
   if (blocks) {
     chs.blocks = shoal::make_channel<key_block>([](const key_block& b) {
       core_state& st = *t_state;
-      if (b.count == end_marker) {
-        st.note_end();
-        return;
-      }
       std::uint16_t* count = st.counts[static_cast<std::size_t>(b.parity)].data();
       const std::int32_t lo = st.lo;
       for (int i = 0; i < b.count; ++i) ++count[b.keys[static_cast<std::size_t>(i)] - lo];
@@ -356,20 +325,12 @@ is_outcome run_channel(char class_name, bool blocks, fault_kind fault) {
   } else {
     chs.bare = shoal::make_channel<std::int32_t>([](std::int32_t v) {
       core_state& st = *t_state;
-      if (v == end_marker) {
-        st.note_end();
-        return;
-      }
       ++st.counts[static_cast<std::size_t>(v >> parity_shift)]
                  [static_cast<std::size_t>((v & key_mask) - st.lo)];
     });
   }
   chs.place = shoal::make_channel<std::int32_t>([](std::int32_t v) {
     core_state& st = *t_state;
-    if (v == end_marker) {
-      st.note_end();
-      return;
-    }
     place_key(st, st.ranks, v);
   });
   shoal::on_all_cores([class_name, fault, chs] { run_core(class_name, fault, chs); });

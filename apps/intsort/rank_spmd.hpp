@@ -15,9 +15,8 @@
 //      global rank base needs no scan;
 //   4. each held key is counted into the local histogram if this core ranks
 //      it, else sent on the channel to the core that does, whose handler
-//      counts it; an end marker behind them ends the phase (as bfs's
-//      wait_ended: values on one channel from one core to another arrive in
-//      order);
+//      counts it; the channel's phase ends the step (channel::end_phase:
+//      every key sent anywhere has been counted);
 //   5. a prefix sum turns the histogram into ranks; the owners of the test
 //      keys check them against NPB's published values.
 // After the timed iterations, full verification sends every key again (on a

@@ -16,14 +16,15 @@
 // Handlers queue a few pebbles and prefetch the
 // element each needs (pebble_queue), so their cache misses overlap.
 //
-// End of the phase (Active Pebbles' depth-two termination, with markers
-// instead of counts): values from one core to another on one channel are
-// handled in the order they were sent. After its last pebble, each core
-// sends an end marker on `to_perm` to every core (itself included). A core
-// holding all P of them has handled every pebble sent to it on `to_perm`;
-// once its task has sent the dependent pebbles these left, it sends an end
-// marker on `to_slot` to every core. A core holding all P `to_slot` markers
-// has stored everything it will receive, and its task wakes.
+// End of the phase (Active Pebbles' depth-two termination), from the
+// library's channel phases: after its last pebble each core ends the phase
+// of `to_perm` (channel::end_phase: every to_perm pebble has been handled
+// everywhere; in a task of its own, while the core's task keeps
+// forwarding), so its `forward` then holds the last dependent pebbles; it
+// sends them, then ends the phase of `to_slot`, after which every slot is
+// stored.
+// A handler's prefetch queue still holds its last few pebbles when a phase
+// ends: the task hands them out.
 #include <shoal/shoal.hpp>
 
 #include <array>
@@ -37,12 +38,11 @@ namespace shoal_apps::permutation {
 
 namespace {
 
-/// A message of either channel: {where, i}; where == end_marker ends a phase.
+/// A message of either channel: {where, i}.
 struct pebble {
   std::uint64_t where;
   std::uint64_t i;
 };
-constexpr std::uint64_t end_marker = ~std::uint64_t{0};
 
 /// A short queue of pebbles whose element has been prefetched: push()
 /// returns the pebble `depth` pushes earlier, once its line had time to arrive.
@@ -83,12 +83,9 @@ struct core_part {
   std::vector<std::uint64_t> data, perm, data_perm;
   pebble_queue perm_queue, slot_queue;
   std::vector<pebble> forward;  ///< {p, i} the to_perm handler found, for the task to send
-  int perm_markers = 0;
-  int slot_markers = 0;
   std::int64_t writes = 0;
   std::int64_t sample_wrong = 0;
   bool inject_fault = false;
-  shoal::completion_event* done = nullptr;  ///< this core's task, waiting for the phase end
 };
 
 shoal::per_core<core_part> g_parts;
@@ -106,34 +103,24 @@ void apply_perm(core_part& c, const pebble& q) {
   c.forward.push_back(pebble{p, i});
 }
 
-/// The to_slot handler: stores, or counts an end marker (the last wakes the task).
+/// The to_slot handler: queues the pebble and stores the one it pushes out.
 struct slot_handler {
   void operator()(const pebble& p) const {
     core_part& c = g_parts.local();
-    if (p.where != end_marker) {
-      __builtin_prefetch(&c.data_perm[p.where - c.base], 1);
-      c.slot_queue.push(p, [&c](const pebble& q) { store(c, q); });
-      return;
-    }
-    c.slot_queue.drain([&c](const pebble& q) { store(c, q); });
-    if (++c.slot_markers == shoal::cores()) c.done->complete();
+    __builtin_prefetch(&c.data_perm[p.where - c.base], 1);
+    c.slot_queue.push(p, [&c](const pebble& q) { store(c, q); });
   }
 };
 
-/// The to_perm handler: applies perm, or counts an end marker. It sends
-/// nothing: a handler cannot wait for a free buffer, so the dependent
-/// pebbles go out from the core's task (send_forward), which can.
+/// The to_perm handler: queues the pebble and applies perm to the one it
+/// pushes out. It sends nothing: a handler cannot wait for a free buffer,
+/// so the dependent pebbles go out from the core's task (send_forward),
+/// which can.
 struct perm_handler {
   void operator()(const pebble& p) const {
     core_part& c = g_parts.local();
-    const auto forward = [&c](const pebble& q) { apply_perm(c, q); };
-    if (p.where != end_marker) {
-      __builtin_prefetch(&c.perm[p.where - c.base]);
-      c.perm_queue.push(p, forward);
-      return;
-    }
-    c.perm_queue.drain(forward);
-    ++c.perm_markers;
+    __builtin_prefetch(&c.perm[p.where - c.base]);
+    c.perm_queue.push(p, [&c](const pebble& q) { apply_perm(c, q); });
   }
 };
 
@@ -171,8 +158,6 @@ void send_forward(core_part& c, const shoal::channel<pebble>& to_slot,
 /// Per core (on_all_cores), SPMD.
 double permute_part(const shoal::channel<pebble>& to_perm, const shoal::channel<pebble>& to_slot) {
   core_part& c = g_parts.local();
-  shoal::completion_event done(1);
-  c.done = &done;
   std::vector<pebble> sending;
   sending.reserve(4096);
   shoal::barrier();
@@ -186,19 +171,25 @@ double permute_part(const shoal::channel<pebble>& to_perm, const shoal::channel<
       shoal::yield();  // let this core serve the others' pebbles
     }
   }
-  for (int d = 0; d < shoal::cores(); ++d) to_perm.send(d, pebble{end_marker, 0});
-  shoal::flush();
-  // Every core's to_perm markers here: every to_perm pebble for this core
-  // has been handled, so `forward` holds the last dependent pebbles.
-  while (c.perm_markers < shoal::cores() || !c.forward.empty()) {
+  // The to_perm phase ends in a task of its own, so that this one keeps
+  // forwarding what the handlers leave while the other cores finish.
+  bool perm_ended = false;
+  bool* ended = &perm_ended;
+  shoal::spawn([to_perm, ended] {
+    to_perm.end_phase();
+    *ended = true;
+  });
+  while (!perm_ended) {
     send_forward(c, to_slot, sending);
     shoal::yield();
   }
-  for (int d = 0; d < shoal::cores(); ++d) to_slot.send(d, pebble{end_marker, 0});
-  shoal::flush();
-  done.wait();
-  shoal::barrier();
-  c.done = nullptr;
+  // Every to_perm pebble for this core has been handled: the queue's last
+  // ones and `forward` hold the last dependent pebbles.
+  c.perm_queue.drain([&c](const pebble& q) { apply_perm(c, q); });
+  send_forward(c, to_slot, sending);
+  to_slot.end_phase();
+  c.slot_queue.drain([&c](const pebble& q) { store(c, q); });
+  shoal::barrier();  // every core's slots stored before the clock stops
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
