@@ -384,8 +384,10 @@ std::string scheduler::describe() const {
     if (!w.suspended) return;
     if (w.waiting_tag < 0) {
       ++waits[w.waiting_on];
-    } else {
+    } else if (w.waiting_tag < (std::int64_t{1} << 32)) {
       ++waits[fmt::format("{} #{}", w.waiting_on, w.waiting_tag)];
+    } else {
+      ++waits[fmt::format("{} #{:#x}", w.waiting_on, w.waiting_tag)];
     }
   });
   std::string out =

@@ -21,6 +21,17 @@
 
 namespace shoal {
 
+namespace detail {
+/// Names why channel::send on handle `id` cannot go: no shoal core on this
+/// thread, or a default-constructed or closed handle.
+[[noreturn, gnu::cold, gnu::noinline]] inline void fatal_channel_send(std::uint32_t id) {
+  if (tls_core < 0) fatal_outside_run("shoal::channel::send");
+  fatal_user(fmt::format("shoal::channel::send on a default-constructed or closed channel "
+                         "handle (id {})",
+                         id));
+}
+}  // namespace detail
+
 /// A payload type a channel can carry: trivially copyable, at most 8-byte
 /// aligned.
 template <class T>
@@ -39,9 +50,10 @@ class channel {
   channel() = default;
 
   /// Sends `value` to global core `core`; the handler runs there. Returns
-  /// at once (may suspend a task under back-pressure). Any core.
+  /// at once (may suspend a task under back-pressure). Any core, inside
+  /// run(); a send on a default-constructed or closed handle ends the job.
   void send(int core, const T& value) const {
-    SHOAL_ASSERT(id_ != 0, "send on a closed or default-constructed channel");
+    if (__builtin_expect((id_ == 0) | (detail::tls_core < 0), 0)) detail::fatal_channel_send(id_);
     char* p = detail::tls_aggregator->reserve(id_, core, static_cast<std::uint32_t>(sizeof(T)));
     std::memcpy(p, &value, sizeof(T));
   }
@@ -73,6 +85,7 @@ class channel {
 /// trivially copyable, so closures and other cores (and processes) may use it.
 template <channel_value_like T, class H>
 requires channel_handler_like<H, T> channel<T> make_channel(const H& handler) {
+  SHOAL_CHECK_ON_CORE("shoal::make_channel");
   detail::channel_entry e;
   std::memcpy(e.state, static_cast<const void*>(&handler), sizeof(H));
   e.value_bytes = sizeof(T);

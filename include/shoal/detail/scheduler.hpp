@@ -78,7 +78,8 @@ class scheduler {
   /// Requeues the running worker at the tail and runs others. Worker only.
   void yield();
   /// Parks the running worker until wake(); `why` names what it waits for
-  /// and `tag` (when not -1) which one: the watchdog prints "why #tag".
+  /// and `tag` (when not -1) which one: the watchdog prints "why #tag"
+  /// (in hex from 2^32 up: an address, see address_tag).
   void suspend(const char* why, std::int64_t tag = -1);
   /// Makes a suspended worker of this core runnable.
   void wake(worker* w) {
@@ -193,6 +194,12 @@ class scheduler {
   std::atomic<bool> has_watches_{false};
   alignas(64) std::atomic<std::uint32_t> sleep_word_{0};
 };
+
+/// A suspend() tag naming an object by its address (the watchdog prints it
+/// in hex: "mutex #0x7f...").
+inline std::int64_t address_tag(const void* p) noexcept {
+  return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p));
+}
 
 /// The scheduler of the calling OS thread; null outside shoal's cores.
 inline thread_local scheduler* tls_scheduler = nullptr;
