@@ -391,7 +391,7 @@ std::string scheduler::describe() const {
     }
   });
   std::string out =
-      fmt::format("core {}: {}, {} ready, {} tasks queued, {} workers", core_,
+      fmt::format("core {}: {}, {} ready, {} tasks queued, {} workers", g_info.rank_base + core_,
                   idle() ? "idle" : "busy", ready_.size(), queued_tasks(), workers_created_);
   for (const auto& [why, n] : waits) out += fmt::format(", {} waiting on {}", n, why);
   return out;

@@ -250,6 +250,8 @@ TEST_F(misuse, LoopsAndSpmdHelpersOutsideRunAreNamed) {
               ExitedWithCode(1), outside_message("shoal::parallel_for"));
   EXPECT_EXIT(outside_run([] { shoal::yield(); }), ExitedWithCode(1),
               outside_message("shoal::yield"));
+  EXPECT_EXIT(outside_run([] { (void)shoal::allreduce_sum(std::int64_t{1}); }),
+              ExitedWithCode(1), "shoal collective .* called outside shoal::run\\(\\)");
 }
 
 TEST_F(misuse, WaitsOutsideRunAreNamed) {
@@ -445,6 +447,68 @@ TEST_F(misuse, WatchdogEndsAJobThatMakesNoProgressAndSaysWhatItWaitsOn) {
               ExitedWithCode(1),
               "watchdog: no progress for 1 s \\(--watchdog-s\\); core 0: idle.*1 waiting on "
               "completion_event #0x[0-9a-f]+; core 1: idle");
+}
+
+// The three hangs of issue 11 (silent on the base code unless --watchdog-s
+// was given): each ends within the watchdog time, naming the wait.
+shoal::config watched(int cores) {
+  shoal::config c = shoal_test::make_config(cores);
+  c.watchdog_s = 2;
+  return c;
+}
+
+TEST_F(misuse, WatchdogNamesACollectiveCalledBySomeCoresOnly) {
+  EXPECT_EXIT(run_to_death(watched(2),
+                           [] {
+                             shoal::on_all_cores([] {
+                               if (shoal::mycore() == 0) (void)shoal::allreduce_sum(1);
+                             });
+                           }),
+              ExitedWithCode(1),
+              "watchdog: no progress for 2 s \\(--watchdog-s\\); core 0: idle.* waiting on "
+              "[a-z_:]+ #");
+}
+
+TEST_F(misuse, WatchdogNamesABarrierCalledFromTheRootOnly) {
+  EXPECT_EXIT(run_to_death(watched(2), [] { shoal::barrier(); }), ExitedWithCode(1),
+              "watchdog: no progress for 2 s \\(--watchdog-s\\); core 0: idle.*1 waiting on "
+              "barrier.*; core 1: idle");
+}
+
+TEST_F(misuse, WatchdogNamesAFutureWhosePromiseIsNeverSet) {
+  EXPECT_EXIT(run_to_death(watched(2),
+                           [] {
+                             auto pair = shoal::make_promise_pair<int>();
+                             (void)pair.second.get();
+                           }),
+              ExitedWithCode(1),
+              "watchdog: no progress for 2 s \\(--watchdog-s\\); core 0: idle.*1 waiting on "
+              "future #[0-9]+");
+}
+
+TEST_F(misuse, WatchdogNamesAFullEmptyWordByAddress) {
+  EXPECT_EXIT(run_to_death(watched(1),
+                           [] {
+                             shoal::full_empty<int> cell;
+                             (void)cell.read_fe();
+                           }),
+              ExitedWithCode(1), "1 waiting on full_empty::read_fe #0x[0-9a-f]+");
+}
+
+TEST_F(misuse, WatchdogIsOnByDefault) {
+  EXPECT_EQ(shoal_test::make_config(1).watchdog_s, 60);
+}
+
+TEST_F(misuse, WatchdogStaysQuietWhileACoreComputesWithoutYielding) {
+  shoal::config c = shoal_test::make_config(2);
+  c.watchdog_s = 1;
+  std::int64_t sum = 0;
+  // Core 1 idles for 2.5 s while the root computes without yielding.
+  shoal_test::run_checked(c, [&] {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
+    while (std::chrono::steady_clock::now() < end) sum += 1;
+  });
+  EXPECT_GT(sum, 0);
 }
 
 TEST_F(misuse, WatchdogStaysQuietWhileTheJobProgresses) {

@@ -76,6 +76,7 @@ template <class T, class R, class Combine>
 R gather_combine_scatter(const T& x, Combine combine) {
   static_assert(std::is_trivially_copyable_v<Combine> && sizeof(Combine) <= 32,
                 "shoal collective: the combining operation must be trivially copyable, <= 32 bytes");
+  SHOAL_CHECK_ON_CORE("shoal collective (allreduce/exclusive_scan)");
   collective_slot<T, R>& mine = g_collective<T, R>.local();
   completion_event done(1);
   mine.waiter = &done;
@@ -186,6 +187,7 @@ template <class T>
 requires std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T> &&
          (alignof(T) <= 8) && (sizeof(T) <= 128)
 void allreduce_sum(std::span<T> values) {
+  SHOAL_CHECK_ON_CORE("shoal::allreduce_sum");
   if (values.empty()) {
     barrier();  // nothing to combine, but still a collective
     return;

@@ -120,8 +120,9 @@ class scheduler {
   /// Grows whenever the core runs a task, switches or handles a message;
   /// published at each poll. Any thread (the watchdog).
   std::uint64_t progress() const noexcept { return progress_.load(std::memory_order_relaxed); }
-  /// What the core is doing and what its suspended workers wait for: a racy
-  /// snapshot for the watchdog's report, read from another thread.
+  /// What the core (named by its global id) is doing and what its suspended
+  /// workers wait for: a racy snapshot for the watchdog's report, read from
+  /// another thread.
   std::string describe() const;
   std::size_t queued_tasks() const noexcept {
     return private_.size() + static_cast<std::size_t>(public_.size() + movable_.size());
