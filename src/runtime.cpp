@@ -147,8 +147,9 @@ class watchdog {
     std::string report =
         fmt::format("watchdog: no progress for {} s (--watchdog-s); ", rt_.cfg.watchdog_s);
     for (const auto& s : rt_.schedulers) report += s->describe() + "; ";
-    report += "usual causes: a collective or barrier() not called by every core, a promise "
-              "never set, an event never completed";
+    report +=
+        "usual causes: a collective or barrier() not called by every core, a promise "
+        "never set, an event never completed";
     fatal_user(report);
   }
 

@@ -250,8 +250,8 @@ TEST_F(misuse, LoopsAndSpmdHelpersOutsideRunAreNamed) {
               ExitedWithCode(1), outside_message("shoal::parallel_for"));
   EXPECT_EXIT(outside_run([] { shoal::yield(); }), ExitedWithCode(1),
               outside_message("shoal::yield"));
-  EXPECT_EXIT(outside_run([] { (void)shoal::allreduce_sum(std::int64_t{1}); }),
-              ExitedWithCode(1), "shoal collective .* called outside shoal::run\\(\\)");
+  EXPECT_EXIT(outside_run([] { (void)shoal::allreduce_sum(std::int64_t{1}); }), ExitedWithCode(1),
+              "shoal collective .* called outside shoal::run\\(\\)");
 }
 
 TEST_F(misuse, WaitsOutsideRunAreNamed) {
@@ -347,8 +347,7 @@ TEST_F(misuse, PromiseSetTwiceFromAnotherCoreIsNamedAtHome) {
                              shoal::completion_event never(1);
                              never.wait();  // the second value arrives meanwhile
                            }),
-              ExitedWithCode(1),
-              "fatal on rank 0 core 0: shoal::promise::set_value called twice");
+              ExitedWithCode(1), "fatal on rank 0 core 0: shoal::promise::set_value called twice");
 }
 
 TEST_F(misuse, PromiseSetTwiceAfterItsFutureWasDroppedIsNamed) {
@@ -386,15 +385,16 @@ TEST_F(misuse, PromiseSetOnceStaysQuiet) {
 TEST_F(misuse, LocalOnAnElementOfAnotherProcessIsNamed) {
   // One process: a core id beyond this process's cores stands for another
   // process (tests/CMakeLists.txt runs the real case at 2 ranks).
-  EXPECT_EXIT(run_to_death(shoal_test::make_config(2),
-                           [] {
-                             static std::int64_t x = 0;
-                             const auto p = shoal::global_ptr<std::int64_t>::make_2d(5, &x);
-                             *p.local() = 1;
-                           }),
-              ExitedWithCode(1),
-              "fatal on rank 0 core 0: global_ptr::local\\(\\) on global_ptr\\(core 5, 0x[0-9a-f]+\\), "
-              "an element of core 5 on rank 2, called on rank 0");
+  EXPECT_EXIT(
+      run_to_death(shoal_test::make_config(2),
+                   [] {
+                     static std::int64_t x = 0;
+                     const auto p = shoal::global_ptr<std::int64_t>::make_2d(5, &x);
+                     *p.local() = 1;
+                   }),
+      ExitedWithCode(1),
+      "fatal on rank 0 core 0: global_ptr::local\\(\\) on global_ptr\\(core 5, 0x[0-9a-f]+\\), "
+      "an element of core 5 on rank 2, called on rank 0");
 }
 
 TEST_F(misuse, LocalOnAnotherCoreOfThisProcessStaysAllowed) {
@@ -495,9 +495,7 @@ TEST_F(misuse, WatchdogNamesAFullEmptyWordByAddress) {
               ExitedWithCode(1), "1 waiting on full_empty::read_fe #0x[0-9a-f]+");
 }
 
-TEST_F(misuse, WatchdogIsOnByDefault) {
-  EXPECT_EQ(shoal_test::make_config(1).watchdog_s, 60);
-}
+TEST_F(misuse, WatchdogIsOnByDefault) { EXPECT_EQ(shoal_test::make_config(1).watchdog_s, 60); }
 
 TEST_F(misuse, WatchdogStaysQuietWhileACoreComputesWithoutYielding) {
   shoal::config c = shoal_test::make_config(2);

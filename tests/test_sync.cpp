@@ -539,7 +539,8 @@ TEST_P(full_empty_words, ManyProducersAndConsumersScaleLinearly) {
     EXPECT_LE(r.switches, static_cast<std::uint64_t>(8 * r.items)) << r.items << " items";
   }
   ASSERT_EQ(results.size(), 4u);
-  EXPECT_LE(results[3].switches, 10 * results[0].switches) << "8x the items, at most ~8x the switches";
+  EXPECT_LE(results[3].switches, 10 * results[0].switches)
+      << "8x the items, at most ~8x the switches";
 }
 
 TEST_P(full_empty_words, FullWakesEveryReadFfAndOneReadFe) {
@@ -576,8 +577,6 @@ TEST_P(full_empty_words, FullWakesEveryReadFfAndOneReadFe) {
   std::sort(taken.begin(), taken.end());
   EXPECT_EQ(taken, (std::vector<int>{10, 20, 30}));
 }
-
-
 
 // ------------------------------------------------------------------ mutex
 

@@ -403,8 +403,8 @@ int main(int argc, char** argv) {
   } else if (has_flag(argc, argv, "--deadlock-barrier")) {
     status = deadlock_barrier();
   } else if (has_flag(argc, argv, "--misuse-local-on-rank")) {
-    status = misuse_local_on_rank(
-        static_cast<int>(flag_value(argc, argv, "--misuse-local-on-rank", 1)));
+    status =
+        misuse_local_on_rank(static_cast<int>(flag_value(argc, argv, "--misuse-local-on-rank", 1)));
   } else if (has_flag(argc, argv, "--misuse-outside-run-on-rank")) {
     status = misuse_outside_run_on_rank(
         static_cast<int>(flag_value(argc, argv, "--misuse-outside-run-on-rank", 1)));
@@ -413,10 +413,11 @@ int main(int argc, char** argv) {
   } else if (has_flag(argc, argv, "--throw-on-rank")) {
     status = throw_on_rank(static_cast<int>(flag_value(argc, argv, "--throw-on-rank", 1)));
   } else {
-    std::fputs("usage: mpi_stress --flood N [--max-rss-mb M] | --cascade RUNS | --steal T | "
-               "--deadlock | --deadlock-collective | --deadlock-barrier | --throw-on-rank K | "
-               "--misuse-local-on-rank K | --misuse-outside-run-on-rank K\n",
-               stderr);
+    std::fputs(
+        "usage: mpi_stress --flood N [--max-rss-mb M] | --cascade RUNS | --steal T | "
+        "--deadlock | --deadlock-collective | --deadlock-barrier | --throw-on-rank K | "
+        "--misuse-local-on-rank K | --misuse-outside-run-on-rank K\n",
+        stderr);
     status = 2;
   }
   shoal::finalize();
