@@ -26,9 +26,10 @@ namespace detail {
 /// thread, or a default-constructed or closed handle.
 [[noreturn, gnu::cold, gnu::noinline]] inline void fatal_channel_send(std::uint32_t id) {
   if (tls_core < 0) fatal_outside_run("shoal::channel::send");
-  fatal_user(fmt::format("shoal::channel::send on a default-constructed or closed channel "
-                         "handle (id {})",
-                         id));
+  fatal_user(
+      fmt::format("shoal::channel::send on a default-constructed or closed channel "
+                  "handle (id {})",
+                  id));
 }
 }  // namespace detail
 

@@ -35,9 +35,10 @@ using stored_t = std::conditional_t<std::is_void_v<T>, unit, T>;
 inline thread_local std::uint32_t tls_future_serial = 0;
 
 [[noreturn, gnu::cold]] inline void fatal_promise_set_twice(std::uint32_t serial) {
-  fatal_user(fmt::format("shoal::promise::set_value called twice on the promise of future #{} "
-                         "(set a promise exactly once)",
-                         serial));
+  fatal_user(
+      fmt::format("shoal::promise::set_value called twice on the promise of future #{} "
+                  "(set a promise exactly once)",
+                  serial));
 }
 
 template <class T>

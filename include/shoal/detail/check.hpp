@@ -35,10 +35,10 @@ namespace shoal::detail {
 /// Misuse check of every build type for calls that need a shoal core (send,
 /// spawn, delegates, waits...): one thread-local load and a branch. `api`
 /// names the call in the message, e.g. "shoal::send".
-#define SHOAL_CHECK_ON_CORE(api)                                \
-  do {                                                          \
-    if (__builtin_expect(::shoal::detail::tls_core < 0, 0))     \
-      ::shoal::detail::fatal_outside_run(api);                  \
+#define SHOAL_CHECK_ON_CORE(api)                            \
+  do {                                                      \
+    if (__builtin_expect(::shoal::detail::tls_core < 0, 0)) \
+      ::shoal::detail::fatal_outside_run(api);              \
   } while (0)
 
 #ifdef NDEBUG
