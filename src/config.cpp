@@ -88,7 +88,9 @@ constexpr std::array int_options{
     make_int_option<&config::block_bytes, 8, 1048576>(
         "block-bytes", rule::power_of_two, "block size of linear global arrays in bytes"),
     make_int_option<&config::watchdog_s, 0, 86400>(
-        "watchdog-s", rule::none, "end a job that makes no progress for this many s (0 = off)"),
+        "watchdog-s", rule::none,
+        "end a job whose cores all wait without progress for this many s, naming each "
+        "core's wait (0 = off)"),
 };
 
 constexpr std::array bool_options{

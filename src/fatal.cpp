@@ -52,6 +52,10 @@ void fatal_user(const std::string& what) {
   die(fmt::format("shoal: fatal on {}: {}\n", where(), what));
 }
 
+void fatal_outside_run(const char* api) {
+  fatal_user(fmt::format("{} called outside shoal::run() (no shoal core on this thread)", api));
+}
+
 }  // namespace shoal::detail
 
 namespace shoal {

@@ -122,10 +122,13 @@ std::uint64_t total_progress(const runtime_state& rt) {
   return sum;
 }
 
-// --watchdog-s: ends the job when every core has been idle, without any
-// progress, for that long while the job is unfinished (a deadlock: all
-// workers suspended on something that will not happen). A task computing
-// without yielding keeps its core busy, so it never trips the watchdog.
+// --watchdog-s (60 s by default): ends the job when every core has been
+// idle, without any progress, for that long while the job is unfinished (a
+// deadlock: all workers suspended on something that will not happen). A
+// task computing, even without yielding, keeps its core busy, and in a job
+// of several processes one busy core anywhere keeps every rank's watchdog
+// quiet (the termination waves carry busy and progress), so a long
+// computation never trips it. The report names each core's waits ("why #tag").
 class watchdog {
  public:
   explicit watchdog(const runtime_state& rt) : rt_(rt), last_(total_progress(rt)) {}
@@ -144,6 +147,9 @@ class watchdog {
     std::string report =
         fmt::format("watchdog: no progress for {} s (--watchdog-s); ", rt_.cfg.watchdog_s);
     for (const auto& s : rt_.schedulers) report += s->describe() + "; ";
+    report +=
+        "usual causes: a collective or barrier() not called by every core, a promise "
+        "never set, an event never completed";
     fatal_user(report);
   }
 

@@ -99,6 +99,7 @@ TEST(ConfigDefaults, MemberDefaultsMatchTheContract) {
   EXPECT_EQ(cfg.buffers_per_core, 64);
   EXPECT_EQ(cfg.heap_mb, 1024);
   EXPECT_EQ(cfg.block_bytes, 64);
+  EXPECT_EQ(cfg.watchdog_s, 60);
   EXPECT_FALSE(cfg.stats);
   EXPECT_FALSE(cfg.verbose);
 }
@@ -114,6 +115,7 @@ TEST(ConfigDefaults, ParseWithNothingGivesResolvedDefaults) {
   EXPECT_EQ(r.cfg.buffers_per_core, 64);
   EXPECT_EQ(r.cfg.heap_mb, 1024);
   EXPECT_EQ(r.cfg.block_bytes, 64);
+  EXPECT_EQ(r.cfg.watchdog_s, 60);
   EXPECT_FALSE(r.cfg.stats);
   EXPECT_FALSE(r.cfg.verbose);
   EXPECT_EQ(r.rest, std::vector<std::string>{"prog"});
@@ -666,7 +668,7 @@ TEST(ConfigDescribe, OneLinePerFieldWithItsValue) {
       {"--network-bytes", "65536"},
       {"--heap-mb", "1024"},
       {"--block-bytes", "64"},
-      {"--watchdog-s", "0"},
+      {"--watchdog-s", "60"},
       {"--stats", "true"},
       {"--verbose", "false"},
       {"--progress-thread", "false"},
@@ -709,6 +711,10 @@ TEST(ConfigHelp, ListsEveryFlagVariableDefaultAndRange) {
                            "--block-bytes",
                            "SHOAL_BLOCK_BYTES",
                            "a power of two in [8, 1048576]",
+                           "--watchdog-s N",
+                           "SHOAL_WATCHDOG_S",
+                           "60; an integer in [0, 86400]",
+                           "naming each core's wait (0 = off)",
                            "--stats",
                            "SHOAL_STATS",
                            "--verbose",

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <vector>
 
@@ -477,6 +478,105 @@ TEST_P(full_empty_words, WritersWaitForEmpty) {
 }
 
 SHOAL_TEST_CORES(full_empty_words);
+
+// One cell, many producer and consumer tasks (issue 11 item 7): each state
+// change wakes one waiter, so the switches grow linearly with the items. On
+// the base code every read woke every parked writer: 2.5k/5k/10k/20k items
+// took 0.4/2.0/15.8/41 s.
+struct pipeline_result {
+  std::int64_t items = 0;
+  std::uint64_t switches = 0;
+  double seconds = 0;
+  bool each_item_once = false;
+};
+
+pipeline_result run_pipeline(int n) {
+  constexpr int per_producer = 10;
+  constexpr int consumers = 10;  // divides every n below
+  shoal::full_empty<int> cell;
+  std::vector<int> seen(static_cast<std::size_t>(n), 0);
+  shoal::completion_event done(n / per_producer + consumers);
+  auto* c = &cell;
+  auto* s = &seen;
+  auto* d = &done;
+  auto& stats = shoal::detail::this_scheduler().stats;
+  const std::uint64_t switches_before = stats.context_switches;
+  const auto start = std::chrono::steady_clock::now();
+  // Consumers first, so that they have workers before the producers park.
+  for (int k = 0; k < consumers; ++k) {
+    shoal::spawn([c, s, d, n] {
+      for (int i = 0; i < n / consumers; ++i) ++(*s)[static_cast<std::size_t>(c->read_fe())];
+      d->complete();
+    });
+  }
+  for (int p = 0; p < n / per_producer; ++p) {
+    shoal::spawn([c, d, p] {
+      for (int i = 0; i < per_producer; ++i) c->write_ef(p * per_producer + i);
+      d->complete();
+    });
+  }
+  done.wait();
+  pipeline_result r;
+  r.items = n;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.switches = stats.context_switches - switches_before;
+  r.each_item_once = std::all_of(seen.begin(), seen.end(), [](int x) { return x == 1; });
+  return r;
+}
+
+TEST_P(full_empty_words, ManyProducersAndConsumersScaleLinearly) {
+  std::vector<pipeline_result> results;
+  run([&] {
+    for (int n : {2'500, 5'000, 10'000, 20'000}) results.push_back(run_pipeline(n));
+  });
+  for (const auto& r : results) {
+    std::printf("full_empty pipeline: %lld items, %.3f s, %llu switches (%.2f per item)\n",
+                static_cast<long long>(r.items), r.seconds,
+                static_cast<unsigned long long>(r.switches),
+                static_cast<double>(r.switches) / static_cast<double>(r.items));
+    EXPECT_TRUE(r.each_item_once) << r.items << " items";
+    // Wake-one: a handful of switches per item (wake-all: hundreds at 20k).
+    EXPECT_LE(r.switches, static_cast<std::uint64_t>(8 * r.items)) << r.items << " items";
+  }
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_LE(results[3].switches, 10 * results[0].switches)
+      << "8x the items, at most ~8x the switches";
+}
+
+TEST_P(full_empty_words, FullWakesEveryReadFfAndOneReadFe) {
+  constexpr int peekers = 4;
+  constexpr int takers = 3;
+  std::vector<int> peeked;
+  std::vector<int> taken;
+  run([&] {
+    shoal::full_empty<int> word;
+    shoal::completion_event arrived(peekers + takers);
+    shoal::completion_event done(peekers + takers);
+    auto* w = &word;
+    auto* a = &arrived;
+    auto* d = &done;
+    auto* pk = &peeked;
+    auto* tk = &taken;
+    for (int i = 0; i < peekers; ++i)
+      shoal::spawn([w, a, d, pk] {
+        a->complete();
+        pk->push_back(w->read_ff());
+        d->complete();
+      });
+    for (int i = 0; i < takers; ++i)
+      shoal::spawn([w, a, d, tk] {
+        a->complete();
+        tk->push_back(w->read_fe());
+        d->complete();
+      });
+    arrived.wait();  // every reader now waits on the empty word
+    for (int v = 1; v <= takers; ++v) word.write_ef(10 * v);
+    done.wait();
+  });
+  EXPECT_EQ(peeked, std::vector<int>(peekers, 10));
+  std::sort(taken.begin(), taken.end());
+  EXPECT_EQ(taken, (std::vector<int>{10, 20, 30}));
+}
 
 // ------------------------------------------------------------------ mutex
 

@@ -47,6 +47,18 @@
 
 namespace shoal {
 
+namespace detail {
+/// Names why channel::send on handle `id` cannot go: no shoal core on this
+/// thread, or a default-constructed or closed handle.
+[[noreturn, gnu::cold, gnu::noinline]] inline void fatal_channel_send(std::uint32_t id) {
+  if (tls_core < 0) fatal_outside_run("shoal::channel::send");
+  fatal_user(
+      fmt::format("shoal::channel::send on a default-constructed or closed channel "
+                  "handle (id {})",
+                  id));
+}
+}  // namespace detail
+
 /// A payload type a channel can carry: trivially copyable, at most 8-byte
 /// aligned.
 template <class T>
@@ -74,9 +86,10 @@ class channel {
   channel() = default;
 
   /// Sends `value` to global core `core`; the handler runs there. Returns
-  /// at once (may suspend a task under back-pressure). Any core.
+  /// at once (may suspend a task under back-pressure). Any core, inside
+  /// run(); a send on a default-constructed or closed handle ends the job.
   void send(int core, const T& value) const {
-    SHOAL_ASSERT(id() != 0, "send on a closed or default-constructed channel");
+    if (__builtin_expect((id() == 0) | (detail::tls_core < 0), 0)) detail::fatal_channel_send(id());
     if (bits_ >= id_span) [[unlikely]]
       detail::tls_aggregator->flow_reserve(id(), core, max_in_flight());
     char* p = detail::tls_aggregator->reserve(id(), core, static_cast<std::uint32_t>(sizeof(T)));
@@ -135,6 +148,7 @@ class channel {
 template <channel_value_like T, class H>
 requires channel_handler_like<H, T> channel<T> make_channel(const H& handler,
                                                             const channel_options& options = {}) {
+  SHOAL_CHECK_ON_CORE("shoal::make_channel");
   detail::channel_entry e;
   std::memcpy(e.state, static_cast<const void*>(&handler), sizeof(H));
   e.value_bytes = sizeof(T);

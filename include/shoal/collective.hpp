@@ -141,6 +141,7 @@ byte_buffer reduce_on_leader(const coll_call& c, std::int64_t n, const Op& op, b
 template <class Lead, class Use>
 void run_collective(coll_kind kind, const void* data, std::int64_t count, int root,
                     const Lead& leader_work, const Use& use) {
+  SHOAL_CHECK_ON_CORE("a shoal collective (allreduce, broadcast, gather, ...)");
   const coll_call c = coll_enter(kind, data, count, root);
   if (c.leader) {
     coll_publish(c, leader_work(c));

@@ -61,9 +61,10 @@ class completion_event {
   void wait() {
     SHOAL_ASSERT(mycore() == home_, "completion_event::wait off its home core");
     if (count_ == 0) return;
+    SHOAL_CHECK_ON_CORE("shoal::completion_event::wait");
     detail::scheduler& s = detail::this_scheduler();
     waiters_.push(s.current());
-    s.suspend("completion_event");
+    s.suspend("completion_event", detail::address_tag(this));
   }
 
   std::int64_t count() const noexcept { return count_; }

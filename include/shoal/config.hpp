@@ -50,10 +50,12 @@ struct config {
   std::int64_t heap_mb = 1024;
   /// --block-bytes [8, 1048576], a power of two: block size of linear global arrays.
   std::int64_t block_bytes = 64;
-  /// --watchdog-s, in [0, 86400]: when positive, a job whose cores make no
-  /// progress (no task run, no switch, no message handled) for this many
-  /// seconds is ended with a report of what every core waits on. 0 = off.
-  int watchdog_s = 0;
+  /// --watchdog-s, in [0, 86400]: when positive, a job whose cores are all
+  /// idle without progress (no task run, no switch, no message handled) for
+  /// this many seconds is ended with a report of what every core waits on
+  /// (e.g. "future #3", "barrier", "delegate::call to core #2"). A core that
+  /// computes is never idle, so a long computation never trips it. 0 = off.
+  int watchdog_s = 60;
   /// --stats: print runtime counters at finalize.
   bool stats = false;
   /// --verbose: print the effective configuration at init.

@@ -40,6 +40,7 @@ template <class F>
 auto call(int core, const F& f) -> std::invoke_result_t<const F&> {
   using R = std::invoke_result_t<const F&>;
   shoal::detail::check_message_closure<F>();
+  SHOAL_CHECK_ON_CORE("shoal::delegate::call");
   if (core == mycore()) return f();
   shoal::detail::scheduler& s = shoal::detail::this_scheduler();
   SHOAL_CHECK(s.in_worker(), "delegate::call outside a task (handlers must not block)");
@@ -59,7 +60,7 @@ auto call(int core, const F& f) -> std::invoke_result_t<const F&> {
       });
     }
   });
-  s.suspend("delegate");
+  s.suspend("delegate::call to core", core);
   if constexpr (!std::is_void_v<R>) {
     R r;
     std::memcpy(&r, slot.value, sizeof r);
@@ -71,6 +72,7 @@ auto call(int core, const F& f) -> std::invoke_result_t<const F&> {
 template <class F>
 auto async_call(int core, const F& f) -> future<std::invoke_result_t<const F&>> {
   using R = std::invoke_result_t<const F&>;
+  SHOAL_CHECK_ON_CORE("shoal::delegate::async_call");
   auto pair = make_promise_pair<R>();
   const promise<R> p = pair.first;
   future<R>& fut = pair.second;
@@ -96,6 +98,7 @@ auto async_call(int core, const F& f) -> future<std::invoke_result_t<const F&>> 
 /// completion message comes back. Any task or handler.
 template <class F>
 void async_call(int core, const F& f, completion_ref gce) {
+  SHOAL_CHECK_ON_CORE("shoal::delegate::async_call");
   gce.enroll();
   if (core == mycore()) {
     f();

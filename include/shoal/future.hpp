@@ -6,7 +6,9 @@
 // suspends the calling worker until the value is there. A promise is a small
 // trivially copyable handle that may travel in messages; set_value() on
 // another core forwards the value to the home core by one message. Set a
-// promise exactly once.
+// promise exactly once: a second set_value() ends the job with a message
+// (checked in every build: the state keeps a serial number the promise
+// carries, and its `ready` flag, which outlive the state in the core's pool).
 #pragma once
 
 #include "shoal/detail/intrusive_list.hpp"
@@ -16,6 +18,7 @@
 #include "shoal/runtime.hpp"
 #include "shoal/task.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <type_traits>
@@ -28,13 +31,26 @@ struct unit {};
 template <class T>
 using stored_t = std::conditional_t<std::is_void_v<T>, unit, T>;
 
+/// Serial number of the last future state made on this core.
+inline thread_local std::uint32_t tls_future_serial = 0;
+
+[[noreturn, gnu::cold]] inline void fatal_promise_set_twice(std::uint32_t serial) {
+  fatal_user(
+      fmt::format("shoal::promise::set_value called twice on the promise of future #{} "
+                  "(set a promise exactly once)",
+                  serial));
+}
+
 template <class T>
 struct future_state {
+  // The pool links a released block through its first word (in `value`);
+  // `ready` and `serial` stay readable after release, for the set-twice check.
   alignas(stored_t<T>) unsigned char value[sizeof(stored_t<T>)];
   worker_list waiters;
   small_pool* pool = nullptr;  // the home core's pool, where the block returns
-  int refs = 2;                // the future and the promise
+  std::uint8_t refs = 2;       // the future and the promise
   bool ready = false;
+  std::uint32_t serial = ++tls_future_serial;  // also held by the promise
 
   static future_state* create() {
     static_assert(sizeof(future_state) <= small_pool::block_bytes,
@@ -51,7 +67,10 @@ struct future_state {
       home->put(this);
     }
   }
-  void fulfil(const stored_t<T>& v) {
+  /// Home core. `promised` is the serial the promise carries: a mismatch
+  /// means the state was released and reused, so this is a second set.
+  void fulfil(const stored_t<T>& v, std::uint32_t promised) {
+    if (__builtin_expect(ready || serial != promised, 0)) fatal_promise_set_twice(promised);
     std::memcpy(value, &v, sizeof v);
     ready = true;
     scheduler& s = this_scheduler();
@@ -90,13 +109,16 @@ class future {
   /// Whether the value has arrived. Home core only.
   bool ready() const noexcept { return s_ != nullptr && s_->ready; }
 
-  /// Suspends the calling worker until the value has arrived. Home core.
+  /// Suspends the calling worker until the value has arrived. Home core,
+  /// in a task. The watchdog names the wait "future #n" (the n-th future
+  /// made on that core).
   void wait() const {
+    SHOAL_CHECK_ON_CORE("shoal::future::wait");
     SHOAL_CHECK(s_ != nullptr, "wait() on an empty future");
     if (s_->ready) return;
     detail::scheduler& sch = detail::this_scheduler();
     s_->waiters.push(sch.current());
-    sch.suspend("future");
+    sch.suspend("future", s_->serial);
   }
 
   /// The value; suspends until it has arrived. May be called repeatedly.
@@ -155,16 +177,20 @@ class promise {
  public:
   promise() = default;
 
-  /// Delivers the value; wakes waiters. Any core of the process; off the
-  /// home core this costs one message. Call exactly once.
+  /// Delivers the value; wakes waiters. Any core of the process, inside
+  /// run(); off the home core this costs one message. Call exactly once: a
+  /// second call ends the job (named at the home core).
   template <class V = detail::stored_t<T>>
   void set_value(const V& v = V{}) const {
+    SHOAL_CHECK_ON_CORE("shoal::promise::set_value");
+    SHOAL_CHECK(s_ != nullptr, "set_value on an empty (default-constructed) promise");
     detail::future_state<T>* s = s_;
     const detail::stored_t<T> value = v;
+    const std::uint32_t serial = serial_;
     if (mycore() == core_) {
-      s->fulfil(value);
+      s->fulfil(value, serial);
     } else {
-      send(core_, [s, value] { s->fulfil(value); });
+      send(core_, [s, value, serial] { s->fulfil(value, serial); });
     }
   }
 
@@ -173,10 +199,11 @@ class promise {
  private:
   template <class U>
   friend std::pair<promise<U>, future<U>> make_promise_pair();
-  promise(detail::future_state<T>* s, int core) : s_(s), core_(core) {}
+  promise(detail::future_state<T>* s, int core) : s_(s), core_(core), serial_(s->serial) {}
 
   detail::future_state<T>* s_ = nullptr;
   int core_ = -1;
+  std::uint32_t serial_ = 0;
 };
 
 /// A connected promise and future whose state lives on the calling core.

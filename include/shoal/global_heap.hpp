@@ -26,6 +26,7 @@ void heap_free(std::size_t offset);
 /// exhausted.
 template <class T>
 global_ptr<T> global_alloc(std::int64_t n) {
+  SHOAL_CHECK_ON_CORE("shoal::global_alloc");
   const auto bb = static_cast<std::size_t>(detail::g_info.block_bytes);
   SHOAL_CHECK(n >= 0, "global_alloc: negative element count {}", n);
   if (sizeof(T) > bb || bb % sizeof(T) != 0)
@@ -50,6 +51,7 @@ global_ptr<T> global_alloc(std::int64_t n) {
 /// Frees an array from global_alloc. Any task.
 template <class T>
 void global_free(global_ptr<T> p) {
+  SHOAL_CHECK_ON_CORE("shoal::global_free");
   SHOAL_CHECK(p.is_linear(), "global_free: {} was not returned by global_alloc", p.to_string());
   detail::heap_free(static_cast<std::size_t>(p.linear_address()) /
                     static_cast<std::size_t>(detail::g_info.total_cores));

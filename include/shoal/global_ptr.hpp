@@ -53,16 +53,21 @@ class global_ptr {
     return static_cast<int>(bits_ >> addr_bits);
   }
 
-  /// Plain pointer to the pointee; valid only on a core of the owning process.
+  /// Plain pointer to the pointee. Any thread of the process that owns
+  /// core() (any of its cores may use it: delegates run at home, and data of
+  /// a neighbouring core is plain memory); on another process it ends the job
+  /// naming the element's core and this rank (one compare). Null stays null.
   T* local() const noexcept {
-    if (!is_linear()) return reinterpret_cast<T*>(bits_ & addr_mask);
+    if (!is_linear()) {
+      if (__builtin_expect(!owned_here(core()), 0)) fail_not_here();
+      return reinterpret_cast<T*>(bits_ & addr_mask);
+    }
     const auto bb = static_cast<std::uint64_t>(detail::g_info.block_bytes);
     const auto n = static_cast<std::uint64_t>(detail::g_info.total_cores);
     const std::uint64_t a = linear_address();
     const std::uint64_t block = a / bb;
     const auto owner = static_cast<int>(block % n);
-    SHOAL_ASSERT(owner / detail::g_info.local_cores == detail::g_info.rank,
-                 "global_ptr::local() on a process that does not own core {}", owner);
+    if (__builtin_expect(!owned_here(owner), 0)) fail_not_here();
     const std::uint64_t offset = (block / n) * bb + a % bb;
     return reinterpret_cast<T*>(detail::g_info.heap_base +
                                 static_cast<std::size_t>(owner - detail::g_info.rank_base) *
@@ -109,6 +114,19 @@ class global_ptr {
   }
 
  private:
+  static bool owned_here(int core) noexcept {
+    return static_cast<unsigned>(core - detail::g_info.rank_base) <
+           static_cast<unsigned>(detail::g_info.local_cores);
+  }
+  [[gnu::cold, gnu::noinline]] void fail_not_here() const noexcept {
+    // A null pointer gives nullptr; a 2D one after finalize() its address.
+    if (bits_ == 0 || (!is_linear() && detail::g_info.local_cores == 0)) return;
+    detail::fatal_user(fmt::format(
+        "global_ptr::local() on {}, an element of core {} on rank {}, called on rank {}: "
+        "local() is for data of this process; use a delegate or forall to reach it",
+        to_string(), core(), core() / detail::g_info.local_cores, detail::g_info.rank));
+  }
+
   static constexpr int addr_bits = 48;
   static constexpr std::uint64_t addr_mask = (std::uint64_t{1} << addr_bits) - 1;
   static constexpr std::uint64_t linear_bit = std::uint64_t{1} << 63;

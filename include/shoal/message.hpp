@@ -60,7 +60,7 @@ constexpr void check_loop_body() {
 
 template <class F>
 void send_closure(int core, const F& f, std::uint32_t stream = 0) {
-  SHOAL_ASSERT(tls_aggregator != nullptr, "shoal::send called outside a shoal core");
+  SHOAL_CHECK_ON_CORE("shoal::send");
   char* p = tls_aggregator->reserve_closure(core, to_handler_id(&invoke_closures<F>),
                                             padded_closure_bytes<F>, stream);
   std::memcpy(p, static_cast<const void*>(&f), sizeof(F));
@@ -94,6 +94,9 @@ void send(int core, const F& f) {
 }
 
 /// Delivers every message this core has staged. Returns at once.
-inline void flush() { detail::tls_aggregator->flush_all(); }
+inline void flush() {
+  SHOAL_CHECK_ON_CORE("shoal::flush");
+  detail::tls_aggregator->flush_all();
+}
 
 }  // namespace shoal

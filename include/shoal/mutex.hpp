@@ -19,6 +19,7 @@ class mutex {
 
   /// Suspends until the mutex is free, then takes it. FIFO hand-off.
   void lock() {
+    SHOAL_CHECK_ON_CORE("shoal::mutex::lock");
     SHOAL_ASSERT(mycore() == home_, "shoal::mutex used off its home core");
     if (!locked_) {
       locked_ = true;
@@ -26,7 +27,7 @@ class mutex {
     }
     detail::scheduler& s = detail::this_scheduler();
     waiters_.push(s.current());
-    s.suspend("mutex");  // unlock() handed the lock to us
+    s.suspend("mutex", detail::address_tag(this));  // unlock() handed the lock to us
   }
 
   bool try_lock() noexcept {
@@ -61,10 +62,11 @@ class condition_variable {
 
   /// Releases `m`, suspends until notified, re-takes `m`.
   void wait(mutex& m) {
+    SHOAL_CHECK_ON_CORE("shoal::condition_variable::wait");
     detail::scheduler& s = detail::this_scheduler();
     waiters_.push(s.current());
     m.unlock();
-    s.suspend("condition_variable");
+    s.suspend("condition_variable", detail::address_tag(this));
     m.lock();
   }
 

@@ -41,6 +41,7 @@ void parallel_for_piece(parallel_for_state<F>* st, std::int64_t lo, std::int64_t
 /// must be safe to call concurrently; iterations may suspend.
 template <class F>
 void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain, const F& f) {
+  SHOAL_CHECK_ON_CORE("shoal::parallel_for");
   if (end <= begin) return;
   if (grain < 1) grain = 1;
   detail::parallel_for_state<F> st(end - begin, &f, grain);
@@ -55,6 +56,7 @@ template <class F>
 void on_all_cores(const F& f) {
   detail::check_message_closure<F>();
   static_assert(sizeof(F) <= 48, "shoal::on_all_cores: capture at most 48 bytes");
+  SHOAL_CHECK_ON_CORE("shoal::on_all_cores");
   completion_event done(cores());
   completion_event* d = &done;
   const int home = mycore();

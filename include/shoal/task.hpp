@@ -29,6 +29,7 @@ inline constexpr task_mode anywhere = task_mode::anywhere;
 template <task_mode Mode = task_mode::local, class F>
 void spawn(const F& f) {
   detail::check_task_closure<F>();
+  SHOAL_CHECK_ON_CORE("shoal::spawn");
   detail::scheduler& s = detail::this_scheduler();
   detail::inline_task t = detail::inline_task::make(f);
   if (const std::uint32_t scope = detail::current_scope(); scope != 0) [[unlikely]] {
@@ -45,6 +46,9 @@ void spawn(const F& f) {
 }
 
 /// Lets other workers of this core run; the caller continues later. Worker only.
-inline void yield() { detail::this_scheduler().yield(); }
+inline void yield() {
+  SHOAL_CHECK_ON_CORE("shoal::yield");
+  detail::this_scheduler().yield();
+}
 
 }  // namespace shoal

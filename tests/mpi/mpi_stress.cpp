@@ -24,6 +24,15 @@
 //       by a steal request between processes).
 //   mpi_stress --deadlock --watchdog-s S
 //       The root waits forever; the watchdog must end the job with its report.
+//   mpi_stress --deadlock-collective | --deadlock-barrier --watchdog-s S
+//       Only core 0 calls allreduce_sum / only the root calls barrier(): the
+//       watchdog must end the job naming the wait.
+//   mpi_stress --misuse-local-on-rank K
+//       A handler on rank K's first core calls local() on an element of rank
+//       0: the job must end at once naming rank K, the element's core and rank.
+//   mpi_stress --misuse-outside-run-on-rank K
+//       Rank K's main thread sends before run(); the others run normally: the
+//       job must end at once naming rank K and the call.
 //   mpi_stress --kill-during-run K
 //       Rank K dies by SIGKILL in the middle of a run; mpirun must exit
 //       non-zero promptly.
@@ -309,6 +318,43 @@ int deadlock() {
   return fail("the root returned from a wait nobody could end");
 }
 
+// Only core 0 joins a collective: every other core has finished its part.
+int deadlock_collective() {
+  shoal::run([] {
+    shoal::on_all_cores([] {
+      if (shoal::mycore() == 0) (void)shoal::allreduce_sum(1);
+    });
+  });
+  return fail("a collective only core 0 called returned");
+}
+
+// barrier() from the root only, not from a task on every core (no SPMD).
+int deadlock_barrier() {
+  shoal::run([] { shoal::barrier(); });
+  return fail("a barrier only the root called returned");
+}
+
+// ---------------------------------------------------------------- misuse
+
+int misuse_local_on_rank(int k) {
+  shoal::run([k] {
+    const auto a = shoal::global_alloc<std::int64_t>(shoal::cores() * 8);  // a: core 0's
+    shoal::send(k * shoal::local_cores(), [a] { *a.local() = 1; });
+    shoal::completion_event never(1);
+    never.wait();
+  });
+  return fail("local() on another process's element went unnoticed");
+}
+
+int misuse_outside_run_on_rank(int k) {
+  if (shoal::myrank() == k) shoal::send(0, [] {});
+  shoal::run([] {
+    shoal::completion_event never(1);
+    never.wait();
+  });
+  return fail("a send outside run() went unnoticed");
+}
+
 // Rank K's first core kills its own process by SIGKILL in the middle of a
 // flood; mpirun must exit non-zero.
 int kill_during_run(int k) {
@@ -352,14 +398,26 @@ int main(int argc, char** argv) {
     status = steal(static_cast<int>(flag_value(argc, argv, "--steal", 1000)));
   } else if (has_flag(argc, argv, "--deadlock")) {
     status = deadlock();
+  } else if (has_flag(argc, argv, "--deadlock-collective")) {
+    status = deadlock_collective();
+  } else if (has_flag(argc, argv, "--deadlock-barrier")) {
+    status = deadlock_barrier();
+  } else if (has_flag(argc, argv, "--misuse-local-on-rank")) {
+    status =
+        misuse_local_on_rank(static_cast<int>(flag_value(argc, argv, "--misuse-local-on-rank", 1)));
+  } else if (has_flag(argc, argv, "--misuse-outside-run-on-rank")) {
+    status = misuse_outside_run_on_rank(
+        static_cast<int>(flag_value(argc, argv, "--misuse-outside-run-on-rank", 1)));
   } else if (has_flag(argc, argv, "--kill-during-run")) {
     status = kill_during_run(static_cast<int>(flag_value(argc, argv, "--kill-during-run", 1)));
   } else if (has_flag(argc, argv, "--throw-on-rank")) {
     status = throw_on_rank(static_cast<int>(flag_value(argc, argv, "--throw-on-rank", 1)));
   } else {
-    std::fputs("usage: mpi_stress --flood N [--max-rss-mb M] | --cascade RUNS | --steal T | "
-        "--throw-on-rank K\n",
-               stderr);
+    std::fputs(
+        "usage: mpi_stress --flood N [--max-rss-mb M] | --cascade RUNS | --steal T | "
+        "--deadlock | --deadlock-collective | --deadlock-barrier | --throw-on-rank K | "
+        "--misuse-local-on-rank K | --misuse-outside-run-on-rank K\n",
+        stderr);
     status = 2;
   }
   shoal::finalize();

@@ -2,6 +2,8 @@
 // rank, core, file:line and cause; SHOAL_ASSERT is the same in debug builds only.
 #pragma once
 
+#include "shoal/detail/process_info.hpp"
+
 #include <string>
 
 #include <fmt/format.h>
@@ -17,6 +19,10 @@ namespace shoal::detail {
 /// fix (bad flag, exhausted heap), where file:line would only be noise.
 [[noreturn]] void fatal_user(const std::string& what);
 
+/// Ends the job with "<api> called outside shoal::run() (no shoal core on
+/// this thread)". Out of line: the check that calls it stays one branch.
+[[noreturn, gnu::cold]] void fatal_outside_run(const char* api);
+
 }  // namespace shoal::detail
 
 #define SHOAL_CHECK(cond, ...)                                                                   \
@@ -24,6 +30,15 @@ namespace shoal::detail {
     if (__builtin_expect(!(cond), 0))                                                            \
       ::shoal::detail::fatal("check failed: " #cond ": " + ::fmt::format(__VA_ARGS__), __FILE__, \
                              __LINE__);                                                          \
+  } while (0)
+
+/// Misuse check of every build type for calls that need a shoal core (send,
+/// spawn, delegates, waits...): one thread-local load and a branch. `api`
+/// names the call in the message, e.g. "shoal::send".
+#define SHOAL_CHECK_ON_CORE(api)                            \
+  do {                                                      \
+    if (__builtin_expect(::shoal::detail::tls_core < 0, 0)) \
+      ::shoal::detail::fatal_outside_run(api);              \
   } while (0)
 
 #ifdef NDEBUG

@@ -9,8 +9,16 @@
 // idling. Progress hooks (registered by comm) run in the scheduler's own
 // context every `poll_interval` switches and whenever the core has nothing
 // else to do; they never run inside a worker, so a message handler can never
-// interrupt a task midway. Idle policy: spin briefly, then sleep on a futex
-// with a growing timeout (50 us .. 1 ms); notify() cuts the sleep short.
+// interrupt a task midway. Idle policy: with a CPU to itself, an idle core
+// spins (50 us), then yields the CPU (to 1 ms), then sleeps on a futex with a
+// growing timeout (50 us .. 1 ms); notify() cuts the sleep short. When it
+// sees that it shares its CPU (it lost the CPU while spinning or yielding, or
+// overslept a futex timeout by 200 us), it spins only 3 us before sleeping,
+// for the next 100 ms (renewed while the signs last): an awake idle core
+// would see its message only at its next time slice, a sleeping one is woken
+// by the sender's notify() and run at once. Cost on an idle machine: none
+// (the signs never appear); under load one futex wake (~2 us) per message
+// that finds the core asleep.
 // Fairness: when resumed workers and new tasks both wait, the scheduler
 // alternates between them, so a task that yields in a loop cannot starve a
 // task it spawned.
@@ -78,7 +86,8 @@ class scheduler {
   /// Requeues the running worker at the tail and runs others. Worker only.
   void yield();
   /// Parks the running worker until wake(); `why` names what it waits for
-  /// and `tag` (when not -1) which one: the watchdog prints "why #tag".
+  /// and `tag` (when not -1) which one: the watchdog prints "why #tag"
+  /// (in hex from 2^32 up: an address, see address_tag).
   void suspend(const char* why, std::int64_t tag = -1);
   /// Makes a suspended worker of this core runnable.
   void wake(worker* w) {
@@ -119,8 +128,9 @@ class scheduler {
   /// Grows whenever the core runs a task, switches or handles a message;
   /// published at each poll. Any thread (the watchdog).
   std::uint64_t progress() const noexcept { return progress_.load(std::memory_order_relaxed); }
-  /// What the core is doing and what its suspended workers wait for: a racy
-  /// snapshot for the watchdog's report, read from another thread.
+  /// What the core (named by its global id) is doing and what its suspended
+  /// workers wait for: a racy snapshot for the watchdog's report, read from
+  /// another thread.
   std::string describe() const;
   std::size_t queued_tasks() const noexcept {
     return private_.size() + static_cast<std::size_t>(public_.size() + movable_.size());
@@ -151,6 +161,8 @@ class scheduler {
   bool check_watches();
   void poll();
   void idle_step();
+  void sleep_once();
+  void note_contention(std::uint64_t now) noexcept;
   bool wants_exit() const noexcept;
   bool startable_task_waiting() const noexcept;
 
@@ -182,6 +194,8 @@ class scheduler {
   std::uint32_t idle_spins_ = 0;
   std::uint32_t sleep_us_ = 50;
   std::uint64_t phase_start_ns_ = 0;
+  std::uint64_t last_look_ns_ = 0;        // clock read by the idle loop; 0 = none yet
+  std::uint64_t contended_until_ns_ = 0;  // sleep early until then (CPU shared)
 
   small_pool pool_;
   chase_lev_deque public_;
@@ -193,6 +207,12 @@ class scheduler {
   std::atomic<bool> has_watches_{false};
   alignas(64) std::atomic<std::uint32_t> sleep_word_{0};
 };
+
+/// A suspend() tag naming an object by its address (the watchdog prints it
+/// in hex: "mutex #0x7f...").
+inline std::int64_t address_tag(const void* p) noexcept {
+  return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p));
+}
 
 /// The scheduler of the calling OS thread; null outside shoal's cores.
 inline thread_local scheduler* tls_scheduler = nullptr;
