@@ -68,7 +68,7 @@ std::size_t aggregator::buffers_out() const noexcept {
 char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) {
   // A stale copy of a closed channel's handle, named at the sender: seen on
   // its first message to a destination since the last batch there left.
-  if (stream != 0 && g_channels[stream].deliver == nullptr)
+  if (!is_closure_stream(stream) && g_channels[stream].deliver == nullptr)
     fatal_user(
         fmt::format("shoal::channel::send on channel id {}, which is closed (a stale "
                     "copy of a closed channel's handle)",
