@@ -48,8 +48,11 @@ using bale::bale_problem;
 /// arrives, and gives its CPU up to the OS when nothing does, instead of
 /// spinning on back-pressure once all its buffers are in flight (which, on
 /// an oversubscribed machine, starved the very thread it waited for).
-/// 16384 increments of 4 bytes: four aggregation buffers per destination.
-constexpr std::uint32_t max_in_flight = 16384;
+/// 32768 increments of 4 bytes: eight aggregation buffers per destination,
+/// two network buffers to another process, so that one travels while the
+/// other is handled (with one, the sender stops at every network buffer
+/// until it is acknowledged).
+constexpr std::uint32_t max_in_flight = 32768;
 
 /// The delegate implementation's window (delegate_share): chunks of this
 /// many remote increments, at most two unfinished at once.
@@ -86,7 +89,7 @@ void increment_share(const shoal::channel<std::uint32_t>& ch) {
   std::uint64_t* counts = st.counts.data();
   const auto n = static_cast<std::uint64_t>(p.requests_per_core);
   // Yield now and then so that this core applies what the others send it
-  // (and returns their buffers) while it sends (see bfs/spmd.hpp yield_every).
+  // (and returns their buffers) while it sends (see common/yield_every.hpp).
   std::int64_t pace = 64;
   bale::block_split b;
   for (std::uint64_t first = 0; first < n; first += bale::block_split::capacity) {
