@@ -139,14 +139,14 @@ struct store_reply {
 };
 
 /// Most reads a core has sent to one other core and not yet seen served
-/// there (the request channel's flow control): 8 aggregation buffers of
+/// there (the request channel's flow control): 16 aggregation buffers of
 /// 8-byte requests. Beyond it the sender suspends until the owner
 /// acknowledges a batch. Its core then idles, handling what arrives, and
 /// gives its CPU up to the OS when nothing does, instead of spinning on
 /// back-pressure (which, on an oversubscribed machine, starved the very
 /// thread it waited for: 1 process x 2 cores ran 2-4x slower without a
 /// window).
-constexpr std::uint32_t max_in_flight = 16384;
+constexpr std::uint32_t max_in_flight = 32768;
 
 /// Makes the calling core's N reads, then waits until every read of every
 /// core has been answered. One task per core.
