@@ -17,12 +17,12 @@
 // owner on a request channel as (local index, slot, requester), packed into
 // 8 bytes when the three fit in 64 bits (else 12 bytes); the owner's handler
 // reads the entry and sends (slot, value), 12 bytes, on a reply channel to
-// the requester, whose handler stores it in tgt[slot]. A core knows how many
-// replies it awaits, so the phase ends at a core when they have all arrived:
-// no end markers. A core keeps at most max_outstanding reads unanswered (see
-// there why). Cores that are done keep serving requests (handlers run
-// whether or not a task does), and on_all_cores returns once every core has
-// all its replies, so no message is left in flight.
+// the requester, whose handler stores it in tgt[slot] and counts it (for
+// the validation). The request channel bounds the reads a core has
+// unanswered at each other core (flow control: see max_in_flight). Cores
+// that are done keep serving requests (handlers run whether or not a task
+// does); the gather ends with a draining barrier(), which returns once every
+// request and every reply it caused has been handled.
 #include <shoal/shoal.hpp>
 
 #include <algorithm>
@@ -102,13 +102,11 @@ struct app_options {
 /// The problem, set on every process before shoal::run.
 bale_problem g_problem;
 
-/// One core's slice of the table, its target array and reply bookkeeping.
+/// One core's slice of the table, its target array and reply count.
 struct gather_core {
   std::vector<std::uint64_t> table;
   std::vector<std::uint64_t> tgt;
-  std::int64_t replies = 0;                   ///< replies received this phase
-  std::int64_t wake_at = 0;                   ///< wake the waiting task at this many replies
-  shoal::completion_event* waiter = nullptr;  ///< the core's task, while it waits for them
+  std::int64_t replies = 0;  ///< replies received (the validation checks the count)
 };
 shoal::per_core<gather_core> g_cores;
 /// The calling core's g_cores slot, for the handlers (a thread-local load
@@ -131,39 +129,27 @@ struct serve_read {
   }
 };
 
-/// Reply handler: stores the value; wakes the task after the last reply.
+/// Reply handler: stores the value and counts it.
 struct store_reply {
   void operator()(const read_reply& r) const {
     gather_core& st = *t_core;
     st.tgt[r.slot] = (static_cast<std::uint64_t>(r.high) << 32) | r.low;
-    if (++st.replies >= st.wake_at && st.waiter != nullptr) {
-      st.waiter->complete();
-      st.waiter = nullptr;
-    }
+    ++st.replies;
   }
 };
 
-/// Most reads a core has sent and not yet seen answered: 16 aggregation
-/// buffers of 8-byte requests (of the 64 a core has by default), and their
-/// replies. Beyond it the sender suspends until half have been answered. Its
-/// core then idles, handling what arrives, and gives its CPU up to the OS
-/// when nothing does, instead of spinning on back-pressure (which, on an
-/// oversubscribed machine, starved the very thread it waited for: 1 process
-/// x 2 cores ran 2-4x slower without the window).
-constexpr std::int64_t max_outstanding = std::int64_t{1} << 15;
+/// Most reads a core has sent to one other core and not yet seen served
+/// there (the request channel's flow control): 16 aggregation buffers of
+/// 8-byte requests. Beyond it the sender suspends until the owner
+/// acknowledges a batch. Its core then idles, handling what arrives, and
+/// gives its CPU up to the OS when nothing does, instead of spinning on
+/// back-pressure (which, on an oversubscribed machine, starved the very
+/// thread it waited for: 1 process x 2 cores ran 2-4x slower without a
+/// window).
+constexpr std::uint32_t max_in_flight = 32768;
 
-/// Suspends the calling task until `st` has received `replies` replies.
-void wait_for_replies(gather_core& st, std::int64_t replies) {
-  shoal::flush();
-  if (st.replies >= replies) return;
-  shoal::completion_event done(1);
-  st.wake_at = replies;
-  st.waiter = &done;
-  done.wait();
-}
-
-/// Makes the calling core's N reads, then waits for every reply. One task
-/// per core.
+/// Makes the calling core's N reads, then waits until every read of every
+/// core has been answered. One task per core.
 template <class Codec>
 void gather_share(const shoal::channel<typename Codec::value_type>& ch, const Codec& codec) {
   const bale_problem& p = g_problem;
@@ -174,7 +160,6 @@ void gather_share(const shoal::channel<typename Codec::value_type>& ch, const Co
   const std::uint64_t* table = st.table.data();
   std::uint64_t* tgt = st.tgt.data();
   const auto n = static_cast<std::uint64_t>(p.requests_per_core);
-  std::int64_t sent = 0;
   int pace = 64;  // yield now and then: see histogram.cpp
   bale::block_split b;
   for (std::uint64_t first = 0; first < n; first += bale::block_split::capacity) {
@@ -187,10 +172,8 @@ void gather_share(const shoal::channel<typename Codec::value_type>& ch, const Co
         shoal::yield();
       }
     }
-    sent += b.remote;
-    if (sent - st.replies > max_outstanding) wait_for_replies(st, sent - max_outstanding / 2);
   }
-  wait_for_replies(st, sent);
+  shoal::barrier();  // drains both channels: every request and every reply
 }
 
 /// Opens the request channel for `codec`, runs the timed gather, closes it.
@@ -198,7 +181,8 @@ void gather_share(const shoal::channel<typename Codec::value_type>& ch, const Co
 template <class Codec>
 double timed_gather(const Codec& codec, const shoal::channel<read_reply>& back) {
   using value = typename Codec::value_type;
-  shoal::channel<value> ch = shoal::make_channel<value>(serve_read<Codec>{codec, back});
+  shoal::channel<value> ch =
+      shoal::make_channel<value>(serve_read<Codec>{codec, back}, {.max_in_flight = max_in_flight});
   const auto t0 = std::chrono::steady_clock::now();
   shoal::on_all_cores([ch, codec] { gather_share(ch, codec); });
   const double seconds =
@@ -254,8 +238,6 @@ void run_in_root(report& out, bool force_wide) {
       st.table[i] = bale::table_value(q.seed, base + i);
     st.tgt.assign(static_cast<std::size_t>(q.requests_per_core), 0);
     st.replies = 0;
-    st.wake_at = 0;
-    st.waiter = nullptr;
     t_core = &st;
   });
   const int slot_bits = bfs::bits_for(static_cast<std::uint64_t>(p.requests_per_core));

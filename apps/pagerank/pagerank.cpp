@@ -18,10 +18,9 @@
 //      w: added at once when it owns w, else sent to w's owner as a bare
 //      12-byte value {local index of w, double increment} on a typed channel,
 //      whose handler adds it to the owner's accumulator. A core ends its
-//      push with an end marker to every other core on the same channel
-//      (values between two cores on one channel arrive in order), so a core
-//      holding every other core's marker has every increment of the
-//      iteration. It then computes its new ranks, and one deterministic
+//      push with the channel's end_phase(), which returns once every core
+//      has pushed and every increment of the iteration has been added.
+//      It then computes its new ranks, and one deterministic
 //      allreduce (shoal::allreduce, core order) sums the L1 norm of the
 //      change and the rank of the dangling vertices: the convergence test,
 //      the next iteration's uniform dangling share, and the barrier that keeps
@@ -67,12 +66,10 @@ using namespace shoal_apps::pagerank;
 
 /// One increment of a target's rank, for its owner: 12 bytes on the wire.
 struct __attribute__((packed)) increment {
-  std::uint32_t local;  ///< target's index at its owner; end_marker ends a push
+  std::uint32_t local;  ///< target's index at its owner
   double value;
 };
 static_assert(sizeof(increment) == 12);
-
-constexpr std::uint32_t end_marker = std::numeric_limits<std::uint32_t>::max();
 
 /// The two sums each iteration ends with.
 struct iteration_sums {
@@ -93,8 +90,6 @@ struct core_state {
   /// every target); its slice of this core's own vertices is the accumulator.
   std::vector<double> combined;
   double* into = nullptr;  ///< where the increments land: acc, or the own slice of combined
-  int ends_in = 0;         ///< end markers of the current push received
-  shoal::completion_event* waiter = nullptr;
   // Results (identical on every core; read on rank 0 from core 0).
   int iterations = 0;
   double l1 = 0;
@@ -170,7 +165,6 @@ void construct_core(std::int64_t vertices, bool combining) {
     st.acc.assign(count, 0.0);
     st.into = st.acc.data();
   }
-  st.ends_in = 0;
   std::int64_t dangling = 0;
   for (std::size_t l = 0; l < count; ++l) dangling += st.rows.offsets[l + 1] == st.rows.offsets[l];
   const auto totals = shoal::allreduce(
@@ -230,19 +224,6 @@ void push_combining(core_state& st, const shoal::channel<increment>& ch, bool dr
   }
 }
 
-/// Ends the push: a marker to every other core, then waits for theirs.
-void wait_pushes(core_state& st, const shoal::channel<increment>& ch) {
-  for (int c = 0; c < shoal::cores(); ++c)
-    if (c != st.me) ch.send(c, increment{end_marker, 0.0});
-  shoal::flush();
-  if (st.ends_in < shoal::cores() - 1) {
-    shoal::completion_event done(1);
-    st.waiter = &done;
-    done.wait();
-  }
-  st.ends_in = 0;
-}
-
 /// New ranks from the accumulator; returns this core's sums.
 iteration_sums update(core_state& st, double dangling) {
   const auto n = static_cast<double>(st.layout.vertices());
@@ -285,7 +266,7 @@ void iterate(const iterate_params& p) {
       push_combining(st, p.ch, drop);
     else
       push(st, p.ch, drop);
-    wait_pushes(st, p.ch);
+    p.ch.end_phase();  // every core's increments of this iteration added
     const iteration_sums total = allreduce_sums(update(st, dangling));
     ++it;
     dangling = total.dangling;
@@ -321,16 +302,7 @@ void run_channel(const pagerank_options& o, std::int64_t n, bool combining, outc
     p.ch = shoal::make_channel<increment>([](const increment& m) {
       if (tls_state == nullptr) [[unlikely]]
         tls_state = &g_state.local();
-      core_state& st = *tls_state;
-      if (m.local == end_marker) [[unlikely]] {
-        if (++st.ends_in == shoal::cores() - 1 && st.waiter != nullptr) {
-          shoal::completion_event* w = st.waiter;
-          st.waiter = nullptr;
-          w->complete();
-        }
-        return;
-      }
-      st.into[m.local] += m.value;
+      tls_state->into[m.local] += m.value;
     });
     p.tolerance = o.tolerance;
     p.max_iterations = o.iterations;
