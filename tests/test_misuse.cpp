@@ -166,7 +166,7 @@ TEST_F(misuse, TooManyOpenChannelsIsFatal) {
                              for (int i = 0; i < 300; ++i)
                                shoal::make_channel<int>([](const int&) {});
                            }),
-              ExitedWithCode(1), "too many typed channels open at once \\(at most 255\\)");
+              ExitedWithCode(1), "too many typed channels open at once \\(at most 254\\)");
 }
 
 // ------------------------------------------- calls outside shoal::run()
