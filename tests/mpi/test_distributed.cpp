@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "test_support.hpp"
+#include "mpi/dist_support.hpp"
 
 namespace {
 
@@ -34,21 +34,14 @@ using shoal::make_global;
 namespace delegate = shoal::delegate;
 using i64 = std::int64_t;
 
-// Shape of the job, known on every rank before the first test (see main).
-int g_cores_per_rank = 1;
-int g_rank = 0;
-int g_ranks = 1;
-
-int job_cores() { return g_cores_per_rank * g_ranks; }
-bool rank0() { return g_rank == 0; }
-shoal::config job_config() { return shoal_test::make_config(g_cores_per_rank); }
-
-/// init, run(root) under a watchdog with the teardown check, finalize; on
-/// every rank.
-template <class F>
-void run_job(F&& root) {
-  shoal_test::run_checked(job_config(), root);
-}
+// Shape of the job and the shared main(): tests/mpi/dist_support.hpp.
+using shoal_dist::g_cores_per_rank;
+using shoal_dist::g_rank;
+using shoal_dist::g_ranks;
+using shoal_dist::job_config;
+using shoal_dist::job_cores;
+using shoal_dist::rank0;
+using shoal_dist::run_job;
 
 /// Reads n elements at p with blocking delegates from the calling task's
 /// process, many reads in flight at once. Task only.
@@ -1091,57 +1084,6 @@ TEST(distributed, ExceptionFromRootIsRethrownOnRankZeroOnly) {
   }
 }
 
-// ---------------------------------------------------------------- main
-
-/// On ranks other than 0: failures only, prefixed with the rank.
-class rank_failure_printer : public ::testing::EmptyTestEventListener {
-  void OnTestPartResult(const ::testing::TestPartResult& r) override {
-    if (!r.failed()) return;
-    std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", g_rank,
-                 r.file_name() != nullptr ? r.file_name() : "?", r.line_number(), r.message());
-  }
-  void OnTestEnd(const ::testing::TestInfo& info) override {
-    if (info.result()->Failed())
-      std::fprintf(stderr, "[rank %d] [  FAILED  ] %s.%s\n", g_rank, info.test_suite_name(),
-                   info.name());
-  }
-};
-
 }  // namespace
 
-int main(int argc, char** argv) {
-  // --cores N (or --cores=N): cores per rank, removed before gtest sees argv.
-  int out = 1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--cores" && i + 1 < argc) {
-      g_cores_per_rank = std::atoi(argv[++i]);
-    } else if (arg.starts_with("--cores=")) {
-      g_cores_per_rank = std::atoi(argv[i] + 8);
-    } else {
-      argv[out++] = argv[i];
-    }
-  }
-  argc = out;
-  argv[argc] = nullptr;
-  if (g_cores_per_rank < 1 || g_cores_per_rank > 64) {
-    std::fprintf(stderr, "test_distributed: --cores wants a count in [1, 64]\n");
-    return 2;
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  // Every rank must run the same tests in the same order: a shuffle needs
-  // the same seed everywhere (gtest would derive one from the clock).
-  if (GTEST_FLAG_GET(shuffle) && GTEST_FLAG_GET(random_seed) == 0) GTEST_FLAG_SET(random_seed, 1);
-  // The job's shape, from shoal itself: one init/finalize before the tests
-  // (every rank; init is collective).
-  shoal::init(job_config());
-  g_rank = shoal::myrank();
-  g_ranks = shoal::ranks();
-  shoal::finalize();
-  if (g_rank != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new rank_failure_printer);
-  }
-  return RUN_ALL_TESTS();
-}
+SHOAL_DIST_MAIN()
