@@ -20,26 +20,14 @@
 namespace shoal::detail {
 namespace {
 
-// Idle policy (see scheduler.hpp): on a machine with a CPU for each core,
-// spin with pause for spin_ns, then sched_yield until yield_ns, then sleep on
-// the futex: waking a sleeper costs 10-100 us, so replies expected within a
-// millisecond keep the core awake. When the CPU is contended (this thread
-// lost its CPU while it spun or yielded, or overslept a futex timeout), an
-// awake idle core only delays what it waits for: its message is seen when the
-// scheduler next gives it a slice (after a competing process's slice, ms),
-// and sched_yield hands that competitor the CPU. So for contended_hold_ns
-// after such a sign the core spins only contended_spin_ns, then sleeps; a
-// sender's notify() wakes it, and the kernel runs a woken sleeper promptly.
+// Idle policy: spin with pause for spin_ns, then offer the CPU with
+// sched_yield until yield_ns (cheap when the machine has spare cores, polite
+// when it is oversubscribed), then sleep on the futex. Waking a sleeping core
+// costs 10-100 us, so replies expected within a millisecond keep it awake.
 constexpr std::uint64_t spin_ns = 50'000;
 constexpr std::uint64_t yield_ns = 1'000'000;
 constexpr std::uint32_t min_sleep_us = 50;
 constexpr std::uint32_t max_sleep_us = 1000;
-constexpr std::uint64_t contended_spin_ns = 3'000;
-// A gap this long between two looks at the clock while idle (normally a few
-// us apart), or an overshoot this long past a futex timeout: the CPU was
-// given to another thread.
-constexpr std::uint64_t descheduled_ns = 200'000;
-constexpr std::uint64_t contended_hold_ns = 100'000'000;
 
 void cpu_relax() { __builtin_ia32_pause(); }
 
@@ -332,7 +320,6 @@ void scheduler::leave_idle() {
   if (!idling_) return;
   idling_ = false;
   idle_spins_ = 0;
-  last_look_ns_ = 0;
   sleep_us_ = min_sleep_us;
   const std::uint64_t t = now_ns();
   busy_since_ns_.store(t, std::memory_order_relaxed);  // before the flag: readers pair them
@@ -357,27 +344,12 @@ void scheduler::idle_step() {
     cpu_relax();
     return;
   }
-  const std::uint64_t now = now_ns();
-  if (last_look_ns_ != 0 && now - last_look_ns_ > descheduled_ns) note_contention(now);
-  last_look_ns_ = now;
-  const std::uint64_t idle_for = now - phase_start_ns_;
-  if (now < contended_until_ns_) {
-    if (idle_for < contended_spin_ns) return;
-  } else {
-    if (idle_for < spin_ns) return;
-    if (idle_for < yield_ns) {
-      sched_yield();
-      return;
-    }
+  const std::uint64_t idle_for = now_ns() - phase_start_ns_;
+  if (idle_for < spin_ns) return;
+  if (idle_for < yield_ns) {
+    sched_yield();
+    return;
   }
-  sleep_once();
-}
-
-void scheduler::note_contention(std::uint64_t now) noexcept {
-  contended_until_ns_ = now + contended_hold_ns;
-}
-
-void scheduler::sleep_once() {
   sleep_word_.store(1, std::memory_order_relaxed);
   group_.sleepers.fetch_add(1, std::memory_order_relaxed);
   // Orders publishing sleep_word_ before re-checking for work (pairs with the
@@ -385,13 +357,7 @@ void scheduler::sleep_once() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const bool work = run_hooks(poll_hooks_) || wants_exit() || !ready_.empty() ||
                     (!watches_.empty() && check_watches());
-  if (!work) {
-    const std::uint64_t before = now_ns();
-    futex_wait(&sleep_word_, 1, sleep_us_);
-    const std::uint64_t after = now_ns();
-    if (after - before > std::uint64_t{sleep_us_} * 1000 + descheduled_ns) note_contention(after);
-    last_look_ns_ = after;
-  }
+  if (!work) futex_wait(&sleep_word_, 1, sleep_us_);
   sleep_word_.store(0, std::memory_order_relaxed);
   group_.sleepers.fetch_sub(1, std::memory_order_relaxed);
   if (work) {

@@ -9,16 +9,8 @@
 // idling. Progress hooks (registered by comm) run in the scheduler's own
 // context every `poll_interval` switches and whenever the core has nothing
 // else to do; they never run inside a worker, so a message handler can never
-// interrupt a task midway. Idle policy: with a CPU to itself, an idle core
-// spins (50 us), then yields the CPU (to 1 ms), then sleeps on a futex with a
-// growing timeout (50 us .. 1 ms); notify() cuts the sleep short. When it
-// sees that it shares its CPU (it lost the CPU while spinning or yielding, or
-// overslept a futex timeout by 200 us), it spins only 3 us before sleeping,
-// for the next 100 ms (renewed while the signs last): an awake idle core
-// would see its message only at its next time slice, a sleeping one is woken
-// by the sender's notify() and run at once. Cost on an idle machine: none
-// (the signs never appear); under load one futex wake (~2 us) per message
-// that finds the core asleep.
+// interrupt a task midway. Idle policy: spin briefly, then sleep on a futex
+// with a growing timeout (50 us .. 1 ms); notify() cuts the sleep short.
 // Fairness: when resumed workers and new tasks both wait, the scheduler
 // alternates between them, so a task that yields in a loop cannot starve a
 // task it spawned.
@@ -161,8 +153,6 @@ class scheduler {
   bool check_watches();
   void poll();
   void idle_step();
-  void sleep_once();
-  void note_contention(std::uint64_t now) noexcept;
   bool wants_exit() const noexcept;
   bool startable_task_waiting() const noexcept;
 
@@ -194,8 +184,6 @@ class scheduler {
   std::uint32_t idle_spins_ = 0;
   std::uint32_t sleep_us_ = 50;
   std::uint64_t phase_start_ns_ = 0;
-  std::uint64_t last_look_ns_ = 0;        // clock read by the idle loop; 0 = none yet
-  std::uint64_t contended_until_ns_ = 0;  // sleep early until then (CPU shared)
 
   small_pool pool_;
   chase_lev_deque public_;
