@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "finish_tree.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -15,48 +16,10 @@ namespace {
 using shoal_test::cores_test;
 using i64 = std::int64_t;
 
-std::atomic<i64> g_nodes{0};
+using finish_tree::g_nodes;
 
-constexpr int fanout = 3;
-
-i64 tree_nodes(int depth) {
-  i64 total = 0;
-  i64 level = 1;
-  for (int d = 0; d <= depth; ++d, level *= fanout) total += level;
-  return total;
-}
-
-void node(int depth, bool in_task);
-
-// Child i starts in one of five ways: spawn, spawn<stealable>,
-// spawn<anywhere>, a message that spawns, a message whose handler recurses.
-void start_child(int depth, int i) {
-  const int to = (shoal::mycore() + 1 + i) % shoal::cores();
-  switch ((depth + i) % 5) {
-    case 0:
-      shoal::spawn([depth] { node(depth, true); });
-      break;
-    case 1:
-      shoal::spawn<shoal::stealable>([depth] { node(depth, true); });
-      break;
-    case 2:
-      shoal::spawn<shoal::anywhere>([depth] { node(depth, true); });
-      break;
-    case 3:
-      shoal::send(to, [depth] { shoal::spawn([depth] { node(depth, true); }); });
-      break;
-    default:
-      shoal::send(to, [depth] { node(depth, false); });
-      break;
-  }
-}
-
-void node(int depth, bool in_task) {
-  g_nodes.fetch_add(1, std::memory_order_relaxed);
-  if (depth == 0) return;
-  if (in_task && depth % 2 == 1) shoal::yield();
-  for (int i = 0; i < fanout; ++i) start_child(depth - 1, i);
-}
+using finish_tree::node;
+using finish_tree::tree_nodes;
 
 class finish_scopes : public cores_test {};
 
@@ -188,18 +151,12 @@ TEST_P(completion_refs, EventMadeBeforeRunIsUsableInside) {
 
 SHOAL_TEST_CORES(completion_refs);
 
-class completion_misuse : public ::testing::Test {
- protected:
-  void SetUp() override {  // NOLINT(readability-identifier-naming): gtest
-    GTEST_FLAG_SET(death_test_style, "threadsafe");
-  }
-};
+class completion_misuse : public shoal_test::death_test {};
 
+/// Two cores: a handler can run on a core other than the root's.
 template <class F>
 void run_to_death(F body) {
-  shoal::init(shoal_test::make_config(2));
-  shoal::run(body);
-  shoal::finalize();
+  shoal_test::run_to_death(shoal_test::make_config(2), body);
 }
 
 TEST_F(completion_misuse, FinishInAHandlerIsNamed) {

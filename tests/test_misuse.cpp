@@ -32,13 +32,7 @@ void init_with_flags(std::vector<std::string> args) {
   shoal::init(argc, argv.data());
 }
 
-/// init(cfg); run(body); finalize() — for statements expected to die.
-template <class F>
-void run_to_death(const shoal::config& cfg, F body) {
-  shoal::init(cfg);
-  shoal::run(body);
-  shoal::finalize();
-}
+using shoal_test::run_to_death;
 
 // ------------------------------------------------------------------ flags
 

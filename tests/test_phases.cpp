@@ -82,18 +82,12 @@ SHOAL_TEST_CORES(phases_test);
 
 // ------------------------------------------------------------------ misuse
 
-class phases_misuse : public ::testing::Test {
- protected:
-  void SetUp() override {  // NOLINT(readability-identifier-naming): gtest
-    GTEST_FLAG_SET(death_test_style, "threadsafe");
-  }
-};
+class phases_misuse : public shoal_test::death_test {};
 
+/// Two cores: a handler can run on a core other than the root's.
 template <class F>
 void run_to_death(F body) {
-  shoal::init(shoal_test::make_config(2));
-  shoal::run(body);
-  shoal::finalize();
+  shoal_test::run_to_death(shoal_test::make_config(2), body);
 }
 
 TEST_F(phases_misuse, EndPhaseOnADefaultChannelIsNamed) {

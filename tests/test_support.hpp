@@ -129,6 +129,22 @@ void run_checked(const shoal::config& cfg, F&& body,
   shoal::finalize();
 }
 
+/// Fixture for death tests of programs with shoal's threads running.
+class death_test : public ::testing::Test {
+ protected:
+  void SetUp() override {  // NOLINT(readability-identifier-naming): gtest
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+  }
+};
+
+/// init(cfg); run(body); finalize(): for bodies expected to end the process.
+template <class F>
+void run_to_death(const shoal::config& cfg, F body) {
+  shoal::init(cfg);
+  shoal::run(body);
+  shoal::finalize();
+}
+
 /// Fixture parameterised over the number of cores.
 class cores_test : public ::testing::TestWithParam<int> {
  protected:

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "finish_tree.hpp"
 #include "mpi/dist_support.hpp"
 
 namespace {
@@ -19,7 +20,7 @@ using shoal_dist::run_job;
 namespace delegate = shoal::delegate;
 using i64 = std::int64_t;
 
-std::atomic<i64> g_nodes{0};   // tree nodes run on this process
+using finish_tree::g_nodes;
 std::atomic<i64> g_bad{0};     // mismatches found on this process
 std::atomic<i64> g_result{0};  // a value a task of this process reports
 
@@ -360,45 +361,8 @@ TEST(dist_completion, EveryCoreWaitsOnARef) {
 
 // ---- finish
 
-constexpr int fanout = 3;
-
-i64 tree_nodes(int depth) {
-  i64 total = 0;
-  i64 level = 1;
-  for (int d = 0; d <= depth; ++d, level *= fanout) total += level;
-  return total;
-}
-
-void node(int depth, bool in_task);
-
-// Child i of a node starts in one of five ways, so a tree uses all of them.
-void start_child(int depth, int i) {
-  const int to = (shoal::mycore() + 1 + i) % shoal::cores();
-  switch ((depth + i) % 5) {
-    case 0:
-      shoal::spawn([depth] { node(depth, true); });
-      break;
-    case 1:
-      shoal::spawn<shoal::stealable>([depth] { node(depth, true); });
-      break;
-    case 2:
-      shoal::spawn<shoal::anywhere>([depth] { node(depth, true); });
-      break;
-    case 3:
-      shoal::send(to, [depth] { shoal::spawn([depth] { node(depth, true); }); });
-      break;
-    default:
-      shoal::send(to, [depth] { node(depth, false); });  // runs in the handler
-      break;
-  }
-}
-
-void node(int depth, bool in_task) {
-  g_nodes.fetch_add(1, std::memory_order_relaxed);
-  if (depth == 0) return;
-  if (in_task && depth % 2 == 1) shoal::yield();
-  for (int i = 0; i < fanout; ++i) start_child(depth - 1, i);
-}
+using finish_tree::node;
+using finish_tree::tree_nodes;
 
 TEST(dist_completion, FinishCountsATreeSpreadOverTheJob) {
   static constexpr int depth = 4;
