@@ -94,6 +94,12 @@ TEST_F(misuse, NegativeElementCountIsFatal) {
       ExitedWithCode(1), "negative element count -1");
 }
 
+TEST_F(misuse, GlobalAllocSizeOverflowIsAnError) {
+  EXPECT_EXIT(run_to_death(shoal_test::make_config(2),
+                           [] { shoal::global_alloc<std::uint64_t>(std::int64_t{1} << 61); }),
+              ExitedWithCode(1), "global_alloc: 2305843009213693952 elements of 8 bytes exceed");
+}
+
 // ---------------------------------------------------------------- workers
 
 [[gnu::noinline]] int recurse(int depth) {
@@ -517,5 +523,22 @@ TEST_F(misuse, WatchdogStaysQuietWhileTheJobProgresses) {
   });
   EXPECT_GT(rounds, 0);
 }
+
+// The watchdog fires on a deadlock only: a long computation that never
+// yields keeps its core busy and is left alone, whatever the core count.
+class watchdog_quiet : public shoal_test::cores_test {};
+
+TEST_P(watchdog_quiet, LeavesALongComputationAlone) {
+  shoal::config c = config();
+  c.watchdog_s = 1;
+  bool finished = false;
+  run(c, [&] {
+    shoal_test::spin_for_ns(2'500'000'000);
+    finished = true;
+  });
+  EXPECT_TRUE(finished);
+}
+
+SHOAL_TEST_CORES(watchdog_quiet);
 
 }  // namespace

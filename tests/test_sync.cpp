@@ -361,6 +361,25 @@ TEST_P(futures, ThousandsOfOutstandingFutures) {
   EXPECT_EQ(sum, expected);
 }
 
+// A future's state returns to its home core's pool, which lives until
+// finalize(), so a future may be destroyed on the main thread after run().
+TEST_P(futures, DestroyedAfterRunReturnsItsStateSafely) {
+  shoal::init(config());
+  {
+    shoal::future<std::int64_t> f;
+    std::int64_t got = -1;
+    shoal_test::run_once([&] {
+      auto table = shoal::global_alloc<std::int64_t>(64);
+      shoal::delegate::write(table + 17, std::int64_t{42});
+      f = shoal::delegate::async_read(table + 17);
+      got = f.get();
+      shoal::global_free(table);
+    });
+    EXPECT_EQ(got, 42);
+  }  // f's state is released here, on the main thread
+  shoal::finalize();
+}
+
 SHOAL_TEST_CORES(futures);
 
 // -------------------------------------------------------------- full_empty

@@ -695,6 +695,29 @@ TEST_P(worker_limit, TasksBeyondTheLimitWaitForAFreeWorker) {
 
 SHOAL_TEST_CORES(worker_limit);
 
+// Every worker of the capped core is suspended on an event that a queued
+// task would complete: run() must not return as if the job had finished.
+class worker_limit_deaths : public shoal_test::death_test {};
+
+TEST_F(worker_limit_deaths, CapDeadlockIsReportedNotMistakenForQuiescence) {
+  EXPECT_EXIT(
+      {
+        shoal::config c = shoal_test::make_config(1);
+        c.max_workers_per_core = 1;
+        shoal::init(c);
+        shoal::run([] {
+          static shoal::completion_event* ev = nullptr;
+          shoal::completion_event never_started(1);
+          ev = &never_started;
+          shoal::spawn([] { ev->complete(); });  // needs a second worker
+          ev->wait();                            // the only worker suspends
+        });
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(1),
+      "deadlock: 1 tasks wait for a worker.*raise --max-workers-per-core");
+}
+
 // ------------------------------------------------------ nested parallelism
 
 class nested_parallelism : public cores_test {};
