@@ -1,6 +1,8 @@
 // chase_lev_deque on its own, without the runtime: the owner pushes and pops
 // at the bottom while thieves steal from the top. Every task must be taken
 // exactly once, whole (all 64 closure bytes as written), by exactly one side.
+#include "shoal/detail/chase_lev_deque.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -8,7 +10,6 @@
 #include <thread>
 #include <vector>
 
-#include "shoal/detail/chase_lev_deque.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -1,13 +1,14 @@
 // mpsc_ring on its own, without the runtime: several producer threads push
 // while one consumer pops. Every pointer must arrive exactly once, and the
 // pointers of one producer in the order it pushed them.
+#include "shoal/detail/mpsc_ring.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
 
-#include "shoal/detail/mpsc_ring.hpp"
 #include "test_support.hpp"
 
 namespace {
