@@ -2,10 +2,24 @@
 #
 #   shoal_apply_warnings(<target>)    warnings; -Werror when SHOAL_WERROR is ON
 #   shoal_apply_sanitizers(<target>)  -fsanitize=${SHOAL_SANITIZE} (compile and link)
-#   shoal_apply_defaults(<target>)    both of the above
+#   shoal_set_output_dirs(<target>)   executables in <shoal build>/bin, archives in /lib
+#   shoal_apply_defaults(<target>)    all three of the above
 #
-# Everything is PRIVATE: nothing leaks into shoal's exported interface.
+# Everything is PRIVATE or a property of the one target: nothing leaks into
+# shoal's exported interface or into a parent project's targets.
 include_guard(GLOBAL)
+
+# Executables go to build/bin/<name>, where the Makefile, the bench harness and
+# the docs run them. Set per target rather than through the global
+# CMAKE_*_OUTPUT_DIRECTORY so that a project including shoal through
+# add_subdirectory or FetchContent keeps its own layout. shoal_BINARY_DIR (from
+# project(shoal)) is shoal's build folder whichever directory calls this.
+function(shoal_set_output_dirs target)
+  set_target_properties(${target} PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${shoal_BINARY_DIR}/bin
+    LIBRARY_OUTPUT_DIRECTORY ${shoal_BINARY_DIR}/lib
+    ARCHIVE_OUTPUT_DIRECTORY ${shoal_BINARY_DIR}/lib)
+endfunction()
 
 function(shoal_apply_warnings target)
   if(MSVC)
@@ -43,4 +57,5 @@ endfunction()
 function(shoal_apply_defaults target)
   shoal_apply_warnings(${target})
   shoal_apply_sanitizers(${target})
+  shoal_set_output_dirs(${target})
 endfunction()
