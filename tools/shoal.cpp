@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
-#include "common/report.hpp"
+#include "common/plain/report.hpp"
 
 namespace {
 

@@ -1,5 +1,7 @@
 // What the two bale baselines (histogram, indexgather) share: their command
-// line (the app's flags plus --round) and the checked problem it describes.
+// line (the app's flags plus --round), the checked problem it describes, and
+// the rounds in which a rank's requests are bucketed by owner for the
+// exchange.
 #pragma once
 
 #include <algorithm>
@@ -7,12 +9,14 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "baselines/alltoallv_exchange.hpp"
 #include "baselines/mpi_job.hpp"
-#include "common/app.hpp"
-#include "histogram/plain/bale.hpp"
+#include "common/plain/bale.hpp"
+#include "common/plain/input_error.hpp"
 
 namespace shoal_baseline {
 
@@ -54,5 +58,61 @@ inline std::optional<int> parse_bale_job(int argc, char** argv, const char* prog
   });
   return std::nullopt;
 }
+
+/// This rank's N requests, generated a round of at most --round at a time
+/// and bucketed by owner (counting sort) into an alltoallv_exchange of local
+/// indices. Every request is bucketed, the rank's own too: a branch on a
+/// coin toss per request costs more (see bale::block_split); the caller
+/// handles the own bucket and withholds it.
+class bale_rounds {
+ public:
+  bale_rounds(const shoal_apps::bale::bale_problem& p, int rank, std::int64_t round)
+      : stream_(p, rank),
+        requests_(p.requests_per_core),
+        round_(round),
+        owner_(static_cast<std::size_t>(round)),
+        local_(static_cast<std::size_t>(round)) {
+    exchange_.reserve(static_cast<std::size_t>(round), static_cast<std::size_t>(round));
+  }
+
+  /// Every rank collectively (N, hence the number of rounds, is the same
+  /// everywhere): for each round, buckets its requests, calling
+  /// `placed(slot, k)` for request k written at send slot `slot`, then
+  /// calls `exchange_round()`, which applies or answers the own bucket and
+  /// runs the exchange.
+  template <class Placed, class Round>
+  void run(Placed placed, Round exchange_round) {
+    for (std::int64_t first = 0; first < requests_; first += round_) {
+      bucket(first, std::min(requests_, first + round_), placed);
+      exchange_round();
+    }
+  }
+
+  alltoallv_exchange<std::uint32_t>& exchange() noexcept { return exchange_; }
+
+ private:
+  template <class Placed>
+  void bucket(std::int64_t first, std::int64_t last, Placed& placed) {
+    exchange_.begin_round();
+    std::size_t m = 0;
+    for (std::int64_t k = first; k < last; ++k, ++m) {
+      const shoal_apps::bale::target t = stream_.at(static_cast<std::uint64_t>(k));
+      owner_[m] = t.owner;
+      local_[m] = t.local;
+      exchange_.count(static_cast<int>(t.owner));
+    }
+    exchange_.lay_out();
+    for (std::size_t k = 0; k < m; ++k)
+      placed(exchange_.place(static_cast<int>(owner_[k]), local_[k]),
+             static_cast<std::uint32_t>(first) + static_cast<std::uint32_t>(k));
+  }
+
+  shoal_apps::bale::index_stream stream_;
+  std::int64_t requests_;
+  std::int64_t round_;
+  std::vector<std::uint32_t> owner_;
+  std::vector<std::uint32_t> local_;
+  alltoallv_exchange<std::uint32_t> exchange_;
+};
 
 }  // namespace shoal_baseline

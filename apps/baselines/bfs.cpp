@@ -2,7 +2,8 @@
 // hand-tuned bulk-synchronous baseline `shoal bfs` is measured against.
 //
 // Same flags, search keys, validation and JSON as `shoal bfs` (the graph
-// options, key choice and validation come from apps/bfs/plain/graph.hpp):
+// options come from apps/common/plain/graph.hpp, the key choice and the
+// validation from apps/bfs/plain/graph500.hpp):
 //   1. every rank takes its slice of the Kronecker edge list (or of the
 //      file) and the distributed CSR is built by MPI_Alltoallv (timed:
 //      construction_s; bfs_graph.hpp);
@@ -32,11 +33,11 @@
 #include "baselines/bfs_graph.hpp"
 #include "baselines/bfs_search.hpp"
 #include "baselines/mpi_job.hpp"
-#include "bfs/plain/graph.hpp"
+#include "bfs/plain/graph500.hpp"
 #include "bfs/plain/search_report.hpp"
-#include "common/app.hpp"  // input_error only
-#include "common/progress.hpp"
-#include "common/report.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/progress.hpp"
+#include "common/plain/report.hpp"
 
 namespace {
 
@@ -48,7 +49,7 @@ using shoal_baseline::local_graph;
 constexpr const char* program = "shoal-baseline-bfs";
 
 struct options {
-  gb::graph_options graph;
+  shoal_apps::graph_options graph;
   bool json = false;
   std::string impl;  ///< accepted and ignored: the harness passes `shoal bfs`'s line
   bool sender_filter = true;
@@ -84,7 +85,7 @@ void collectively(F&& fn) {
 /// an exit status when the program should stop (help or a bad flag).
 std::optional<int> parse(options& o, int argc, char** argv) {
   CLI::App cli{"Graph500 BFS, plain MPI baseline (level-synchronous, MPI_Alltoallv per level)"};
-  gb::add_graph_options(cli, o.graph);
+  shoal_apps::add_graph_options(cli, o.graph);
   cli.add_flag("--json", o.json, "print one JSON object on stdout instead of the summary");
   cli.add_option("--impl", o.impl, "ignored (accepted so the line of `shoal bfs` runs here too)");
   cli.add_flag("--sender-filter,!--no-sender-filter", o.sender_filter,
@@ -99,19 +100,19 @@ std::optional<int> parse(options& o, int argc, char** argv) {
 struct input {
   std::int64_t vertices = 0;
   std::int64_t edges = 0;
-  std::vector<gb::edge> file_edges;
+  std::vector<shoal_apps::edge> file_edges;
 };
 
 input load_input(const options& o) {
   input in;
   if (!o.graph.file.empty()) {
-    gb::edge_list list = gb::read_graph_file(o.graph.file);
+    shoal_apps::edge_list list = shoal_apps::read_graph_file(o.graph.file);
     in.vertices = list.vertices;
     in.edges = static_cast<std::int64_t>(list.edges.size());
     in.file_edges = std::move(list.edges);
   } else {
-    in.vertices = gb::kronecker_vertices(o.graph);
-    in.edges = gb::kronecker_edge_count(o.graph);
+    in.vertices = shoal_apps::kronecker_vertices(o.graph);
+    in.edges = shoal_apps::kronecker_edge_count(o.graph);
   }
   gb::check_fits_in_memory(in.vertices, in.edges, rank_count());
   if (in.vertices > shoal_baseline::max_vertices)
@@ -125,10 +126,10 @@ input load_input(const options& o) {
 
 shoal_baseline::edge_source source_of(const options& o, const input& in) {
   if (o.graph.file.empty())
-    return [&o](std::int64_t a, std::int64_t b, std::vector<gb::edge>& out) {
-      gb::kronecker_edges(o.graph, a, b, out);
+    return [&o](std::int64_t a, std::int64_t b, std::vector<shoal_apps::edge>& out) {
+      shoal_apps::kronecker_edges(o.graph, a, b, out);
     };
-  return [&in](std::int64_t a, std::int64_t b, std::vector<gb::edge>& out) {
+  return [&in](std::int64_t a, std::int64_t b, std::vector<shoal_apps::edge>& out) {
     out.insert(out.end(), in.file_edges.begin() + a, in.file_edges.begin() + b);
   };
 }
@@ -184,7 +185,7 @@ std::vector<std::int64_t> search_keys(const local_graph& g, const options& o) {
 /// Collective: every key searched (timed), gathered and validated (untimed).
 gb::search_results search_all(const local_graph& g, const options& o,
                               const std::vector<std::int64_t>& keys,
-                              const std::vector<gb::edge>& all_edges) {
+                              const std::vector<shoal_apps::edge>& all_edges) {
   level_sync_bfs bfs(g, MPI_COMM_WORLD, o.sender_filter);
   gb::search_results out;
   shoal_apps::progress shown("bfs baseline: roots", static_cast<std::int64_t>(keys.size()));
@@ -221,10 +222,11 @@ int run_with(const options& o, input& in) {
   MPI_Barrier(MPI_COMM_WORLD);
   const double construction_s = MPI_Wtime() - t0;
   const std::vector<std::int64_t> keys = search_keys(g, o);
-  std::vector<gb::edge> all_edges;  // rank 0 validates against the whole list
-  if (my_rank() == 0 && o.graph.file.empty()) gb::kronecker_edges(o.graph, 0, in.edges, all_edges);
+  std::vector<shoal_apps::edge> all_edges;  // rank 0 validates against the whole list
+  if (my_rank() == 0 && o.graph.file.empty())
+    shoal_apps::kronecker_edges(o.graph, 0, in.edges, all_edges);
   if (my_rank() == 0 && !o.graph.file.empty()) all_edges = std::move(in.file_edges);
-  std::vector<gb::edge>().swap(in.file_edges);
+  std::vector<shoal_apps::edge>().swap(in.file_edges);
   const gb::search_results out = search_all(g, o, keys, all_edges);
   int ok = out.ok ? 1 : 0;
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -242,6 +244,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return shoal_baseline::baseline_main(program, argc, argv, run);
-}
+int main(int argc, char** argv) { return shoal_baseline::baseline_main(program, argc, argv, run); }

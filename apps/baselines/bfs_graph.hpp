@@ -25,8 +25,8 @@
 
 #include <mpi.h>
 
-#include "baselines/bfs_exchange.hpp"
-#include "bfs/plain/graph.hpp"
+#include "baselines/alltoallv_exchange.hpp"
+#include "common/plain/graph.hpp"
 
 namespace shoal_baseline {
 
@@ -76,8 +76,8 @@ struct local_graph {
 };
 
 /// Appends input edges [first, last) of the global edge list to `out`.
-using edge_source = std::function<void(std::int64_t first, std::int64_t last,
-                                       std::vector<shoal_apps::bfs::edge>& out)>;
+using edge_source =
+    std::function<void(std::int64_t first, std::int64_t last, std::vector<shoal_apps::edge>& out)>;
 
 namespace detail {
 
@@ -126,13 +126,13 @@ inline void fill_rows(local_graph& g, const std::vector<std::uint64_t>& keys, in
 
 /// Queues both arcs of every non-self-loop edge of `edges` to their owners.
 inline void route_arcs(const block_distribution& dist, int target_bits,
-                       const std::vector<shoal_apps::bfs::edge>& edges,
+                       const std::vector<shoal_apps::edge>& edges,
                        alltoallv_exchange<std::uint64_t>& ex) {
   const auto key = [&](std::int64_t from, std::int64_t to, int owner) {
     return static_cast<std::uint64_t>(from - dist.first(owner)) << target_bits |
            static_cast<std::uint64_t>(to);
   };
-  for (const shoal_apps::bfs::edge& e : edges) {
+  for (const shoal_apps::edge& e : edges) {
     if (e.u == e.v) continue;  // a self-loop never helps a search
     const int ou = dist.owner(static_cast<std::uint64_t>(e.u));
     const int ov = dist.owner(static_cast<std::uint64_t>(e.v));
@@ -154,7 +154,7 @@ inline std::vector<std::uint64_t> gather_arcs(const block_distribution& dist, in
   const std::int64_t largest = (total_edges + ranks - 1) / ranks;
   const std::int64_t rounds = (largest + batch - 1) / batch;
   alltoallv_exchange<std::uint64_t> ex(comm);
-  std::vector<shoal_apps::bfs::edge> edges;
+  std::vector<shoal_apps::edge> edges;
   std::vector<std::uint64_t> keys;
   // About two arcs per edge of the slice arrive here (relabelled vertices spread evenly).
   keys.reserve(static_cast<std::size_t>(2 * largest + largest / 8));

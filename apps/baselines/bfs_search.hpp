@@ -32,7 +32,7 @@
 
 #include <mpi.h>
 
-#include "baselines/bfs_exchange.hpp"
+#include "baselines/alltoallv_exchange.hpp"
 #include "baselines/bfs_graph.hpp"
 
 namespace shoal_baseline {

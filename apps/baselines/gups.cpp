@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,10 @@
 
 #include <fmt/format.h>
 
+#include "baselines/alltoallv_exchange.hpp"
 #include "baselines/mpi_job.hpp"
-#include "common/app.hpp"
-#include "common/report.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/report.hpp"
 #include "gups/plain/gups_problem.hpp"
 #include "gups/plain/hpcc_stream.hpp"
 #include "gups/plain/huge_pages.hpp"
@@ -69,12 +71,9 @@ class gups_rank {
         table_(shoal_apps::gups::allocate_words(words_)),
         dest_(shoal_apps::gups::max_outstanding),
         values_(shoal_apps::gups::max_outstanding),
-        own_(shoal_apps::gups::max_outstanding),
-        send_(shoal_apps::gups::max_outstanding),
-        send_counts_(ranks),
-        send_displs_(ranks),
-        recv_counts_(ranks),
-        recv_displs_(ranks) {
+        own_(shoal_apps::gups::max_outstanding) {
+    exchange_.reserve(std::size_t{shoal_apps::gups::max_outstanding},
+                      std::size_t{shoal_apps::gups::max_outstanding});
     reset_table();
   }
 
@@ -120,17 +119,8 @@ class gups_rank {
   /// One round: generate `n` updates, bucket, exchange, apply.
   void round(std::uint64_t& r, std::int64_t n) {
     bucket(r, n);
-    MPI_Alltoall(send_counts_.data(), 1, MPI_INT, recv_counts_.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    int total = 0;
-    for (int q = 0; q < ranks_; ++q) {
-      recv_displs_[q] = total;
-      total += recv_counts_[q];
-    }
-    recv_.resize(static_cast<std::size_t>(total));
-    MPI_Alltoallv(send_.data(), send_counts_.data(), send_displs_.data(), MPI_UINT64_T,
-                  recv_.data(), recv_counts_.data(), recv_displs_.data(), MPI_UINT64_T,
-                  MPI_COMM_WORLD);
-    apply(recv_.data(), recv_.size());
+    const std::span<const std::uint64_t> in = exchange_.exchange();
+    apply(in.data(), in.size());
   }
 
   std::uint64_t& word(std::uint64_t r) noexcept { return table_[(r & p_.mask) - base_]; }
@@ -146,9 +136,9 @@ class gups_rank {
   }
 
   /// Generates `n` updates; applies this rank's own and sorts the others by
-  /// owner into send_ (counting sort: counts, offsets, placement).
+  /// owner into the exchange's send buffer (counting sort).
   void bucket(std::uint64_t& r, std::int64_t n) {
-    std::fill(send_counts_.begin(), send_counts_.end(), 0);
+    exchange_.begin_round();
     int remote = 0;
     std::size_t own = 0;
     for (std::int64_t k = 0; k < n; ++k) {
@@ -161,18 +151,12 @@ class gups_rank {
       dest_[static_cast<std::size_t>(remote)] = o;
       values_[static_cast<std::size_t>(remote)] = r;
       ++remote;
-      ++send_counts_[o];
+      exchange_.count(o);
     }
     apply(own_.data(), own);
-    int offset = 0;
-    for (int q = 0; q < ranks_; ++q) {
-      send_displs_[q] = offset;
-      offset += send_counts_[q];
-    }
-    std::vector<int>& fill = recv_displs_;  // scratch until the exchange sets it
-    std::copy(send_displs_.begin(), send_displs_.end(), fill.begin());
+    exchange_.lay_out();
     for (int k = 0; k < remote; ++k)
-      send_[static_cast<std::size_t>(fill[dest_[k]]++)] = values_[static_cast<std::size_t>(k)];
+      exchange_.place(dest_[static_cast<std::size_t>(k)], values_[static_cast<std::size_t>(k)]);
   }
 
   const gups_problem& p_;
@@ -185,9 +169,7 @@ class gups_rank {
   std::vector<int> dest_;
   std::vector<std::uint64_t> values_;
   std::vector<std::uint64_t> own_;
-  std::vector<std::uint64_t> send_;
-  std::vector<std::uint64_t> recv_;
-  std::vector<int> send_counts_, send_displs_, recv_counts_, recv_displs_;
+  shoal_baseline::alltoallv_exchange<std::uint64_t> exchange_;
 };
 
 struct options {

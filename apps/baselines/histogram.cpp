@@ -4,7 +4,7 @@
 //   mpirun -np R shoal-baseline-histogram [--table-per-core T] [--requests-per-core N]
 //                                         [--seed s] [--round n] [--json]
 //
-// Same problem as the app with ranks in the place of cores (histogram/plain/
+// Same problem as the app with ranks in the place of cores (common/plain/
 // bale.hpp): rank r owns counters [r * T, (r + 1) * T) and makes the N
 // increments of stream r. Bucketed exchange in rounds of --round increments
 // (bounded buffers, about 16 bytes an increment of a round; every rank runs
@@ -31,9 +31,9 @@
 
 #include "baselines/bale_job.hpp"
 #include "baselines/mpi_job.hpp"
-#include "common/app.hpp"
-#include "common/report.hpp"
-#include "histogram/plain/bale.hpp"
+#include "common/plain/bale.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/report.hpp"
 
 namespace {
 
@@ -41,83 +41,32 @@ using shoal_apps::bale::bale_problem;
 using shoal_baseline::my_rank;
 using shoal_baseline::rank_count;
 
-/// One rank's counters and the buffers of the bucketed exchange.
+/// One rank's counters and its rounds of the bucketed exchange.
 class histogram_rank {
  public:
-  histogram_rank(const bale_problem& p, int rank, int ranks, std::int64_t round)
-      : p_(p),
-        rank_(rank),
-        ranks_(ranks),
-        round_(round),
+  histogram_rank(const bale_problem& p, int rank, std::int64_t round)
+      : rank_(rank),
         counts_(static_cast<std::size_t>(p.table_per_core), 0),
-        owner_(static_cast<std::size_t>(round)),
-        local_(static_cast<std::size_t>(round)),
-        send_(static_cast<std::size_t>(round)),
-        send_counts_(ranks),
-        send_displs_(ranks),
-        recv_counts_(ranks),
-        recv_displs_(ranks) {}
+        rounds_(p, rank, round) {}
 
   /// Makes this rank's N increments (collective: every rank).
   void increment_all() {
-    const shoal_apps::bale::index_stream stream(p_, rank_);
-    const std::int64_t n = p_.requests_per_core;
-    for (std::int64_t first = 0; first < n; first += round_)
-      round(stream, first, std::min(n, first + round_));
+    shoal_baseline::alltoallv_exchange<std::uint32_t>& ex = rounds_.exchange();
+    std::uint64_t* counts = counts_.data();
+    rounds_.run([](std::size_t, std::uint32_t) {},
+                [&] {
+                  for (const std::uint32_t l : ex.bucket(rank_)) ++counts[l];
+                  ex.withhold(rank_);
+                  for (const std::uint32_t l : ex.exchange()) ++counts[l];
+                });
   }
 
   std::vector<std::uint64_t>& counts() noexcept { return counts_; }
 
  private:
-  /// One round: requests [first, last) of the stream.
-  void round(const shoal_apps::bale::index_stream& stream, std::int64_t first, std::int64_t last) {
-    std::fill(send_counts_.begin(), send_counts_.end(), 0);
-    std::uint64_t* counts = counts_.data();
-    // Every request is bucketed, this rank's own too: no branch on a coin
-    // toss per request (see bale::block_split); the own bucket is applied
-    // here and left out of the exchange.
-    std::size_t m = 0;
-    for (std::int64_t k = first; k < last; ++k, ++m) {
-      const shoal_apps::bale::target t = stream.at(static_cast<std::uint64_t>(k));
-      owner_[m] = t.owner;
-      local_[m] = t.local;
-      ++send_counts_[t.owner];
-    }
-    int offset = 0;
-    for (int q = 0; q < ranks_; ++q) {
-      send_displs_[q] = offset;
-      offset += send_counts_[q];
-    }
-    std::vector<int>& fill = recv_displs_;  // scratch until the exchange sets it
-    std::copy(send_displs_.begin(), send_displs_.end(), fill.begin());
-    for (std::size_t k = 0; k < m; ++k)
-      send_[static_cast<std::size_t>(fill[owner_[k]]++)] = local_[k];
-    const std::uint32_t* own = send_.data() + send_displs_[rank_];
-    for (int i = 0; i < send_counts_[rank_]; ++i) ++counts[own[i]];
-    send_counts_[rank_] = 0;
-    MPI_Alltoall(send_counts_.data(), 1, MPI_INT, recv_counts_.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    int total = 0;
-    for (int q = 0; q < ranks_; ++q) {
-      recv_displs_[q] = total;
-      total += recv_counts_[q];
-    }
-    recv_.resize(static_cast<std::size_t>(total));
-    MPI_Alltoallv(send_.data(), send_counts_.data(), send_displs_.data(), MPI_UINT32_T,
-                  recv_.data(), recv_counts_.data(), recv_displs_.data(), MPI_UINT32_T,
-                  MPI_COMM_WORLD);
-    for (const std::uint32_t l : recv_) ++counts[l];
-  }
-
-  const bale_problem& p_;
   int rank_;
-  int ranks_;
-  std::int64_t round_;
   std::vector<std::uint64_t> counts_;
-  std::vector<std::uint32_t> owner_;
-  std::vector<std::uint32_t> local_;
-  std::vector<std::uint32_t> send_;
-  std::vector<std::uint32_t> recv_;
-  std::vector<int> send_counts_, send_displs_, recv_counts_, recv_displs_;
+  shoal_baseline::bale_rounds rounds_;
 };
 
 /// Verdict sums, on rank 0.
@@ -129,7 +78,7 @@ struct outcome {
 
 /// Times the increments, then validates; the verdict is summed on rank 0.
 outcome run(const bale_problem& p, std::int64_t round) {
-  histogram_rank me(p, my_rank(), rank_count(), round);
+  histogram_rank me(p, my_rank(), round);
   outcome o;
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();

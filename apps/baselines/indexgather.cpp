@@ -4,7 +4,7 @@
 //   mpirun -np R shoal-baseline-indexgather [--table-per-core T] [--requests-per-core N]
 //                                           [--seed s] [--round n] [--json]
 //
-// Same problem as the app with ranks in the place of cores (histogram/plain/
+// Same problem as the app with ranks in the place of cores (common/plain/
 // bale.hpp): rank r owns entries [r * T, (r + 1) * T), entry i holding
 // table_value(seed, i), and makes the N reads of stream r into tgt. Bucketed
 // exchange in rounds of --round reads (bounded buffers, about 40 bytes a read
@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <exception>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,9 +32,9 @@
 
 #include "baselines/bale_job.hpp"
 #include "baselines/mpi_job.hpp"
-#include "common/app.hpp"
-#include "common/report.hpp"
-#include "histogram/plain/bale.hpp"
+#include "common/plain/bale.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/report.hpp"
 
 namespace {
 
@@ -41,25 +42,17 @@ using shoal_apps::bale::bale_problem;
 using shoal_baseline::my_rank;
 using shoal_baseline::rank_count;
 
-/// One rank's table slice, target array and exchange buffers.
+/// One rank's table slice, target array and rounds of the bucketed exchange.
 class gather_rank {
  public:
   gather_rank(const bale_problem& p, int rank, int ranks, std::int64_t round)
-      : p_(p),
-        rank_(rank),
+      : rank_(rank),
         ranks_(ranks),
-        round_(round),
         table_(static_cast<std::size_t>(p.table_per_core)),
         tgt_(static_cast<std::size_t>(p.requests_per_core), 0),
-        owner_(static_cast<std::size_t>(round)),
-        local_(static_cast<std::size_t>(round)),
-        send_(static_cast<std::size_t>(round)),
         send_slots_(static_cast<std::size_t>(round)),
         values_back_(static_cast<std::size_t>(round)),
-        send_counts_(ranks),
-        send_displs_(ranks),
-        recv_counts_(ranks),
-        recv_displs_(ranks) {
+        rounds_(p, rank, round) {
     const std::uint64_t base =
         static_cast<std::uint64_t>(rank) * static_cast<std::uint64_t>(p.table_per_core);
     for (std::size_t i = 0; i < table_.size(); ++i)
@@ -68,82 +61,45 @@ class gather_rank {
 
   /// Makes this rank's N reads (collective: every rank).
   void gather_all() {
-    const shoal_apps::bale::index_stream stream(p_, rank_);
-    const std::int64_t n = p_.requests_per_core;
-    for (std::int64_t first = 0; first < n; first += round_)
-      round(stream, first, std::min(n, first + round_));
+    std::uint32_t* slots = send_slots_.data();
+    rounds_.run([slots](std::size_t slot, std::uint32_t k) { slots[slot] = k; },
+                [this] { exchange_round(); });
   }
 
   std::vector<std::uint64_t>& tgt() noexcept { return tgt_; }
 
  private:
-  /// One round: reads [first, last) of the stream.
-  void round(const shoal_apps::bale::index_stream& stream, std::int64_t first, std::int64_t last) {
-    std::fill(send_counts_.begin(), send_counts_.end(), 0);
+  /// Reads the own bucket here, sends the others' reads to their owners,
+  /// answers the reads received and stores the answers that come back.
+  void exchange_round() {
+    shoal_baseline::alltoallv_exchange<std::uint32_t>& ex = rounds_.exchange();
     const std::uint64_t* table = table_.data();
     std::uint64_t* tgt = tgt_.data();
-    // Every request is bucketed, this rank's own too: no branch on a coin
-    // toss per request (see bale::block_split); the own bucket is read here
-    // and left out of the exchange.
-    std::size_t m = 0;
-    for (std::int64_t k = first; k < last; ++k, ++m) {
-      const shoal_apps::bale::target t = stream.at(static_cast<std::uint64_t>(k));
-      owner_[m] = t.owner;
-      local_[m] = t.local;
-      ++send_counts_[t.owner];
-    }
-    int offset = 0;
+    const std::size_t own_at = ex.offset(rank_);
+    const std::span<const std::uint32_t> own = ex.bucket(rank_);
+    for (std::size_t i = 0; i < own.size(); ++i) tgt[send_slots_[own_at + i]] = table[own[i]];
+    ex.withhold(rank_);
+    const std::span<const std::uint32_t> asked = ex.exchange();
+    answers_.resize(asked.size());
+    for (std::size_t i = 0; i < asked.size(); ++i) answers_[i] = table[asked[i]];
+    // Back the other way: what this rank received, it answers in the same
+    // order, and the answers land in the send buffer's layout.
+    ex.reply(answers_.data(), values_back_.data());
     for (int q = 0; q < ranks_; ++q) {
-      send_displs_[q] = offset;
-      offset += send_counts_[q];
+      const std::size_t at = ex.offset(q);
+      for (std::size_t i = at, end = at + ex.bucket(q).size(); i < end; ++i)
+        tgt[send_slots_[i]] = values_back_[i];
     }
-    std::vector<int>& fill = recv_displs_;  // scratch until the exchange sets it
-    std::copy(send_displs_.begin(), send_displs_.end(), fill.begin());
-    for (std::size_t k = 0; k < m; ++k) {
-      const auto at = static_cast<std::size_t>(fill[owner_[k]]++);
-      send_[at] = local_[k];
-      send_slots_[at] = static_cast<std::uint32_t>(first) + static_cast<std::uint32_t>(k);
-    }
-    const std::size_t own_at = static_cast<std::size_t>(send_displs_[rank_]);
-    for (int i = 0; i < send_counts_[rank_]; ++i)
-      tgt[send_slots_[own_at + i]] = table[send_[own_at + i]];
-    send_counts_[rank_] = 0;
-    MPI_Alltoall(send_counts_.data(), 1, MPI_INT, recv_counts_.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    int total = 0;
-    for (int q = 0; q < ranks_; ++q) {
-      recv_displs_[q] = total;
-      total += recv_counts_[q];
-    }
-    asked_.resize(static_cast<std::size_t>(total));
-    answers_.resize(static_cast<std::size_t>(total));
-    MPI_Alltoallv(send_.data(), send_counts_.data(), send_displs_.data(), MPI_UINT32_T,
-                  asked_.data(), recv_counts_.data(), recv_displs_.data(), MPI_UINT32_T,
-                  MPI_COMM_WORLD);
-    for (std::size_t i = 0; i < asked_.size(); ++i) answers_[i] = table[asked_[i]];
-    // Back the other way: what this rank received, it answers in the same order.
-    MPI_Alltoallv(answers_.data(), recv_counts_.data(), recv_displs_.data(), MPI_UINT64_T,
-                  values_back_.data(), send_counts_.data(), send_displs_.data(), MPI_UINT64_T,
-                  MPI_COMM_WORLD);
-    // values_back_ follows send_'s layout (the own bucket's place stays unused).
-    for (int q = 0; q < ranks_; ++q)
-      for (int i = send_displs_[q], end = send_displs_[q] + send_counts_[q]; i < end; ++i)
-        tgt[send_slots_[static_cast<std::size_t>(i)]] = values_back_[static_cast<std::size_t>(i)];
   }
 
-  const bale_problem& p_;
   int rank_;
   int ranks_;
-  std::int64_t round_;
   std::vector<std::uint64_t> table_;
   std::vector<std::uint64_t> tgt_;
-  std::vector<std::uint32_t> owner_;
-  std::vector<std::uint32_t> local_;
-  std::vector<std::uint32_t> send_;
-  std::vector<std::uint32_t> send_slots_;
-  std::vector<std::uint64_t> values_back_;
-  std::vector<std::uint32_t> asked_;
+  std::vector<std::uint32_t> send_slots_;   ///< beside the send buffer: each read's number k
+  std::vector<std::uint64_t> values_back_;  ///< the answers, in the send buffer's layout
   std::vector<std::uint64_t> answers_;
-  std::vector<int> send_counts_, send_displs_, recv_counts_, recv_displs_;
+  shoal_baseline::bale_rounds rounds_;
 };
 
 /// Verdict sums, on rank 0.

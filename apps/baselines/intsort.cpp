@@ -27,9 +27,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "baselines/alltoallv_exchange.hpp"
 #include "baselines/mpi_job.hpp"
-#include "common/app.hpp"
-#include "common/report.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/report.hpp"
 #include "intsort/plain/npb_is.hpp"
 
 namespace {
@@ -57,9 +58,7 @@ class is_rank {
         sizes_(local_sizes_.size()),
         bucket_ptr_(static_cast<std::size_t>(c.buckets())),
         send_counts_(static_cast<std::size_t>(ranks)),
-        send_displs_(static_cast<std::size_t>(ranks)),
-        recv_counts_(static_cast<std::size_t>(ranks)),
-        recv_displs_(static_cast<std::size_t>(ranks)) {
+        send_displs_(static_cast<std::size_t>(ranks)) {
     shoal_apps::intsort::generate_keys(c, first_, keys_);
     cum_.reserve(static_cast<std::size_t>(c.max_key()));
   }
@@ -147,16 +146,7 @@ class is_rank {
       send_displs_[static_cast<std::size_t>(q)] = offset;
       offset += static_cast<int>(n);
     }
-    MPI_Alltoall(send_counts_.data(), 1, MPI_INT, recv_counts_.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    int total = 0;
-    for (int q = 0; q < ranks_; ++q) {
-      recv_displs_[static_cast<std::size_t>(q)] = total;
-      total += recv_counts_[static_cast<std::size_t>(q)];
-    }
-    received_.resize(static_cast<std::size_t>(total));
-    MPI_Alltoallv(bucketed_.data(), send_counts_.data(), send_displs_.data(), MPI_INT32_T,
-                  received_.data(), recv_counts_.data(), recv_displs_.data(), MPI_INT32_T,
-                  MPI_COMM_WORLD);
+    received_ = exchange_.exchange(bucketed_.data(), send_counts_, send_displs_);
     const int shift = c_.bucket_shift();
     lo_ = bounds[static_cast<std::size_t>(rank_)] << shift;
     hi_ = bounds[static_cast<std::size_t>(rank_) + 1] << shift;
@@ -200,9 +190,10 @@ class is_rank {
   std::vector<std::int64_t> local_sizes_;  ///< bucket sizes, then the test keys' values
   std::vector<std::int64_t> sizes_;        ///< the same, summed over all ranks
   std::vector<std::int64_t> bucket_ptr_;
-  std::vector<int> send_counts_, send_displs_, recv_counts_, recv_displs_;
-  std::vector<std::int32_t> received_;
-  std::vector<std::int32_t> cum_;  ///< ranks of the values [lo_, hi_)
+  std::vector<int> send_counts_, send_displs_;
+  shoal_baseline::alltoallv_exchange<std::int32_t> exchange_;
+  std::span<const std::int32_t> received_;  ///< this rank's keys, valid until the next exchange
+  std::vector<std::int32_t> cum_;           ///< ranks of the values [lo_, hi_)
   std::int32_t lo_ = 0;
   std::int32_t hi_ = 0;
   std::int64_t base_ = 0;  ///< keys below lo_ over all ranks

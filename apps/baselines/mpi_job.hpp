@@ -12,8 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "common/app.hpp"
-#include "common/report.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/report.hpp"
 
 namespace shoal_baseline {
 

@@ -40,9 +40,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "baselines/alltoallv_exchange.hpp"
 #include "baselines/mpi_job.hpp"
-#include "common/app.hpp"  // input_error only
-#include "common/report.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/report.hpp"
 
 namespace {
 
@@ -110,7 +111,7 @@ std::vector<pr::edge> whole_edge_list(const pr::pagerank_options& o, std::int64_
   const int me = my_rank();
   std::vector<pr::edge> all(static_cast<std::size_t>(edges));
   std::vector<pr::edge> mine;
-  shoal_apps::bfs::kronecker_edges(
+  shoal_apps::kronecker_edges(
       o.graph, displs[static_cast<std::size_t>(me)],
       displs[static_cast<std::size_t>(me)] + counts[static_cast<std::size_t>(me)], mine);
   MPI_Datatype t = bytes_type(sizeof(pr::edge));
@@ -128,13 +129,13 @@ struct local_part {
   std::vector<double> rank, acc;
   std::vector<double> combined;  ///< combining: a sum per packed id; own slice = accumulator
   double* into = nullptr;        ///< acc, or the own slice of combined
-  std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
-  std::vector<increment> send, recv;
+  std::vector<int> send_counts, send_displs;  ///< displacements fixed, counts per iteration
+  std::vector<increment> send;
+  shoal_baseline::alltoallv_exchange<increment> exchange;
 };
 
 /// The timed iterations; returns {iterations, last L1 change}.
-std::pair<int, double> iterate(local_part& p, const pr::pagerank_options& o, bool combining,
-                               MPI_Datatype inc_t) {
+std::pair<int, double> iterate(local_part& p, const pr::pagerank_options& o, bool combining) {
   const int ranks = p.layout.parts();
   const int me = p.me;
   const auto count = static_cast<std::size_t>(p.layout.count(me));
@@ -189,19 +190,8 @@ std::pair<int, double> iterate(local_part& p, const pr::pagerank_options& o, boo
       for (int r = 0; r < ranks; ++r)
         p.send_counts[static_cast<std::size_t>(r)] =
             at[r] - p.send_displs[static_cast<std::size_t>(r)];
-      MPI_Alltoall(p.send_counts.data(), 1, MPI_INT, p.recv_counts.data(), 1, MPI_INT,
-                   MPI_COMM_WORLD);
-      std::int64_t total = 0;
-      for (int r = 0; r < ranks; ++r) {
-        p.recv_displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
-        total += p.recv_counts[static_cast<std::size_t>(r)];
-      }
-      if (p.recv.size() < static_cast<std::size_t>(total))
-        p.recv.resize(static_cast<std::size_t>(total));
-      MPI_Alltoallv(p.send.data(), p.send_counts.data(), p.send_displs.data(), inc_t, p.recv.data(),
-                    p.recv_counts.data(), p.recv_displs.data(), inc_t, MPI_COMM_WORLD);
-      const increment* in = p.recv.data();
-      for (std::int64_t k = 0; k < total; ++k) acc[in[k].local] += in[k].value;
+      for (const increment& in : p.exchange.exchange(p.send.data(), p.send_counts, p.send_displs))
+        acc[in.local] += in.value;
     }
     // New ranks.
     const double base = (1.0 - pr::damping) / n + pr::damping * dangling / n;
@@ -264,20 +254,16 @@ int run(int argc, char** argv) {
     total += p.send_counts[static_cast<std::size_t>(r)];
   }
   p.send.resize(static_cast<std::size_t>(total));
-  p.recv_counts.assign(static_cast<std::size_t>(ranks), 0);
-  p.recv_displs.assign(static_cast<std::size_t>(ranks), 0);
   std::int64_t mine[2] = {p.rows.arcs(), 0};
   for (std::size_t v = 0; v < count; ++v) mine[1] += p.rows.offsets[v + 1] == p.rows.offsets[v];
   MPI_Allreduce(MPI_IN_PLACE, mine, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   const double construction_s = MPI_Wtime() - t0;
   if (my_rank() != 0) std::vector<pr::edge>().swap(edges);
 
-  MPI_Datatype inc_t = bytes_type(sizeof(increment));
   MPI_Barrier(MPI_COMM_WORLD);
   t0 = MPI_Wtime();
-  const auto [iterations, l1] = iterate(p, o.problem, o.combining(), inc_t);
+  const auto [iterations, l1] = iterate(p, o.problem, o.combining());
   const double time_s = MPI_Wtime() - t0;
-  MPI_Type_free(&inc_t);
 
   // Gather the ranks on rank 0, validate there.
   std::vector<int> counts(static_cast<std::size_t>(ranks)), displs(counts.size());

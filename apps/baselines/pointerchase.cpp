@@ -23,8 +23,8 @@
 #include <fmt/format.h>
 
 #include "baselines/mpi_job.hpp"
-#include "common/app.hpp"
-#include "common/report.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/report.hpp"
 #include "pointerchase/plain/ring.hpp"
 
 namespace {

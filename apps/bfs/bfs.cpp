@@ -19,11 +19,11 @@
 #include "bfs/construct.hpp"
 #include "bfs/corrupt.hpp"
 #include "bfs/distribution.hpp"
-#include "bfs/plain/graph.hpp"
+#include "bfs/plain/graph500.hpp"
 #include "bfs/plain/search_report.hpp"
 #include "bfs/search.hpp"
 #include "common/app.hpp"
-#include "common/progress.hpp"
+#include "common/plain/progress.hpp"
 
 namespace shoal_apps {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bfs/core_state.hpp"
-#include "bfs/plain/graph.hpp"
+#include "common/plain/graph.hpp"
 
 namespace shoal_apps::bfs {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "bfs/plain/graph.hpp"
+#include "common/plain/graph.hpp"
 
 namespace shoal_apps::bfs {
 

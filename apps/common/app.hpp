@@ -14,21 +14,15 @@
 #pragma once
 
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include "common/report.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/report.hpp"
 
 namespace shoal_apps {
-
-/// Bad input named by the user: a flag value, a file, a line of it.
-class input_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct run_context {
   std::string impl;  ///< the --impl chosen (one of app_spec::impls)

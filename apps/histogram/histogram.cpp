@@ -4,7 +4,7 @@
 //
 // A table of T 64-bit counters per core (T * cores in all, block-distributed)
 // starts at zero; every core makes N increments of counters drawn at random
-// over the whole table (histogram/plain/bale.hpp: the streams). The increment phase
+// over the whole table (common/plain/bale.hpp: the streams). The increment phase
 // is timed. Validation (untimed, independent of the message path): each core
 // regenerates every core's stream sequentially, counts the increments that
 // fall in its slice, and compares counter by counter; the counters must also
@@ -34,7 +34,8 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
-#include "histogram/plain/bale.hpp"
+#include "common/plain/bale.hpp"
+#include "common/yield_every.hpp"
 
 namespace shoal_apps {
 
@@ -88,19 +89,14 @@ void increment_share(const shoal::channel<std::uint32_t>& ch) {
   const bale::index_stream stream(p, static_cast<int>(mine));
   std::uint64_t* counts = st.counts.data();
   const auto n = static_cast<std::uint64_t>(p.requests_per_core);
-  // Yield now and then so that this core applies what the others send it
-  // (and returns their buffers) while it sends (see common/yield_every.hpp).
-  std::int64_t pace = 64;
+  yield_every pacing;  // apply what the others send meanwhile, and return their buffers
   bale::block_split b;
   for (std::uint64_t first = 0; first < n; first += bale::block_split::capacity) {
     b.fill(stream, mine, first, std::min(n, first + bale::block_split::capacity));
     for (std::uint32_t i = 0; i < b.own; ++i) ++counts[b.own_local[i]];
     for (std::uint32_t i = 0; i < b.remote; ++i) {
       ch.send(static_cast<int>(b.owner[i]), b.remote_local[i]);
-      if (--pace == 0) {
-        pace = 64;
-        shoal::yield();
-      }
+      pacing.tick();
     }
   }
   ch.end_phase();
@@ -122,7 +118,7 @@ void delegate_share() {
   const auto n = static_cast<std::uint64_t>(p.requests_per_core);
   std::array<shoal::global_completion_event, 2> chunks;
   std::size_t chunk = 0;
-  std::int64_t pace = 64;
+  yield_every pacing;
   std::int64_t chunk_left = delegate_chunk;
   bale::block_split b;
   for (std::uint64_t first = 0; first < n; first += bale::block_split::capacity) {
@@ -132,10 +128,7 @@ void delegate_share() {
       const std::uint32_t local = b.remote_local[i];
       shoal::delegate::async_call(
           static_cast<int>(b.owner[i]), [local] { ++t_core->counts[local]; }, chunks[chunk]);
-      if (--pace == 0) {
-        pace = 64;
-        shoal::yield();
-      }
+      pacing.tick();
     }
     chunk_left -= b.remote;
     if (chunk_left > 0) continue;

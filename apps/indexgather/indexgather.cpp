@@ -4,7 +4,7 @@
 //
 // A table of T 64-bit entries per core (T * cores in all, block-distributed),
 // entry i holding bale::table_value(seed, i); every core reads N entries
-// drawn at random over the whole table (histogram/plain/bale.hpp: the
+// drawn at random over the whole table (common/plain/bale.hpp: the
 // streams) into its target array, tgt[k] = table[index_k]. The gather is
 // timed. Validation (untimed, independent of the message path): each core
 // regenerates its stream and checks tgt[k] == table_value(seed, index_k) for
@@ -34,7 +34,8 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
-#include "histogram/plain/bale.hpp"
+#include "common/plain/bale.hpp"
+#include "common/yield_every.hpp"
 
 namespace shoal_apps {
 
@@ -160,17 +161,14 @@ void gather_share(const shoal::channel<typename Codec::value_type>& ch, const Co
   const std::uint64_t* table = st.table.data();
   std::uint64_t* tgt = st.tgt.data();
   const auto n = static_cast<std::uint64_t>(p.requests_per_core);
-  int pace = 64;  // yield now and then: see histogram.cpp
+  yield_every pacing;  // answer the others' reads meanwhile
   bale::block_split b;
   for (std::uint64_t first = 0; first < n; first += bale::block_split::capacity) {
     b.fill(stream, mine, first, std::min(n, first + bale::block_split::capacity));
     for (std::uint32_t i = 0; i < b.own; ++i) tgt[b.own_slot[i]] = table[b.own_local[i]];
     for (std::uint32_t i = 0; i < b.remote; ++i) {
       ch.send(static_cast<int>(b.owner[i]), codec.make(b.remote_local[i], b.remote_slot[i], mine));
-      if (--pace == 0) {
-        pace = 64;
-        shoal::yield();
-      }
+      pacing.tick();
     }
   }
   shoal::barrier();  // drains both channels: every request and every reply
@@ -240,9 +238,9 @@ void run_in_root(report& out, bool force_wide) {
     st.replies = 0;
     t_core = &st;
   });
-  const int slot_bits = bfs::bits_for(static_cast<std::uint64_t>(p.requests_per_core));
-  const int local_bits = bfs::bits_for(static_cast<std::uint64_t>(p.table_per_core));
-  const int core_bits = bfs::bits_for(static_cast<std::uint64_t>(p.participants));
+  const int slot_bits = bits_for(static_cast<std::uint64_t>(p.requests_per_core));
+  const int local_bits = bits_for(static_cast<std::uint64_t>(p.table_per_core));
+  const int core_bits = bits_for(static_cast<std::uint64_t>(p.participants));
   const bool packed = !force_wide && slot_bits + local_bits + core_bits <= 64;
   const double seconds = packed
                              ? timed_gather(packed_codec{slot_bits, slot_bits + local_bits}, back)

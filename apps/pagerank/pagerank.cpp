@@ -42,7 +42,6 @@
 // miss the validation bound on the ranks of hub vertices (their error,
 // about 1e-7 relative, exceeds 1e-9 on the scale summing to 1 once a
 // rank is above ~1e-2, which small Kronecker graphs reach).
-#include "common/yield_every.hpp"
 #include "pagerank/plain/pagerank.hpp"
 
 #include <shoal/shoal.hpp>
@@ -57,6 +56,7 @@
 #include <vector>
 
 #include "common/app.hpp"
+#include "common/yield_every.hpp"
 
 namespace shoal_apps {
 
@@ -123,7 +123,7 @@ void generate_edges(const pagerank_options& o) {
   const std::uint64_t seed = o.graph.seed;
   shoal::run([=] {
     shoal::on_all_cores([=] {
-      bfs::graph_options graph;
+      graph_options graph;
       graph.scale = scale;
       graph.edgefactor = edgefactor;
       graph.seed = seed;
@@ -136,7 +136,7 @@ void generate_edges(const pagerank_options& o) {
       constexpr std::int64_t piece = std::int64_t{1} << 16;
       for (std::int64_t a = lo; a < hi; a += piece) {
         part.clear();
-        bfs::kronecker_edges(graph, a, std::min(hi, a + piece), part);
+        kronecker_edges(graph, a, std::min(hi, a + piece), part);
         std::copy(part.begin(), part.end(), g_edges.begin() + a);
       }
     });

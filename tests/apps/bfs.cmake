@@ -87,7 +87,7 @@ shoal_app_test(bfs_negative_vertex EXPECT 2 MAX_S 30
   REGEX "negative.txt:3: negative vertex id -3"
   COMMAND shoal-driver bfs --cores 2 --graph ${bfs_data}/negative.txt)
 shoal_app_test(bfs_scale_too_large EXPECT 2 MAX_S 30
-  REGEX "shoal bfs: error: --scale/--edgefactor: a graph of [0-9]+ vertices .* GiB of memory"
+  REGEX "shoal bfs: error: --scale/--edgefactor: a graph of [0-9]+ vertices .* [KMGTP]iB of memory"
   COMMAND shoal-driver bfs --cores 2 --scale 40)
 shoal_app_test(bfs_root_out_of_range EXPECT 2 MAX_S 30
   REGEX "--root 8: no such vertex \\(the graph has 8 vertices\\)"

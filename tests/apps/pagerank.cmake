@@ -76,7 +76,7 @@ shoal_app_test(pagerank_missing_file EXPECT 2 MAX_S 10
   REGEX "--graph [^ ]*no_such_graph.txt: cannot open"
   COMMAND shoal-driver pagerank --cores 2 --graph ${pr_data}/no_such_graph.txt)
 shoal_app_test(pagerank_scale_too_large EXPECT 2 MAX_S 10
-  REGEX "shoal pagerank: error: --scale/--edgefactor: a graph of [0-9]+ vertices .* GiB of memory"
+  REGEX "shoal pagerank: error: --scale/--edgefactor: a graph of [0-9]+ vertices .* [KMGTP]iB of memory"
   COMMAND shoal-driver pagerank --cores 2 --scale 36)
 shoal_app_test(pagerank_tolerance_zero EXPECT 2 MAX_S 10
   REGEX "--tolerance: must be a number > 0, got '0'"

@@ -55,7 +55,7 @@ shoal_app_test(permutation_bad_elements_np2 NP 2 EXPECT 2 MAX_S 20
   REGEX "shoal permutation: error: --elements -3: out of range"
   COMMAND shoal-driver permutation --cores 1 --elements -3)
 shoal_app_test(permutation_too_large EXPECT 2 MAX_S 20
-  REGEX "shoal permutation: error: --elements 1099511627776: the three arrays need 24576\\.0 GiB, more than this machine's"
+  REGEX "shoal permutation: error: --elements 1099511627776: the three arrays need 24 TiB, more than this machine's .* of memory; lower --elements"
   COMMAND shoal-driver permutation --cores 2 --elements 1099511627776)
 shoal_app_test(permutation_bad_elements_text EXPECT 2 MAX_S 20 REGEX "--elements"
   COMMAND shoal-driver permutation --elements lots)

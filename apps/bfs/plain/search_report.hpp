@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bfs/plain/graph.hpp"
-#include "common/report.hpp"
+#include "bfs/plain/graph500.hpp"
+#include "common/plain/report.hpp"
 
 namespace shoal_apps::bfs {
 

@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "bfs/plain/graph.hpp"
+#include "bfs/plain/graph500.hpp"
 
 namespace shoal_apps::bfs {
 

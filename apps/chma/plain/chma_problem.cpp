@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "common/app.hpp"
-#include "common/machine.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/memory.hpp"
 
 namespace shoal_apps::chma {
 
@@ -46,14 +46,14 @@ constexpr std::int64_t max_pool = std::int64_t{1} << 28;
 /// String i of the generated pool: 2 .. 20 letters, an upper-case one then
 /// lower case (so no reverse is a pool string: rule (R)).
 str_key generated_string(std::uint64_t seed, std::uint64_t i) {
-  const std::uint64_t r0 = bfs::keyed_random(seed, 7, i);
+  const std::uint64_t r0 = keyed_random(seed, 7, i);
   const std::size_t n = 2 + r0 % (max_chars - 1);
   char s[max_chars];
-  std::uint64_t r = bfs::keyed_random(seed, 8, i);
+  std::uint64_t r = keyed_random(seed, 8, i);
   s[0] = static_cast<char>('A' + r % 26);
   r /= 26;
   for (std::size_t c = 1; c < n; ++c) {
-    if (c == 12) r = bfs::keyed_random(seed, 9, i);  // 13 letters per word
+    if (c == 12) r = keyed_random(seed, 9, i);  // 13 letters per word
     s[c] = static_cast<char>('a' + r % 26);
     r /= 26;
   }
@@ -136,12 +136,9 @@ void check_sizes(const chma_options& o, std::int64_t pool, int ranks) {
       static_cast<double>(pool) * 2,
       static_cast<double>(pool) + static_cast<double>(o.tasks) * static_cast<double>(o.length));
   const double need = 24.0 * static_cast<double>(pool) * (ranks + 2) + 2 * 64.0 * keys;
-  const double have = physical_bytes();
-  if (have == 0 || need <= 0.7 * have) return;
-  throw input_error(
-      fmt::format("--pool-size/--pool: a pool of {} strings needs about {:.1f} GiB, more than this "
-                  "machine's {:.1f} GiB",
-                  pool, need / (1 << 30), have / (1 << 30)));
+  check_memory(need, 0.7,
+               fmt::format("--pool-size/--pool: a pool of {} strings needs about {}", pool,
+                           human_bytes(need)));
 }
 
 }  // namespace

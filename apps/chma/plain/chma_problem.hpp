@@ -67,7 +67,7 @@ struct chma_problem {
 
   /// Pool index of step k's input string for task t.
   std::uint64_t input_index(std::uint32_t t, std::uint32_t k) const noexcept {
-    const std::uint64_t r = bfs::keyed_random(seed, 1000 + std::uint64_t{t}, k);
+    const std::uint64_t r = keyed_random(seed, 1000 + std::uint64_t{t}, k);
     return ((r >> 32) * pool.size()) >> 32;
   }
   const str_key& input(std::uint32_t t, std::uint32_t k) const noexcept {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bfs/plain/mix.hpp"
+#include "common/plain/mix.hpp"
 
 namespace shoal_apps::chma {
 
@@ -51,7 +51,6 @@ inline str_key reversed(const str_key& k) noexcept {
 /// A 64-bit hash of the key, all bits mixed (the low bits pick a slot, the
 /// high bits the owning core).
 inline std::uint64_t key_hash(const str_key& k) noexcept {
-  using bfs::mix64;
   return mix64(k.words[0] ^ mix64(k.words[1] ^ mix64(k.words[2] + 0x9e3779b97f4a7c15ULL)));
 }
 

@@ -2,13 +2,12 @@
 // shared by `shoal gups` and shoal-baseline-gups.
 #include "gups/plain/gups_problem.hpp"
 
-#include <iterator>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "common/app.hpp"
-#include "common/machine.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/memory.hpp"
 #include "gups/plain/hpcc_stream.hpp"
 
 namespace shoal_apps::gups {
@@ -20,21 +19,6 @@ void add_gups_options(CLI::App& cmd, gups_options& o) {
                              min_log_table, max_log_table))
       ->capture_default_str();
 }
-
-namespace {
-
-/// "512 KiB", "8 GiB", "2 TiB": the largest unit that keeps the number >= 1.
-std::string human_bytes(double bytes) {
-  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  std::size_t u = 0;
-  while (bytes >= 1024.0 && u + 1 < std::size(units)) {
-    bytes /= 1024.0;
-    ++u;
-  }
-  return fmt::format("{:.3g} {}", bytes, units[u]);
-}
-
-}  // namespace
 
 std::string gups_problem::describe(const std::string& per_what) const {
   return fmt::format("2^{} words ({}), {} updates, at most {} outstanding per {}", log_table,
@@ -53,11 +37,7 @@ void check_fits(const gups_problem& p, int processes, double heap_bytes_per_proc
     throw input_error(fmt::format(
         "{}, more than the global heap of {} per process ({}); raise {} or lower --log-table", what,
         human_bytes(heap_bytes_per_process), heap_flag, heap_flag));
-  const double have = physical_bytes();
-  if (have > 0 && need > 0.9 * have)
-    throw input_error(fmt::format(
-        "{}, more than this machine's {} of memory; lower --log-table or use more processes", what,
-        human_bytes(have)));
+  check_memory(need, 0.9, what, "lower --log-table or use more processes");
 }
 
 }  // namespace

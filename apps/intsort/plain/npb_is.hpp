@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "common/report.hpp"
+#include "common/plain/report.hpp"
 
 namespace shoal_apps::intsort {
 

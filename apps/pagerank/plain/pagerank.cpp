@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "common/app.hpp"
-#include "common/machine.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/memory.hpp"
 
 namespace shoal_apps::pagerank {
 
@@ -63,13 +63,11 @@ void check_fits(std::int64_t vertices, std::int64_t edges, const memory_shape& m
                 const std::string& flag) {
   const int ranks = m.ranks;
   const double need = bytes_needed(vertices, edges, m);
-  const double have = physical_bytes();
-  if (have == 0 || need <= 0.8 * have) return;
-  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
-  throw input_error(fmt::format(
-      "{}: a graph of {} vertices and {} edges needs about {:.1f} GiB over {} process{}, more "
-      "than this machine's {:.1f} GiB of memory",
-      flag, vertices, edges, need / gib, ranks, ranks == 1 ? "" : "es", have / gib));
+  check_memory(
+      need, 0.8,
+      fmt::format("{}: a graph of {} vertices and {} edges needs about {} over {} "
+                  "process{}",
+                  flag, vertices, edges, human_bytes(need), ranks, ranks == 1 ? "" : "es"));
 }
 
 }  // namespace
@@ -77,14 +75,14 @@ void check_fits(std::int64_t vertices, std::int64_t edges, const memory_shape& m
 input_size size_input(const pagerank_options& o, const memory_shape& m) {
   input_size s;
   if (!o.graph.file.empty()) {
-    bfs::edge_list list = bfs::read_graph_file(o.graph.file);
+    edge_list list = read_graph_file(o.graph.file);
     s.vertices = list.vertices;
     s.edges = static_cast<std::int64_t>(list.edges.size());
     s.file_edges = std::move(list.edges);
     check_fits(s.vertices, s.edges, m, "--graph " + o.graph.file);
   } else {
-    s.vertices = bfs::kronecker_vertices(o.graph);
-    s.edges = bfs::kronecker_edge_count(o.graph);
+    s.vertices = kronecker_vertices(o.graph);
+    s.edges = kronecker_edge_count(o.graph);
     check_fits(s.vertices, s.edges, m, "--scale/--edgefactor");
   }
   if (s.vertices > (std::int64_t{1} << 30))

@@ -4,7 +4,7 @@
 // the report. No shoal here: plain C++.
 //
 // The graph. Input edges come from the Graph500 Kronecker generator (--scale,
-// --edgefactor, --seed; apps/bfs/plain/graph.hpp) or a file (--graph). Each
+// --edgefactor, --seed; apps/common/plain/graph.hpp) or a file (--graph). Each
 // input edge {u, v} is read as ONE directed link u -> v (the usual reading
 // of PageRank benchmarks on Graph500 graphs: the generator's edge list as
 // the nonzeros of a sparse matrix). Self-loops are dropped and duplicate
@@ -32,21 +32,21 @@
 
 #include <CLI/CLI.hpp>
 
-#include "bfs/plain/graph.hpp"
-#include "common/report.hpp"
+#include "common/plain/graph.hpp"
+#include "common/plain/report.hpp"
 
 namespace shoal_apps::pagerank {
 
-using bfs::edge;
+using shoal_apps::edge;
 
 inline constexpr double damping = 0.85;
 
 /// The flags both the shoal app and the baseline take.
 struct pagerank_options {
-  bfs::graph_options graph;  ///< --scale, --edgefactor, --seed, --graph (roots unused)
-  double tolerance = 1e-7;   ///< --tolerance: stop when the L1 change is below it
-  int iterations = 100;      ///< --iterations: at most this many
-  bool corrupt = false;      ///< hidden test hook: one increment of iteration 1 is lost
+  graph_options graph;      ///< --scale, --edgefactor, --seed, --graph (roots unused)
+  double tolerance = 1e-7;  ///< --tolerance: stop when the L1 change is below it
+  int iterations = 100;     ///< --iterations: at most this many
+  bool corrupt = false;     ///< hidden test hook: one increment of iteration 1 is lost
 };
 
 /// Declares the options on `cmd` with their ranges (a bad value is a CLI11

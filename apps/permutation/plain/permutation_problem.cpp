@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "common/app.hpp"
-#include "common/machine.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/memory.hpp"
 
 namespace shoal_apps::permutation {
 
@@ -20,13 +20,10 @@ void check_options(const permutation_options& o) {
     throw input_error(fmt::format("--elements {}: out of range; expected an integer in [1, {}]",
                                   o.elements, max_elements));
   const double need = bytes_per_element * static_cast<double>(o.elements);
-  const double have = physical_bytes();
-  if (have == 0 || need <= 0.8 * have) return;
-  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
-  throw input_error(fmt::format(
-      "--elements {}: the three arrays need {:.1f} GiB, more than this machine's {:.1f} GiB of "
-      "memory; lower --elements",
-      o.elements, need / gib, have / gib));
+  check_memory(
+      need, 0.8,
+      fmt::format("--elements {}: the three arrays need {}", o.elements, human_bytes(need)),
+      "lower --elements");
 }
 
 permutation_keys make_keys(const permutation_options& o) noexcept {

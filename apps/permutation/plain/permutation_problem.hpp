@@ -19,7 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "common/report.hpp"
+#include "common/plain/report.hpp"
 #include "permutation/plain/keyed_permutation.hpp"
 
 namespace shoal_apps::permutation {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "common/app.hpp"
+#include "common/plain/input_error.hpp"
 
 namespace shoal_apps::pointerchase {
 

@@ -26,7 +26,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "common/report.hpp"
+#include "common/plain/report.hpp"
 
 namespace shoal_apps::pointerchase {
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "common/app.hpp"
-#include "common/machine.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/memory.hpp"
 
 namespace shoal_apps::randomwalk {
 
@@ -38,17 +38,15 @@ namespace {
 /// Throws when the graph copies would not fit: each process holds its share
 /// of the graph (both directions of each edge: 8 bytes, plus offsets) and
 /// rank 0 the reference's whole graph twice over (CSR, adjacency lists).
-void check_memory(std::int64_t vertices, std::int64_t edges, int ranks) {
+void check_graph_fits(std::int64_t vertices, std::int64_t edges, int ranks) {
   const double graph = 8.0 * static_cast<double>(edges) + 8.0 * static_cast<double>(vertices);
   const double lists = 8.0 * static_cast<double>(edges) + 32.0 * static_cast<double>(vertices);
   const double need = 2 * graph + lists;  // the shoal copy, the CSR and the lists on one machine
-  const double have = physical_bytes();
-  if (have == 0 || need <= 0.7 * have) return;
-  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
-  throw input_error(fmt::format(
-      "--scale/--vertices/--edgefactor: a graph of {} vertices and {} edges needs about "
-      "{:.1f} GiB ({} process{}), more than this machine's {:.1f} GiB; lower them",
-      vertices, edges, need / gib, ranks, ranks == 1 ? "" : "es", have / gib));
+  check_memory(need, 0.7,
+               fmt::format("--scale/--vertices/--edgefactor: a graph of {} vertices and {} edges "
+                           "needs about {} ({} process{})",
+                           vertices, edges, human_bytes(need), ranks, ranks == 1 ? "" : "es"),
+               "lower them");
 }
 }  // namespace
 
@@ -72,7 +70,7 @@ walk_problem make_problem(const walk_options& o, int ranks) {
     throw input_error(fmt::format("--inject-fault {}: no such walker (there are {})",
                                   o.corrupt_walker, p.walkers));
   p.corrupt_walker = o.corrupt_walker;
-  check_memory(v, p.edges, ranks);
+  check_graph_fits(v, p.edges, ranks);
   return p;
 }
 

@@ -27,7 +27,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "bfs/plain/mix.hpp"
+#include "common/plain/mix.hpp"
 
 namespace shoal_apps::randomwalk {
 
@@ -71,14 +71,14 @@ inline std::uint32_t scaled(std::uint64_t r, std::uint64_t n) noexcept {
 
 /// The other end of input edge i (its first end is i / edgefactor).
 inline std::uint32_t edge_target(const walk_problem& p, std::int64_t i) noexcept {
-  return scaled(bfs::keyed_random(p.seed, 0, static_cast<std::uint64_t>(i)), p.vertices);
+  return scaled(keyed_random(p.seed, 0, static_cast<std::uint64_t>(i)), p.vertices);
 }
 
 /// Start vertex of walker w (distinct for distinct w < walkers).
 class start_vertices {
  public:
   explicit start_vertices(const walk_problem& p)
-      : vertices_(p.vertices), perm_(bfs::bits_for(p.vertices), p.seed, 1) {}
+      : vertices_(p.vertices), perm_(bits_for(p.vertices), p.seed, 1) {}
   /// Cycle-walks the permutation of [0, 2^bits) into [0, vertices).
   std::uint32_t operator()(std::uint32_t w) const noexcept {
     std::uint64_t x = w;
@@ -89,27 +89,27 @@ class start_vertices {
 
  private:
   std::uint64_t vertices_;
-  bfs::bijection perm_;
+  bijection perm_;
 };
 
 /// Which neighbour (index into the adjacency) step `step` of walker w takes
 /// from a vertex of degree `degree` (> 0).
 inline std::uint32_t choice(std::uint64_t seed, std::uint32_t w, std::uint32_t step,
                             std::uint32_t degree) noexcept {
-  return scaled(bfs::keyed_random(seed, 2 + static_cast<std::uint64_t>(w), step), degree);
+  return scaled(keyed_random(seed, 2 + static_cast<std::uint64_t>(w), step), degree);
 }
 
 /// The path hash before the first step, and after stepping to `v`.
 inline std::uint64_t first_hash(std::uint32_t start) noexcept {
-  return bfs::mix64(0x5851f42d4c957f2dULL ^ start);
+  return mix64(0x5851f42d4c957f2dULL ^ start);
 }
 inline std::uint64_t next_hash(std::uint64_t h, std::uint32_t v) noexcept {
-  return bfs::mix64(h + 0x9e3779b97f4a7c15ULL + v);
+  return mix64(h + 0x9e3779b97f4a7c15ULL + v);
 }
 
 /// A finished walk's share of the digest (summed over walkers, mod 2^64).
 inline std::uint64_t walk_digest(std::uint32_t w, std::uint32_t end, std::uint64_t h) noexcept {
-  return bfs::mix64(h ^ (static_cast<std::uint64_t>(w) << 32 | end));
+  return mix64(h ^ (static_cast<std::uint64_t>(w) << 32 | end));
 }
 
 /// What a run of every walk found (the sum of its cores' parts).

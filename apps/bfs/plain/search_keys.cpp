@@ -1,35 +1,15 @@
-// Options, the memory check and the choice of search keys: the set-up both
-// `shoal bfs` and the plain-MPI baseline share.
+// The memory check and the choice of search keys: the set-up both `shoal bfs`
+// and the plain-MPI baseline share.
 #include <algorithm>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
-#include "bfs/plain/graph.hpp"
-#include "bfs/plain/mix.hpp"
-#include "common/app.hpp"
-#include "common/machine.hpp"
+#include "bfs/plain/graph500.hpp"
+#include "common/plain/memory.hpp"
+#include "common/plain/mix.hpp"
 
 namespace shoal_apps::bfs {
-
-void add_graph_options(CLI::App& cmd, graph_options& o) {
-  cmd.add_option("--scale", o.scale, "Kronecker graph of 2^scale vertices")
-      ->check(CLI::Range(1, 48))
-      ->capture_default_str();
-  cmd.add_option("--edgefactor", o.edgefactor, "edges per vertex of the Kronecker graph")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  cmd.add_option("--seed", o.seed, "seed of the generator and of the search keys")
-      ->capture_default_str();
-  cmd.add_option("--graph", o.file,
-                 "read the graph from FILE (edge list \"u v\" per line, 0-based, or Matrix "
-                 "Market coordinate) instead of generating it");
-  cmd.add_option("--roots", o.roots, "search keys, chosen at random among vertices with edges")
-      ->check(CLI::Range(1, 1 << 20))
-      ->capture_default_str();
-  cmd.add_option("--root", o.root, "search from this one vertex instead of --roots random ones")
-      ->check(CLI::NonNegativeNumber);
-}
 
 namespace {
 // Bytes the app and its validation need, summed over the job: the CSR
@@ -44,13 +24,11 @@ constexpr double bytes_per_vertex = 8 + 5 * 8;
 void check_fits_in_memory(std::int64_t vertices, std::int64_t edges, int ranks) {
   const double need = bytes_per_edge * static_cast<double>(edges) +
                       bytes_per_vertex * static_cast<double>(vertices);
-  const double have = physical_bytes();
-  if (have == 0 || need <= 0.8 * have) return;
-  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
-  throw input_error(fmt::format(
-      "--scale/--edgefactor: a graph of {} vertices and {} edges needs about {:.1f} GiB over "
-      "{} process{}, more than this machine's {:.1f} GiB of memory; lower --scale or --edgefactor",
-      vertices, edges, need / gib, ranks, ranks == 1 ? "" : "es", have / gib));
+  check_memory(need, 0.8,
+               fmt::format("--scale/--edgefactor: a graph of {} vertices and {} edges needs about "
+                           "{} over {} process{}",
+                           vertices, edges, human_bytes(need), ranks, ranks == 1 ? "" : "es"),
+               "lower --scale or --edgefactor");
 }
 
 namespace {

@@ -1,12 +1,13 @@
-// Counter-based randomness for the Graph500 inputs: a 64-bit mixer (the
-// splitmix64 finaliser) keyed by a seed, and a seeded bijection of
-// [0, 2^bits) built from invertible steps. Everything is a pure function of
-// its arguments, so any core or rank reproduces any part of the input alone.
+// Counter-based randomness for the apps' inputs (graphs, index streams,
+// string pools, walks): a 64-bit mixer (the splitmix64 finaliser) keyed by a
+// seed, and a seeded bijection of [0, 2^bits) built from invertible steps.
+// Everything is a pure function of its arguments, so any core or rank
+// reproduces any part of the input alone. Plain C++ (no shoal, no MPI).
 #pragma once
 
 #include <cstdint>
 
-namespace shoal_apps::bfs {
+namespace shoal_apps {
 
 /// Bijective 64-bit finaliser with full avalanche (splitmix64's output step).
 inline std::uint64_t mix64(std::uint64_t x) noexcept {
@@ -60,4 +61,4 @@ inline int bits_for(std::uint64_t n) noexcept {
   return b;
 }
 
-}  // namespace shoal_apps::bfs
+}  // namespace shoal_apps

@@ -1,9 +1,6 @@
 // The problem of the two bale kernels, histogram and indexgather, as the
 // shoal apps and their plain-MPI baselines all define it: options, sizes, the
 // memory check, the random index streams and the table contents.
-// Header-only, so that indexgather (and its baseline) can use it even when
-// histogram is not among the bundled apps (CMake compiles an app's plain/*.cpp
-// only for the apps in SHOAL_APPS).
 //
 // P participants (shoal cores, or MPI ranks for the baselines) share a table
 // of T * P entries, block-distributed: participant p owns entries
@@ -19,16 +16,15 @@
 #pragma once
 
 #include <cstdint>
-#include <iterator>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "bfs/plain/mix.hpp"
-#include "common/app.hpp"
-#include "common/machine.hpp"
-#include "common/report.hpp"
+#include "common/plain/input_error.hpp"
+#include "common/plain/memory.hpp"
+#include "common/plain/mix.hpp"
+#include "common/plain/report.hpp"
 
 namespace shoal_apps::bale {
 
@@ -63,17 +59,6 @@ inline void add_bale_options(CLI::App& cmd, bale_options& o, const std::string& 
       ->capture_default_str();
   // Fault injection for the tests: the validation must catch it (exit 1).
   cmd.add_flag("--corrupt", o.corrupt, "spoil one result after the timed phase (tests)")->group("");
-}
-
-/// "512 KiB", "8 GiB": the largest unit that keeps the number >= 1.
-inline std::string human_bytes(double bytes) {
-  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  std::size_t u = 0;
-  while (bytes >= 1024.0 && u + 1 < std::size(units)) {
-    bytes /= 1024.0;
-    ++u;
-  }
-  return fmt::format("{:.3g} {}", bytes, units[u]);
 }
 
 /// Sizes of one run.
@@ -116,13 +101,12 @@ inline bale_problem make_problem(const bale_options& o, int participants, int lo
   const double need = static_cast<double>(local_participants) *
                       (bytes_per_table_entry * static_cast<double>(o.table_per_core) +
                        bytes_per_request * static_cast<double>(o.requests_per_core));
-  const double have = physical_bytes();
-  if (have > 0 && need > 0.9 * have)
-    throw input_error(fmt::format(
-        "--table-per-core {} --requests-per-core {}: needs {} per process ({} participants), "
-        "more than this machine's {} of memory; lower --table-per-core or --requests-per-core",
-        o.table_per_core, o.requests_per_core, human_bytes(need), local_participants,
-        human_bytes(have)));
+  check_memory(
+      need, 0.9,
+      fmt::format("--table-per-core {} --requests-per-core {}: needs {} per process ({} "
+                  "participants)",
+                  o.table_per_core, o.requests_per_core, human_bytes(need), local_participants),
+      "lower --table-per-core or --requests-per-core");
   return p;
 }
 
@@ -138,13 +122,12 @@ struct target {
 class index_stream {
  public:
   index_stream(const bale_problem& p, int participant) noexcept
-      : key_(
-            bfs::mix64(p.seed ^ (static_cast<std::uint64_t>(participant) * 0x9e3779b97f4a7c15ULL))),
+      : key_(mix64(p.seed ^ (static_cast<std::uint64_t>(participant) * 0x9e3779b97f4a7c15ULL))),
         participants_(static_cast<std::uint64_t>(p.participants)),
         table_per_core_(static_cast<std::uint64_t>(p.table_per_core)) {}
 
   target at(std::uint64_t k) const noexcept {
-    const std::uint64_t r = bfs::mix64(key_ + k * 0xd1b54a32d192ed03ULL);
+    const std::uint64_t r = mix64(key_ + k * 0xd1b54a32d192ed03ULL);
     return {static_cast<std::uint32_t>(((r >> 32) * participants_) >> 32),
             static_cast<std::uint32_t>(((r & 0xffffffffULL) * table_per_core_) >> 32)};
   }
@@ -203,7 +186,7 @@ inline std::uint64_t global_index(const bale_problem& p, target t) noexcept {
 
 /// indexgather's table: entry i holds table_value(seed, i).
 inline std::uint64_t table_value(std::uint64_t seed, std::uint64_t i) noexcept {
-  return bfs::mix64(i * 0x9e3779b97f4a7c15ULL + (seed ^ 0x5bd1e9955bd1e995ULL));
+  return mix64(i * 0x9e3779b97f4a7c15ULL + (seed ^ 0x5bd1e9955bd1e995ULL));
 }
 
 /// How a kernel names its requests in the report.

@@ -1,5 +1,6 @@
-// Graph500 inputs and validation, shared by `shoal bfs` and the plain-MPI
-// baseline (shoal-baseline-bfs). No shoal here: plain C++.
+// Graph inputs shared by the graph apps (bfs, pagerank) and their plain-MPI
+// baselines: the Graph500 Kronecker generator and the edge-list / Matrix
+// Market reader. No shoal here: plain C++.
 //
 // Graphs are undirected; an input edge {u, v} may be a self-loop or a
 // duplicate (both are legal input and must be handled). Vertex ids are
@@ -19,14 +20,14 @@
 
 #include <CLI/CLI.hpp>
 
-namespace shoal_apps::bfs {
+namespace shoal_apps {
 
 struct edge {
   std::int64_t u;
   std::int64_t v;
 };
 
-/// The graph and search-key options both the shoal app and the baseline take.
+/// The graph and search-key options the graph apps and their baselines take.
 struct graph_options {
   int scale = 16;          ///< --scale: 2^scale vertices
   int edgefactor = 16;     ///< --edgefactor: edges per vertex
@@ -60,33 +61,4 @@ struct edge_list {
 };
 edge_list read_graph_file(const std::string& path);
 
-/// Throws shoal_apps::input_error when a graph of `vertices` and `edges` would
-/// not fit in this machine's memory with `ranks` processes (an estimate of the
-/// bytes the app needs, compared with physical memory), naming the flag.
-void check_fits_in_memory(std::int64_t vertices, std::int64_t edges, int ranks);
-
-/// `count` distinct search keys chosen at random (from `seed`) among vertices
-/// whose degree (self-loops excluded) is > 0, in a deterministic order. Fewer
-/// when fewer such vertices exist. `has_edge[v]` says whether v has degree > 0.
-std::vector<std::int64_t> choose_roots(const std::vector<bool>& has_edge, int count,
-                                       std::uint64_t seed);
-
-/// Graph500 validation of one search (the specification's five rules):
-/// parent[root] == root; the parent structure is a tree rooted at `root`
-/// (no cycles; every reached vertex leads to root); each tree edge joins
-/// vertices whose levels differ by exactly one; every input edge joins
-/// vertices whose levels differ by at most one, or neither end is reached;
-/// the tree spans root's whole connected component; each vertex and its
-/// parent are joined by an input edge. parent[v] == -1 marks unreached.
-struct validation {
-  bool ok = false;
-  std::string error;         ///< first violated rule, with the vertex, when !ok
-  std::int64_t reached = 0;  ///< vertices in the tree
-  std::int64_t depth = 0;    ///< greatest level
-  std::int64_t edges = 0;    ///< input edges within the component, duplicates and
-                             ///< self-loops counted as they appear (TEPS numerator)
-};
-validation validate_bfs_tree(const std::vector<edge>& edges, std::int64_t vertices,
-                             std::int64_t root, const std::vector<std::int64_t>& parent);
-
-}  // namespace shoal_apps::bfs
+}  // namespace shoal_apps

@@ -7,10 +7,10 @@
 // seeded bijection of [0, 2^scale) (so vertex 0 is not the hub), and the
 // edge order is shuffled by a seeded bijection of [0, edges) (a permutation
 // of the next power of two, walked until it lands inside [0, edges)).
-#include "bfs/plain/graph.hpp"
-#include "bfs/plain/mix.hpp"
+#include "common/plain/graph.hpp"
+#include "common/plain/mix.hpp"
 
-namespace shoal_apps::bfs {
+namespace shoal_apps {
 
 namespace {
 
@@ -89,4 +89,4 @@ void kronecker_edges(const graph_options& o, std::int64_t first, std::int64_t la
   for (std::int64_t i = first; i < last; ++i) out.push_back(g.at(static_cast<std::uint64_t>(i)));
 }
 
-}  // namespace shoal_apps::bfs
+}  // namespace shoal_apps

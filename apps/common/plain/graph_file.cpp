@@ -11,10 +11,10 @@
 
 #include <fmt/format.h>
 
-#include "bfs/plain/graph.hpp"
-#include "common/app.hpp"
+#include "common/plain/graph.hpp"
+#include "common/plain/input_error.hpp"
 
-namespace shoal_apps::bfs {
+namespace shoal_apps {
 
 namespace {
 
@@ -190,4 +190,4 @@ edge_list read_graph_file(const std::string& path) {
   return read_edge_list(in);
 }
 
-}  // namespace shoal_apps::bfs
+}  // namespace shoal_apps

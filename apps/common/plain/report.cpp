@@ -1,4 +1,4 @@
-#include "common/report.hpp"
+#include "common/plain/report.hpp"
 
 #include <algorithm>
 #include <cstdio>
