@@ -9,7 +9,7 @@
 
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/process_info.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include "shoal/detail/core_state.hpp"
 
 #include <atomic>
 #include <cstdint>

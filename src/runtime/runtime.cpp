@@ -3,7 +3,7 @@
 #include "shoal/runtime.hpp"
 
 #include "shoal/detail/aggregator.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include "tasks/scheduler.hpp"
 #include "shoal/global_completion_event.hpp"
 #include "shoal/stats.hpp"
 
@@ -20,11 +20,11 @@
 
 #include <unistd.h>
 
-#include "global_heap_impl.hpp"
-#include "stack_pool.hpp"
-#include "network.hpp"
-#include "remote_steal.hpp"
-#include "transport.hpp"
+#include "memory/global_heap_impl.hpp"
+#include "tasks/stack_pool.hpp"
+#include "comm/network.hpp"
+#include "comm/remote_steal.hpp"
+#include "transport/transport.hpp"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-#include "transport.hpp"
+#include "transport/transport.hpp"
 
 #include "shoal/detail/check.hpp"
 
