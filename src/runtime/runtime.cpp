@@ -1,16 +1,13 @@
 // Assembles the layers for one process: schedulers (tasks), aggregators
-// (comm) and the global heap (memory), and runs the root task.
+// (comm) and the global heap (memory), and runs the root task. How a run
+// ends lives beside it: quiescence.cpp (one process), termination_waves.cpp
+// (several), watchdog.cpp and progress_thread.hpp.
 #include "shoal/runtime.hpp"
 
 #include "shoal/detail/aggregator.hpp"
-#include "tasks/scheduler.hpp"
 #include "shoal/global_completion_event.hpp"
 #include "shoal/stats.hpp"
 
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -20,10 +17,11 @@
 
 #include <unistd.h>
 
-#include "memory/global_heap_impl.hpp"
+#include "runtime/progress_thread.hpp"
+#include "runtime/quiescence.hpp"
+#include "runtime/runtime_state.hpp"
+#include "runtime/termination_waves.hpp"
 #include "tasks/stack_pool.hpp"
-#include "comm/network.hpp"
-#include "comm/remote_steal.hpp"
 #include "transport/transport.hpp"
 
 extern char** environ;
@@ -31,22 +29,6 @@ extern char** environ;
 namespace shoal {
 namespace detail {
 namespace {
-
-struct runtime_state {
-  config cfg;
-  core_group group;
-  std::vector<std::unique_ptr<scheduler>> schedulers;
-  std::vector<std::unique_ptr<aggregator>> aggregators;
-  std::unique_ptr<global_heap> heap;
-  std::unique_ptr<network> net;  // jobs of several processes only
-  std::vector<std::unique_ptr<remote_stealer>> stealers;  // likewise
-  std::unique_ptr<global_completion_event> default_gce;
-  std::atomic<bool> root_done{false};
-  std::mutex root_mu;  // with root_cv: wakes run()'s thread at once
-  std::condition_variable root_cv;
-  std::exception_ptr root_error;
-  teardown_report last{};
-};
 
 runtime_state* g_rt = nullptr;
 
@@ -74,217 +56,6 @@ void build_cores(runtime_state& rt) {
     }
   }
 }
-
-bool all_idle(const runtime_state& rt) {
-  for (const auto& s : rt.schedulers)
-    if (!s->idle()) return false;
-  return true;
-}
-
-// Quiescent: every core idle with no watched condition pending, and every
-// delivered buffer processed, seen the same way twice in a row. A pending
-// watch (a worker in global_completion_event::wait) may already be true and
-// about to wake its worker, so it counts as work.
-bool quiescent_once(const runtime_state& rt, std::uint64_t& signature) {
-  if (!all_idle(rt)) return false;
-  for (const auto& s : rt.schedulers)
-    if (s->has_watches()) return false;
-  std::uint64_t delivered = 0, processed = 0;
-  for (const auto& a : rt.aggregators) {
-    processed += a->processed();
-    delivered += a->delivered();
-  }
-  for (const auto& a : rt.aggregators)
-    if (a->has_pending_delivery()) return false;
-  if (rt.net != nullptr && !rt.net->idle()) return false;
-  if (delivered != processed || !all_idle(rt)) return false;
-  const bool same = signature == delivered + 1;
-  signature = delivered + 1;
-  return same;
-}
-
-// Quiescent, yet tasks wait for a worker on some core: every worker there is
-// suspended and the cap stops it from creating more, and nothing left can
-// wake them. End the job instead of returning with work undone.
-void fail_if_starved(const runtime_state& rt) {
-  std::size_t starved = 0;
-  for (const auto& s : rt.schedulers) starved += s->starved_tasks();
-  if (starved == 0) return;
-  fatal_user(fmt::format(
-      "deadlock: {} tasks wait for a worker, but every core's {} workers are suspended and "
-      "nothing can wake them; raise --max-workers-per-core",
-      starved, rt.cfg.max_workers_per_core));
-}
-
-std::uint64_t total_progress(const runtime_state& rt) {
-  std::uint64_t sum = 0;
-  for (const auto& s : rt.schedulers) sum += s->progress();
-  return sum;
-}
-
-// --watchdog-s (60 s by default): ends the job when every core has been
-// idle, without any progress, for that long while the job is unfinished (a
-// deadlock: all workers suspended on something that will not happen). A
-// task computing, even without yielding, keeps its core busy, and in a job
-// of several processes one busy core anywhere keeps every rank's watchdog
-// quiet (the termination waves carry busy and progress), so a long
-// computation never trips it. The report names each core's waits ("why #tag").
-class watchdog {
- public:
-  explicit watchdog(const runtime_state& rt) : rt_(rt), last_(total_progress(rt)) {}
-
-  void check() { check(total_progress(rt_), all_idle(rt_)); }
-
-  /// `now`: a progress count (monotonic); `idle`: whether nothing computes.
-  /// In a job of several processes both are job-wide (summed over ranks).
-  void check(std::uint64_t now, bool idle) {
-    if (now != last_ || !idle) {
-      last_ = now;
-      since_ = clock::now();
-      return;
-    }
-    if (clock::now() - since_ < std::chrono::seconds(rt_.cfg.watchdog_s)) return;
-    std::string report =
-        fmt::format("watchdog: no progress for {} s (--watchdog-s); ", rt_.cfg.watchdog_s);
-    for (const auto& s : rt_.schedulers) report += s->describe() + "; ";
-    report +=
-        "usual causes: a collective or barrier() not called by every core, a promise "
-        "never set, an event never completed";
-    fatal_user(report);
-  }
-
- private:
-  using clock = std::chrono::steady_clock;
-  const runtime_state& rt_;
-  std::uint64_t last_;
-  clock::time_point since_ = clock::now();
-};
-
-// Waits for the root task to end and the job to be quiescent. Sleeps with a
-// growing pause (up to 20 ms while the root runs, so this thread takes next
-// to no CPU from the cores); checks for a worker-cap deadlock and, with
-// --watchdog-s, for a job that has stopped making progress.
-void wait_quiescent(runtime_state& rt) {
-  const bool watched = rt.cfg.watchdog_s > 0;
-  watchdog dog(rt);
-  std::uint64_t signature = 0;
-  auto pause = std::chrono::microseconds(5);
-  for (;;) {
-    const bool root_done = rt.root_done.load(std::memory_order_acquire);
-    if (quiescent_once(rt, signature)) {
-      if (root_done) break;
-      fail_if_starved(rt);  // quiescent with the root unfinished: stuck for good?
-    }
-    if (root_done) {
-      std::this_thread::sleep_for(pause);
-    } else {
-      std::unique_lock<std::mutex> lock(rt.root_mu);
-      rt.root_cv.wait_for(lock, pause, [&rt] { return rt.root_done.load(); });
-    }
-    pause = std::min(pause * 2, std::chrono::microseconds(root_done ? 500 : 20000));
-    if (watched) dog.check();
-  }
-  fail_if_starved(rt);
-}
-
-// The main thread's pause between looks at the job (see wait_terminated).
-std::chrono::microseconds next_pause(std::chrono::microseconds pause, bool moved, bool busy) {
-  using us = std::chrono::microseconds;
-  if (busy) return us(1000);
-  if (pause > us(200)) return us(5);  // the cores just went idle: the end may be near
-  return std::min(pause * 2, us(moved ? 50 : 200));
-}
-
-// Job of several processes: every rank's main thread drives the network
-// when the cores do not, and runs termination waves (Active Pebbles 3.6):
-// non-blocking allreduces of (ranks not locally quiescent, batches sent,
-// batches received, ranks whose root is finished, busy ranks, progress).
-// The job is over when a wave finds every rank quiescent, every sent batch
-// received and the root finished, with the same counts as the wave before
-// it: the counts are monotonic, so equal sums over two consecutive waves
-// mean nothing was sent or received in between, and no message was in
-// flight (sent == received) while every rank was quiet.
-void wait_terminated(runtime_state& rt) {
-  network& net = *rt.net;
-  const bool watched = rt.cfg.watchdog_s > 0;
-  watchdog dog(rt);
-  std::uint64_t signature = 0;
-  enum { not_quiet, sent, received, roots_done, busy, progress, fields };
-  std::uint64_t wave[fields] = {};
-  std::uint64_t previous[fields] = {1};
-  bool in_flight = false;
-  bool stealing = true;
-  set_remote_stealing(true);
-  auto pause = std::chrono::microseconds(5);
-  for (;;) {
-    const bool moved = !rt.cfg.progress_thread && net.progress();
-    if (!in_flight) {
-      const bool root_done = rt.root_done.load(std::memory_order_acquire);
-      // Counts first, then quiescence: a batch counted as received before a
-      // quiet verdict has been handled (it was in an inbound ring).
-      wave[sent] = net.batches_sent();
-      wave[received] = net.batches_received();
-      const bool quiet = quiescent_once(rt, signature) && quiescent_once(rt, signature);
-      wave[not_quiet] = quiet && wave[sent] == net.batches_sent() &&
-                                wave[received] == net.batches_received()
-                            ? 0
-                            : 1;
-      wave[roots_done] = root_done ? 1 : 0;
-      // Busy: computing for a while, not a blip such as a steal request.
-      wave[busy] = 0;
-      for (const auto& sch : rt.schedulers)
-        if (sch->busy_for(1'000'000)) wave[busy] = 1;
-      wave[progress] = total_progress(rt);
-      net.with_transport([&wave](transport& t) { t.start_allreduce_sum(wave, fields); });
-      in_flight = true;
-    }
-    if (net.with_transport([](transport& t) { return t.allreduce_done(); })) {
-      in_flight = false;
-      const bool finished = wave[not_quiet] == 0 && wave[sent] == wave[received] &&
-                            wave[roots_done] == static_cast<std::uint64_t>(g_info.ranks);
-      if (finished && stealing) {
-        // The job looks finished: stop idle cores from sending steal
-        // requests (every rank sees this same wave), then look again with
-        // two fresh waves, since a request sent meanwhile may be in flight.
-        stealing = false;
-        set_remote_stealing(false);
-        previous[not_quiet] = 1;
-        continue;
-      }
-      if (finished && std::equal(wave, wave + fields - 2, previous)) break;
-      if (watched) dog.check(wave[progress], wave[busy] == 0);
-      std::copy(wave, wave + fields, previous);
-      if (finished) continue;  // confirm at once with a second wave
-    }
-    // Sleep even when the network moved: the cores drive it as they poll,
-    // and this thread must not take a CPU from them (it only stands in
-    // for cores that compute without polling). The pause starts short so
-    // that the end of a short run is seen at once; while the last wave saw
-    // cores computing it is long, because on a machine with no core to
-    // spare every wake-up of this thread preempts a core.
-    std::this_thread::sleep_for(pause);
-    pause = next_pause(pause, moved, previous[busy] != 0);
-  }
-  fail_if_starved(rt);
-}
-
-// --progress-thread: drives the network continuously while the job runs.
-class progress_thread {
- public:
-  explicit progress_thread(network& net)
-      : thread_([this, &net] {
-          while (!stop_.load(std::memory_order_acquire))
-            if (!net.progress()) std::this_thread::yield();
-        }) {}
-  ~progress_thread() {
-    stop_.store(true, std::memory_order_release);
-    thread_.join();
-  }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
 
 void core_main(runtime_state& rt, int i) {
   tls_core = g_info.rank_base + i;

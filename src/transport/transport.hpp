@@ -93,6 +93,9 @@ transport& obtain_transport(transport_kind kind);
 /// The transport made by obtain_transport, or null.
 transport* current_transport() noexcept;
 
+/// The transport of a job of one process (local_transport.cpp).
+std::unique_ptr<transport> make_local_transport();
+
 /// Made by mpi_transport.cpp; null when the library was built without MPI.
 std::unique_ptr<transport> make_mpi_transport();
 
