@@ -15,8 +15,8 @@
 // seen). Use finish (finish.hpp), which enrolls each unit before it starts.
 #pragma once
 
-#include "shoal/detail/intrusive_list.hpp"
 #include "shoal/detail/core_state.hpp"
+#include "shoal/detail/intrusive_list.hpp"
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
 

@@ -42,7 +42,8 @@ auto call(int core, const F& f) -> std::invoke_result_t<const F&> {
   shoal::detail::check_message_closure<F>();
   SHOAL_CHECK_ON_CORE("shoal::delegate::call");
   if (core == mycore()) return f();
-  SHOAL_CHECK(shoal::detail::in_worker(), "delegate::call outside a task (handlers must not block)");
+  SHOAL_CHECK(shoal::detail::in_worker(),
+              "delegate::call outside a task (handlers must not block)");
   detail::reply_slot<R> slot;
   slot.waiter = shoal::detail::current_worker();
   detail::reply_slot<R>* sp = &slot;

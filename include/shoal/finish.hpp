@@ -33,8 +33,8 @@
 // is global_completion_event::wait() (waves on several processes).
 #pragma once
 
-#include "shoal/detail/finish_scope.hpp"
 #include "shoal/detail/core_state.hpp"
+#include "shoal/detail/finish_scope.hpp"
 #include "shoal/global_completion_event.hpp"
 
 #include <cstdint>

@@ -14,8 +14,8 @@
 #pragma once
 
 #include "shoal/detail/check.hpp"
-#include "shoal/detail/intrusive_list.hpp"
 #include "shoal/detail/core_state.hpp"
+#include "shoal/detail/intrusive_list.hpp"
 #include "shoal/runtime.hpp"
 
 #include <utility>
@@ -68,7 +68,8 @@ class full_empty {
  private:
   void park(detail::worker_list& l, const char* why) {
     SHOAL_CHECK_ON_CORE(why);
-    SHOAL_CHECK(detail::in_worker(), "{} would wait in a message handler; call it from a task", why);
+    SHOAL_CHECK(detail::in_worker(), "{} would wait in a message handler; call it from a task",
+                why);
     l.push(detail::current_worker());
     detail::suspend(why, detail::address_tag(this));
   }

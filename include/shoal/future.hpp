@@ -11,8 +11,8 @@
 // carries, and its `ready` flag, which outlive the state in the core's pool).
 #pragma once
 
-#include "shoal/detail/intrusive_list.hpp"
 #include "shoal/detail/core_state.hpp"
+#include "shoal/detail/intrusive_list.hpp"
 #include "shoal/detail/small_pool.hpp"
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"

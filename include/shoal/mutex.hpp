@@ -5,8 +5,8 @@
 // need no atomics; they order tasks that suspend inside a critical section.
 #pragma once
 
-#include "shoal/detail/intrusive_list.hpp"
 #include "shoal/detail/core_state.hpp"
+#include "shoal/detail/intrusive_list.hpp"
 #include "shoal/runtime.hpp"
 
 namespace shoal {

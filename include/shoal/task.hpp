@@ -3,9 +3,9 @@
 // they land on.
 #pragma once
 
+#include "shoal/detail/core_state.hpp"
 #include "shoal/detail/finish_scope.hpp"
 #include "shoal/detail/inline_task.hpp"
-#include "shoal/detail/core_state.hpp"
 
 namespace shoal {
 

@@ -30,7 +30,7 @@ struct runtime_state {
   std::vector<std::unique_ptr<scheduler>> schedulers;
   std::vector<std::unique_ptr<aggregator>> aggregators;
   std::unique_ptr<global_heap> heap;
-  std::unique_ptr<network> net;  // jobs of several processes only
+  std::unique_ptr<network> net;                           // jobs of several processes only
   std::vector<std::unique_ptr<remote_stealer>> stealers;  // likewise
   std::unique_ptr<global_completion_event> default_gce;
   std::atomic<bool> root_done{false};

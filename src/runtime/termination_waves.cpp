@@ -50,10 +50,9 @@ void wait_terminated(runtime_state& rt) {
       wave[sent] = net.batches_sent();
       wave[received] = net.batches_received();
       const bool quiet = quiescent_once(rt, signature) && quiescent_once(rt, signature);
-      wave[not_quiet] = quiet && wave[sent] == net.batches_sent() &&
-                                wave[received] == net.batches_received()
-                            ? 0
-                            : 1;
+      wave[not_quiet] =
+          quiet && wave[sent] == net.batches_sent() && wave[received] == net.batches_received() ? 0
+                                                                                                : 1;
       wave[roots_done] = root_done ? 1 : 0;
       // Busy: computing for a while, not a blip such as a steal request.
       wave[busy] = 0;

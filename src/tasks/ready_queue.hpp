@@ -3,10 +3,10 @@
 // the workers a few places ahead without chasing pointers (Grappa 3.1).
 #pragma once
 
-#include "tasks/worker_record.hpp"
-
 #include <cstddef>
 #include <memory>
+
+#include "tasks/worker_record.hpp"
 
 namespace shoal::detail {
 

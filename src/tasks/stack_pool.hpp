@@ -6,11 +6,11 @@
 // vm.max_map_count (creation then fails with a message saying so).
 #pragma once
 
-#include "tasks/worker_record.hpp"
-
 #include <cstddef>
 #include <mutex>
 #include <vector>
+
+#include "tasks/worker_record.hpp"
 
 namespace shoal::detail {
 
@@ -49,8 +49,8 @@ class stack_pool {
   std::vector<slab> slabs_;
   std::size_t next_slot_ = 0;  // in the newest slab
   std::size_t created_ = 0;
-  mutable std::mutex workers_mu_;  // creation is rare: a lock costs nothing there
-  std::vector<worker_record*> workers_;   // every worker created, for diagnostics
+  mutable std::mutex workers_mu_;        // creation is rare: a lock costs nothing there
+  std::vector<worker_record*> workers_;  // every worker created, for diagnostics
 };
 
 /// Installs the SIGSEGV handler that turns a guard hit into the message

@@ -15,13 +15,13 @@
 namespace shoal::detail {
 
 struct worker_record : worker {
-  fiber context;                // saved context while not running
-  char* stack_lo = nullptr;     // lowest usable stack byte (guard lies below)
-  std::size_t stack_bytes = 0;  // usable stack size
-  const char* waiting_on = "";  // what a suspended worker waits for (watchdog, debugging)
+  fiber context;                  // saved context while not running
+  char* stack_lo = nullptr;       // lowest usable stack byte (guard lies below)
+  std::size_t stack_bytes = 0;    // usable stack size
+  const char* waiting_on = "";    // what a suspended worker waits for (watchdog, debugging)
   std::int64_t waiting_tag = -1;  // which one of them (a sequence number, an id), or -1
-  int core = 0;                 // local core index that owns it
-  bool suspended = false;       // suspended and not in the ready queue
+  int core = 0;                   // local core index that owns it
+  bool suspended = false;         // suspended and not in the ready queue
 };
 
 /// The record of a worker handed out through the public interface: every

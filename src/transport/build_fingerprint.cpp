@@ -37,8 +37,8 @@ void check_job_consistency(transport& t, const config& cfg) {
     std::uint64_t binary;
     std::int64_t cores, heap_mb, block_bytes, aggregation_bytes, network_bytes;
   };
-  const shape mine{build_fingerprint(), cfg.cores,          cfg.heap_mb,
-                   cfg.block_bytes,     cfg.aggregation_bytes, cfg.network_bytes};
+  const shape mine{build_fingerprint(),   cfg.cores,        cfg.heap_mb, cfg.block_bytes,
+                   cfg.aggregation_bytes, cfg.network_bytes};
   std::vector<shape> all(static_cast<std::size_t>(t.ranks()));
   t.allgather(&mine, all.data(), sizeof(shape));
   std::string problem;
