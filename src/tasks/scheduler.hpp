@@ -64,6 +64,8 @@ class scheduler : public core_state {
   void run_loop();
 
   // ---- owning core only (or any thread while the cores are stopped) ----
+  /// Queues `t` on the private queue, as spawn<local> does (run() uses it
+  /// for the root task before the cores start).
   void spawn_private(const inline_task& t) {
     ++stats.tasks_spawned;
     private_tasks.push(t);
@@ -90,6 +92,7 @@ class scheduler : public core_state {
     r->suspended = false;
     ready_.push(r);
   }
+  /// The running worker's record; null in the scheduler's own context.
   worker_record* running() const noexcept { return record_of(current); }
   bool in_worker() const noexcept { return current != nullptr; }
   int core() const noexcept { return core_; }
