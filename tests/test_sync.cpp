@@ -518,7 +518,7 @@ pipeline_result run_pipeline(int n) {
   auto* c = &cell;
   auto* s = &seen;
   auto* d = &done;
-  auto& stats = shoal::detail::this_scheduler().stats;
+  auto& stats = shoal::detail::this_core().stats;
   const std::uint64_t switches_before = stats.context_switches;
   const auto start = std::chrono::steady_clock::now();
   // Consumers first, so that they have workers before the producers park.

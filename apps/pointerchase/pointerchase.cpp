@@ -12,7 +12,7 @@
 // on core 0, tells it; then every core's checks are summed (allreduce).
 //
 // Idle cores spin for 50 us, then yield the CPU until 1 ms, then sleep on a
-// futex (src/scheduler.cpp); no configuration flag changes that. --hold-us
+// futex (src/tasks/scheduler.cpp); no configuration flag changes that. --hold-us
 // keeps the token on each core that long (busy; the time actually held is
 // measured and subtracted from the reported latency), so the waiting cores
 // reach the yielding (hold >= 50 us) or sleeping (>= 1 ms) stage: what

@@ -15,8 +15,8 @@
 // seen). Use finish (finish.hpp), which enrolls each unit before it starts.
 #pragma once
 
+#include "shoal/detail/core_state.hpp"
 #include "shoal/detail/intrusive_list.hpp"
-#include "shoal/detail/scheduler.hpp"
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
 
@@ -62,9 +62,8 @@ class completion_event {
     SHOAL_ASSERT(mycore() == home_, "completion_event::wait off its home core");
     if (count_ == 0) return;
     SHOAL_CHECK_ON_CORE("shoal::completion_event::wait");
-    detail::scheduler& s = detail::this_scheduler();
-    waiters_.push(s.current());
-    s.suspend("completion_event", detail::address_tag(this));
+    waiters_.push(detail::current_worker());
+    detail::suspend("completion_event", detail::address_tag(this));
   }
 
   std::int64_t count() const noexcept { return count_; }
@@ -75,8 +74,7 @@ class completion_event {
     count_ -= n;
     SHOAL_ASSERT(count_ >= 0, "completion_event completed more often than enrolled");
     if (count_ == 0) {
-      detail::scheduler& s = detail::this_scheduler();
-      while (detail::worker* w = waiters_.pop()) s.wake(w);
+      while (detail::worker* w = waiters_.pop()) detail::wake(w);
     }
   }
 

@@ -13,7 +13,7 @@
 // process, since an event is job-wide (global_completion_event.hpp).
 #pragma once
 
-#include "shoal/detail/scheduler.hpp"
+#include "shoal/detail/core_state.hpp"
 #include "shoal/future.hpp"
 #include "shoal/global_completion_event.hpp"
 #include "shoal/global_ptr.hpp"
@@ -42,25 +42,25 @@ auto call(int core, const F& f) -> std::invoke_result_t<const F&> {
   shoal::detail::check_message_closure<F>();
   SHOAL_CHECK_ON_CORE("shoal::delegate::call");
   if (core == mycore()) return f();
-  shoal::detail::scheduler& s = shoal::detail::this_scheduler();
-  SHOAL_CHECK(s.in_worker(), "delegate::call outside a task (handlers must not block)");
+  SHOAL_CHECK(shoal::detail::in_worker(),
+              "delegate::call outside a task (handlers must not block)");
   detail::reply_slot<R> slot;
-  slot.waiter = s.current();
+  slot.waiter = shoal::detail::current_worker();
   detail::reply_slot<R>* sp = &slot;
   const int me = mycore();
   send(core, [f, sp, me] {
     if constexpr (std::is_void_v<R>) {
       f();
-      send(me, [sp] { shoal::detail::this_scheduler().wake(sp->waiter); });
+      send(me, [sp] { shoal::detail::wake(sp->waiter); });
     } else {
       const R r = f();
       send(me, [sp, r] {
         std::memcpy(sp->value, &r, sizeof r);
-        shoal::detail::this_scheduler().wake(sp->waiter);
+        shoal::detail::wake(sp->waiter);
       });
     }
   });
-  s.suspend("delegate::call to core", core);
+  shoal::detail::suspend("delegate::call to core", core);
   if constexpr (!std::is_void_v<R>) {
     R r;
     std::memcpy(&r, slot.value, sizeof r);

@@ -33,8 +33,8 @@
 // is global_completion_event::wait() (waves on several processes).
 #pragma once
 
+#include "shoal/detail/core_state.hpp"
 #include "shoal/detail/finish_scope.hpp"
-#include "shoal/detail/scheduler.hpp"
 #include "shoal/global_completion_event.hpp"
 
 #include <cstdint>
@@ -57,11 +57,11 @@ struct scope_guard {
 /// work only. Blocking; worker (task) only, on any process.
 template <class F>
 void finish(F&& f) {
-  SHOAL_CHECK(detail::tls_scheduler != nullptr && detail::this_scheduler().in_worker(),
+  SHOAL_CHECK(detail::tls_core_state != nullptr && detail::in_worker(),
               "shoal::finish outside a task (it suspends)");
   global_completion_event scope;
   {
-    detail::worker* w = detail::this_scheduler().current();
+    detail::worker* w = detail::current_worker();
     detail::scope_guard guard{w, w->task.scope};
     w->task.scope = scope.id();
     std::forward<F>(f)();

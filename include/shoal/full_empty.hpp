@@ -14,8 +14,8 @@
 #pragma once
 
 #include "shoal/detail/check.hpp"
+#include "shoal/detail/core_state.hpp"
 #include "shoal/detail/intrusive_list.hpp"
-#include "shoal/detail/scheduler.hpp"
 #include "shoal/runtime.hpp"
 
 #include <utility>
@@ -68,19 +68,18 @@ class full_empty {
  private:
   void park(detail::worker_list& l, const char* why) {
     SHOAL_CHECK_ON_CORE(why);
-    detail::scheduler& s = detail::this_scheduler();
-    SHOAL_CHECK(s.in_worker(), "{} would wait in a message handler; call it from a task", why);
-    l.push(s.current());
-    s.suspend(why, detail::address_tag(this));
+    SHOAL_CHECK(detail::in_worker(), "{} would wait in a message handler; call it from a task",
+                why);
+    l.push(detail::current_worker());
+    detail::suspend(why, detail::address_tag(this));
   }
   void became_full() {
     if (peekers_.empty() && takers_.empty()) return;
-    detail::scheduler& s = detail::this_scheduler();
-    while (detail::worker* w = peekers_.pop()) s.wake(w);
-    if (detail::worker* w = takers_.pop()) s.wake(w);
+    while (detail::worker* w = peekers_.pop()) detail::wake(w);
+    if (detail::worker* w = takers_.pop()) detail::wake(w);
   }
   static void wake_one(detail::worker_list& l) {
-    if (detail::worker* w = l.pop()) detail::this_scheduler().wake(w);
+    if (detail::worker* w = l.pop()) detail::wake(w);
   }
 
   T value_{};

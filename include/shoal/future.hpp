@@ -11,8 +11,8 @@
 // carries, and its `ready` flag, which outlive the state in the core's pool).
 #pragma once
 
+#include "shoal/detail/core_state.hpp"
 #include "shoal/detail/intrusive_list.hpp"
-#include "shoal/detail/scheduler.hpp"
 #include "shoal/detail/small_pool.hpp"
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
@@ -55,7 +55,7 @@ struct future_state {
   static future_state* create() {
     static_assert(sizeof(future_state) <= small_pool::block_bytes,
                   "shoal::future: value type too large (at most 160 bytes)");
-    small_pool& pool = this_scheduler().pool();
+    small_pool& pool = this_core().pool;
     auto* s = new (pool.get()) future_state;
     s->pool = &pool;
     return s;
@@ -73,8 +73,7 @@ struct future_state {
     if (__builtin_expect(ready || serial != promised, 0)) fatal_promise_set_twice(promised);
     std::memcpy(value, &v, sizeof v);
     ready = true;
-    scheduler& s = this_scheduler();
-    while (worker* w = waiters.pop()) s.wake(w);
+    while (worker* w = waiters.pop()) wake(w);
     release();
   }
   stored_t<T> get() const {
@@ -116,9 +115,8 @@ class future {
     SHOAL_CHECK_ON_CORE("shoal::future::wait");
     SHOAL_CHECK(s_ != nullptr, "wait() on an empty future");
     if (s_->ready) return;
-    detail::scheduler& sch = detail::this_scheduler();
-    s_->waiters.push(sch.current());
-    sch.suspend("future", s_->serial);
+    s_->waiters.push(detail::current_worker());
+    detail::suspend("future", s_->serial);
   }
 
   /// The value; suspends until it has arrived. May be called repeatedly.

@@ -5,8 +5,8 @@
 // need no atomics; they order tasks that suspend inside a critical section.
 #pragma once
 
+#include "shoal/detail/core_state.hpp"
 #include "shoal/detail/intrusive_list.hpp"
-#include "shoal/detail/scheduler.hpp"
 #include "shoal/runtime.hpp"
 
 namespace shoal {
@@ -25,9 +25,8 @@ class mutex {
       locked_ = true;
       return;
     }
-    detail::scheduler& s = detail::this_scheduler();
-    waiters_.push(s.current());
-    s.suspend("mutex", detail::address_tag(this));  // unlock() handed the lock to us
+    waiters_.push(detail::current_worker());
+    detail::suspend("mutex", detail::address_tag(this));  // unlock() handed the lock to us
   }
 
   bool try_lock() noexcept {
@@ -40,7 +39,7 @@ class mutex {
   void unlock() {
     SHOAL_ASSERT(locked_, "shoal::mutex unlocked while not locked");
     if (detail::worker* w = waiters_.pop()) {
-      detail::this_scheduler().wake(w);  // stays locked: ownership passes to w
+      detail::wake(w);  // stays locked: ownership passes to w
     } else {
       locked_ = false;
     }
@@ -63,10 +62,9 @@ class condition_variable {
   /// Releases `m`, suspends until notified, re-takes `m`.
   void wait(mutex& m) {
     SHOAL_CHECK_ON_CORE("shoal::condition_variable::wait");
-    detail::scheduler& s = detail::this_scheduler();
-    waiters_.push(s.current());
+    waiters_.push(detail::current_worker());
     m.unlock();
-    s.suspend("condition_variable", detail::address_tag(this));
+    detail::suspend("condition_variable", detail::address_tag(this));
     m.lock();
   }
 
@@ -76,12 +74,11 @@ class condition_variable {
   }
 
   void notify_one() {
-    if (detail::worker* w = waiters_.pop()) detail::this_scheduler().wake(w);
+    if (detail::worker* w = waiters_.pop()) detail::wake(w);
   }
 
   void notify_all() {
-    detail::scheduler& s = detail::this_scheduler();
-    while (detail::worker* w = waiters_.pop()) s.wake(w);
+    while (detail::worker* w = waiters_.pop()) detail::wake(w);
   }
 
  private:

@@ -3,9 +3,9 @@
 // they land on.
 #pragma once
 
+#include "shoal/detail/core_state.hpp"
 #include "shoal/detail/finish_scope.hpp"
 #include "shoal/detail/inline_task.hpp"
-#include "shoal/detail/scheduler.hpp"
 
 namespace shoal {
 
@@ -30,25 +30,24 @@ template <task_mode Mode = task_mode::local, class F>
 void spawn(const F& f) {
   detail::check_task_closure<F>();
   SHOAL_CHECK_ON_CORE("shoal::spawn");
-  detail::scheduler& s = detail::this_scheduler();
   detail::inline_task t = detail::inline_task::make(f);
   if (const std::uint32_t scope = detail::current_scope(); scope != 0) [[unlikely]] {
     t.scope = scope;
     detail::event_enroll(scope, 1);
   }
   if constexpr (Mode == task_mode::anywhere) {
-    s.spawn_movable(t);
+    detail::spawn_movable(t);
   } else if constexpr (Mode == task_mode::stealable) {
-    s.spawn_public(t);
+    detail::spawn_public(t);
   } else {
-    s.spawn_private(t);
+    detail::spawn_private(t);
   }
 }
 
 /// Lets other workers of this core run; the caller continues later. Worker only.
 inline void yield() {
   SHOAL_CHECK_ON_CORE("shoal::yield");
-  detail::this_scheduler().yield();
+  detail::yield_worker();
 }
 
 }  // namespace shoal

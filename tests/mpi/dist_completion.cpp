@@ -6,6 +6,7 @@
 // summed over ranks with one delegate::call to core 0 of each rank.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -71,8 +72,8 @@ int last_core() { return shoal::cores() - 1; }
 // processes (rank 1's default_gce() was its own object; the root's wait()
 // returned at once, with about 0 of 2,000 delegates run).
 void slow_count() {
-  const std::uint64_t until = shoal::detail::now_ns() + 20'000;
-  while (shoal::detail::now_ns() < until) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+  while (std::chrono::steady_clock::now() < until) {
   }
   g_nodes.fetch_add(1);
 }

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "transport.hpp"
+#include "transport/transport.hpp"
 
 namespace {
 

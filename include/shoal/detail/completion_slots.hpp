@@ -8,8 +8,8 @@
 #pragma once
 
 #include "shoal/detail/check.hpp"
+#include "shoal/detail/core_state.hpp"
 #include "shoal/detail/process_info.hpp"
-#include "shoal/detail/scheduler.hpp"
 
 #include <atomic>
 #include <cstdint>

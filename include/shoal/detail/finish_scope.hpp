@@ -6,7 +6,7 @@
 #pragma once
 
 #include "shoal/detail/completion_slots.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include "shoal/detail/core_state.hpp"
 
 #include <cstdint>
 
@@ -18,9 +18,9 @@ inline thread_local std::uint32_t tls_handler_scope = 0;
 /// The scope work started now would belong to: the running task's, or the
 /// running handler's; 0 outside shoal's cores or outside any scope.
 inline std::uint32_t current_scope() noexcept {
-  scheduler* s = tls_scheduler;
-  if (s == nullptr) return 0;
-  const worker* w = s->current();
+  const core_state* c = tls_core_state;
+  if (c == nullptr) return 0;
+  const worker* w = c->current;
   return w != nullptr ? w->task.scope : tls_handler_scope;
 }
 

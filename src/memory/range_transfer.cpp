@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "send_in_place.hpp"
+#include "comm/send_in_place.hpp"
 
 namespace shoal::detail {
 namespace {
@@ -201,7 +201,7 @@ void copy_local_run(gbytes p, const range_run& r, transfer* op, bool read) {
 }
 
 std::pair<transfer*, future<void>> start(gbytes p, std::byte* local, std::int64_t bytes) {
-  SHOAL_CHECK(tls_core >= 0 && this_scheduler().in_worker(),
+  SHOAL_CHECK(tls_core >= 0 && in_worker(),
               "shoal::read_range/write_range called outside a task on a shoal core");
   SHOAL_CHECK(bytes == 0 || p, "shoal::read_range/write_range on a null global_ptr");
   auto pair = make_promise_pair<void>();

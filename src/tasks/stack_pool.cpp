@@ -1,7 +1,7 @@
-#include "stack_pool.hpp"
+#include "tasks/stack_pool.hpp"
 
 #include "shoal/detail/check.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include "shoal/detail/core_state.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -69,14 +69,14 @@ void append_text(char*& p, const char* s) {
 
 // Async-signal-safe: no allocation, no stdio.
 void on_segv(int sig, siginfo_t* info, void* /*ucontext*/) {
-  scheduler* s = tls_scheduler;
-  worker* w = s != nullptr ? s->current() : nullptr;
+  const core_state* s = tls_core_state;
+  const worker_record* w = s != nullptr ? record_of(s->current) : nullptr;
   const auto* addr = static_cast<const char*>(info->si_addr);
   if (w != nullptr && addr < w->stack_lo && addr >= w->stack_lo - stack_pool::guard_bytes) {
     char msg[160];
     char* p = msg;
     append_text(p, "shoal: fatal: worker stack overflow on core ");
-    append_number(p, static_cast<std::size_t>(s->core()));
+    append_number(p, static_cast<std::size_t>(w->core));
     append_text(p, " (stack ");
     append_number(p, g_stack_bytes / 1024);
     append_text(p, " KiB; raise --stack-kb)\n");
@@ -120,7 +120,7 @@ void stack_pool::add_slab() {
   next_slot_ = 0;
 }
 
-worker* stack_pool::create(void (*entry)(boost::context::detail::transfer_t)) {
+worker_record* stack_pool::create() {
   if (slabs_.empty() || next_slot_ == slots_per_slab_) add_slab();
   char* slot = slabs_.back().base + next_slot_++ * slot_bytes_;
   install_guard(slot, guard_bytes);
@@ -131,12 +131,11 @@ worker* stack_pool::create(void (*entry)(boost::context::detail::transfer_t)) {
   const std::size_t colour = (created_++ % 16) * 64;
   char* hi = lo + stack_bytes_ - colour;
   // The worker record sits at the top of its stack.
-  auto* rec = reinterpret_cast<worker*>(hi - round_up(sizeof(worker), 64));
-  auto* w = new (rec) worker;
+  auto* rec = reinterpret_cast<worker_record*>(hi - round_up(sizeof(worker_record), 64));
+  auto* w = new (rec) worker_record;
   w->stack_lo = lo;
   w->stack_bytes = static_cast<std::size_t>(reinterpret_cast<char*>(rec) - lo);
   w->core = core_;
-  w->ctx = boost::context::detail::make_fcontext(rec, w->stack_bytes, entry);
   {
     std::lock_guard<std::mutex> lock(workers_mu_);
     workers_.push_back(w);

@@ -1,7 +1,7 @@
-#include "remote_steal.hpp"
+#include "comm/remote_steal.hpp"
 
 #include "shoal/detail/handler_id.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include "tasks/scheduler.hpp"
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
 

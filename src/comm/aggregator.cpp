@@ -3,11 +3,11 @@
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/handler_id.hpp"
 #include "shoal/detail/process_info.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include "tasks/scheduler.hpp"
 
 #include "shoal/message.hpp"
 
-#include "network.hpp"
+#include "comm/network.hpp"
 
 #include <cstddef>
 #include <cstdlib>

@@ -5,7 +5,7 @@
 #include "shoal/detail/message_waves.hpp"
 
 #include "shoal/detail/process_info.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include "tasks/scheduler.hpp"
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
 
@@ -98,7 +98,7 @@ wave_totals run_wave(std::uint32_t selector, const char* why, std::int64_t tag) 
   // Replies are handled by this core's scheduler, so none can have arrived
   // unless a send above yielded under back-pressure.
   if (ww.ranks_left > 0) {
-    ww.w = s.current();
+    ww.w = s.current;
     s.suspend(why, tag);
   }
   return ww.sum;

@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "shoal/detail/buffer.hpp"
-#include "transport.hpp"
+#include "transport/transport.hpp"
 
 namespace shoal::detail {
 

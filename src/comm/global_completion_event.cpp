@@ -1,7 +1,7 @@
 #include "shoal/global_completion_event.hpp"
 
 #include "shoal/delegate.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include "tasks/scheduler.hpp"
 #include "shoal/message.hpp"
 
 #include <algorithm>
@@ -85,7 +85,7 @@ totals run_wave(std::uint32_t id) {
   scheduler& s = this_scheduler();
   wave w;
   w.pending = g_info.ranks - 1;
-  w.waiter = s.current();
+  w.waiter = s.current;
   wave* wp = &w;
   const int me = tls_core;
   const int local = me - g_info.rank_base;
@@ -142,7 +142,7 @@ void wait_one_process(std::uint32_t id) {
 }
 
 void check_worker(const char* what) {
-  SHOAL_CHECK(tls_scheduler != nullptr && this_scheduler().in_worker(),
+  SHOAL_CHECK(tls_core_state != nullptr && in_worker(),
               "global_completion_event::{} outside a task (it may suspend)", what);
 }
 
@@ -174,7 +174,7 @@ global_completion_event::global_completion_event() : id_(0) {
     id_ = claim_id_here();
     return;
   }
-  SHOAL_CHECK(tls_scheduler != nullptr && this_scheduler().in_worker(),
+  SHOAL_CHECK(tls_core_state != nullptr && in_worker(),
               "a global_completion_event on rank {} can only be made by a task (its id comes "
               "from rank 0)",
               g_info.rank);

@@ -2,7 +2,7 @@
 // exchange (level 2). See include/shoal/detail/collective_engine.hpp.
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/collective_engine.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include "tasks/scheduler.hpp"
 #include "shoal/message.hpp"
 #include "shoal/per_core.hpp"
 #include "shoal/runtime.hpp"
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <utility>
 
-#include "send_in_place.hpp"
+#include "comm/send_in_place.hpp"
 
 namespace shoal::detail {
 namespace {
@@ -212,7 +212,7 @@ const char* coll_name(coll_kind k) noexcept {
 }
 
 coll_call coll_enter(coll_kind kind, const void* data, std::int64_t count, int root) {
-  SHOAL_CHECK(tls_core >= 0 && this_scheduler().in_worker(),
+  SHOAL_CHECK(tls_core >= 0 && in_worker(),
               "shoal::{} called outside a task on a shoal core (collectives are for SPMD tasks, "
               "e.g. inside on_all_cores)",
               coll_name(kind));
@@ -306,7 +306,7 @@ byte_buffer tree_recv(int rank, const coll_call& c, int phase) {
   const inbox_entry* e = in.find(key, rank);
   if (e == nullptr || e->received < e->buf.size) {
     scheduler& s = this_scheduler();
-    in.waiter = s.current();
+    in.waiter = s.current;
     in.wanted_key = key;
     in.wanted_src = rank;
     s.suspend(coll_name(c.kind), c.seq);

@@ -13,22 +13,24 @@
 // with a growing timeout (50 us .. 1 ms); notify() cuts the sleep short.
 // Fairness: when resumed workers and new tasks both wait, the scheduler
 // alternates between them, so a task that yields in a loop cannot starve a
-// task it spawned.
+// task it spawned. What inline code may touch (the running worker, the
+// private queue, the block pool, the counters) is the core_state base
+// (include/shoal/detail/core_state.hpp); the rest is private to src/.
 #pragma once
 
 #include "shoal/detail/chase_lev_deque.hpp"
 #include "shoal/detail/check.hpp"
+#include "shoal/detail/core_state.hpp"
 #include "shoal/detail/intrusive_list.hpp"
-#include "shoal/detail/ready_queue.hpp"
-#include "shoal/detail/small_pool.hpp"
-#include "shoal/detail/task_fifo.hpp"
-#include "shoal/detail/worker.hpp"
-#include "shoal/stats.hpp"
 
 #include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "tasks/fiber.hpp"
+#include "tasks/ready_queue.hpp"
+#include "tasks/worker_record.hpp"
 
 namespace shoal::detail {
 
@@ -49,7 +51,7 @@ struct core_group {
   std::atomic<bool> exit{false};
 };
 
-class scheduler {
+class scheduler : public core_state {
  public:
   static constexpr std::uint32_t poll_interval = 64;
 
@@ -61,10 +63,12 @@ class scheduler {
   /// Body of the core's OS thread; returns once group.exit is set.
   void run_loop();
 
-  // ---- owning core only ----
+  // ---- owning core only (or any thread while the cores are stopped) ----
+  /// Queues `t` on the private queue, as spawn<local> does (run() uses it
+  /// for the root task before the cores start).
   void spawn_private(const inline_task& t) {
     ++stats.tasks_spawned;
-    private_.push(t);
+    private_tasks.push(t);
   }
   void spawn_public(const inline_task& t);
   /// A task that may run on any core of the job, other processes included
@@ -83,12 +87,14 @@ class scheduler {
   void suspend(const char* why, std::int64_t tag = -1);
   /// Makes a suspended worker of this core runnable.
   void wake(worker* w) {
-    SHOAL_ASSERT(w->suspended, "waking a worker that is not suspended");
-    w->suspended = false;
-    ready_.push(w);
+    worker_record* r = record_of(w);
+    SHOAL_ASSERT(r->suspended, "waking a worker that is not suspended");
+    r->suspended = false;
+    ready_.push(r);
   }
-  worker* current() const noexcept { return current_; }
-  bool in_worker() const noexcept { return current_ != nullptr; }
+  /// The running worker's record; null in the scheduler's own context.
+  worker_record* running() const noexcept { return record_of(current); }
+  bool in_worker() const noexcept { return current != nullptr; }
   int core() const noexcept { return core_; }
 
   /// Suspends the running worker until `ready(arg)` holds; the scheduler
@@ -125,7 +131,7 @@ class scheduler {
   /// another thread.
   std::string describe() const;
   std::size_t queued_tasks() const noexcept {
-    return private_.size() + static_cast<std::size_t>(public_.size() + movable_.size());
+    return private_tasks.size() + static_cast<std::size_t>(public_.size() + movable_.size());
   }
   /// Whether the core is in its idle loop now (owning core only).
   bool idling() const noexcept { return idling_; }
@@ -135,20 +141,15 @@ class scheduler {
   /// they create is never mistaken for quiescence.
   void leave_idle();
 
-  /// Fixed-size blocks (future states) of this core; lives until finalize().
-  small_pool& pool() noexcept { return pool_; }
-
-  core_stats stats;
-
  private:
-  friend void worker_entry(boost::context::detail::transfer_t);
+  friend void worker_main();
 
-  void switch_from(worker* self);
-  void resume(worker* w);
+  void switch_from(worker_record* self);
+  void resume(worker_record* w);
   bool take_local_task(inline_task& out);
   bool try_steal(inline_task& out);
   void wake_a_thief() noexcept;
-  worker* obtain_worker();
+  worker_record* obtain_worker();
   bool run_hooks(std::vector<hook>& hooks);
   bool check_watches();
   void poll();
@@ -161,11 +162,9 @@ class scheduler {
   stack_pool* stacks_;
   const int max_workers_;
 
-  worker* current_ = nullptr;
-  fcontext sched_ctx_ = nullptr;
+  fiber sched_ctx_;
   std::uint32_t since_poll_ = 0;
   ready_queue ready_;
-  task_fifo private_;
   worker_list idle_workers_;
   std::size_t idle_count_ = 0;
   std::size_t workers_created_ = 0;
@@ -174,7 +173,7 @@ class scheduler {
   struct watch {
     bool (*ready)(const void*);
     const void* arg;
-    worker* w;
+    worker_record* w;
   };
   std::vector<watch> watches_;
   std::uint64_t rng_;
@@ -185,7 +184,6 @@ class scheduler {
   std::uint32_t sleep_us_ = 50;
   std::uint64_t phase_start_ns_ = 0;
 
-  small_pool pool_;
   chase_lev_deque public_;
   chase_lev_deque movable_;
   alignas(64) std::atomic<bool> idle_{false};
@@ -196,20 +194,8 @@ class scheduler {
   alignas(64) std::atomic<std::uint32_t> sleep_word_{0};
 };
 
-/// A suspend() tag naming an object by its address (the watchdog prints it
-/// in hex: "mutex #0x7f...").
-inline std::int64_t address_tag(const void* p) noexcept {
-  return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p));
-}
-
-/// The scheduler of the calling OS thread; null outside shoal's cores.
-inline thread_local scheduler* tls_scheduler = nullptr;
-
-inline scheduler& this_scheduler() noexcept { return *tls_scheduler; }
-
-/// Set by code that may have made a watched condition true; the aggregator
-/// turns it into nudge_watchers() once per batch.
-inline thread_local bool tls_nudge = false;
+/// The scheduler of the calling OS thread (a shoal core; see tls_core_state).
+inline scheduler& this_scheduler() noexcept { return static_cast<scheduler&>(*tls_core_state); }
 
 /// Wakes every core of the process that has a watch, so it re-checks.
 void nudge_watchers() noexcept;

@@ -3,10 +3,10 @@
 // the workers a few places ahead without chasing pointers (Grappa 3.1).
 #pragma once
 
-#include "shoal/detail/worker.hpp"
-
 #include <cstddef>
 #include <memory>
+
+#include "tasks/worker_record.hpp"
 
 namespace shoal::detail {
 
@@ -14,15 +14,15 @@ class ready_queue {
  public:
   ready_queue() { grow(64); }
 
-  void push(worker* w) {
+  void push(worker_record* w) {
     if (size_ == cap_) grow(cap_ * 2);
     ring_[(head_ + size_) & (cap_ - 1)] = w;
     ++size_;
   }
 
-  worker* pop() noexcept {
+  worker_record* pop() noexcept {
     if (size_ == 0) return nullptr;
-    worker* w = ring_[head_];
+    worker_record* w = ring_[head_];
     head_ = (head_ + 1) & (cap_ - 1);
     --size_;
     return w;
@@ -37,7 +37,7 @@ class ready_queue {
     constexpr std::size_t d = 4;
     if (size_ <= d) return;
     const char* top = reinterpret_cast<const char*>(ring_[(head_ + d) & (cap_ - 1)] + 1);
-    const char* low = top - sizeof(worker) - (depth < 1024 ? depth : 1024);
+    const char* low = top - sizeof(worker_record) - (depth < 1024 ? depth : 1024);
     for (const char* p = low; p < top; p += 64) __builtin_prefetch(p, 1);
     if (size_ > 4 * d) {
       // A real (but unused) load further ahead: unlike a prefetch it is
@@ -60,14 +60,14 @@ class ready_queue {
 
  private:
   void grow(std::size_t cap) {
-    std::unique_ptr<worker*[]> r(new worker*[cap]);
+    std::unique_ptr<worker_record*[]> r(new worker_record*[cap]);
     for (std::size_t i = 0; i < size_; ++i) r[i] = ring_[(head_ + i) & (cap_ - 1)];
     ring_ = std::move(r);
     cap_ = cap;
     head_ = 0;
   }
 
-  std::unique_ptr<worker*[]> ring_;
+  std::unique_ptr<worker_record*[]> ring_;
   std::size_t cap_ = 0;
   std::size_t head_ = 0;
   std::size_t size_ = 0;

@@ -6,7 +6,7 @@
 #include "shoal/detail/message_waves.hpp"
 #include "shoal/detail/phase_barrier.hpp"
 #include "shoal/detail/process_info.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include "tasks/scheduler.hpp"
 
 #include <array>
 #include <string>
@@ -38,7 +38,7 @@ void check_usable(std::uint32_t id, const char* what) {
   SHOAL_CHECK(id < control_stream && channel_table()[id].deliver != nullptr,
               "channel::{} on channel {}, which is not open (closed through another handle?)",
               what, id);
-  SHOAL_CHECK(tls_core >= 0 && this_scheduler().in_worker(),
+  SHOAL_CHECK(tls_core >= 0 && in_worker(),
               "channel::{} on channel {} called outside a task", what, id);
 }
 

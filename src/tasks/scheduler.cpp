@@ -1,4 +1,4 @@
-#include "shoal/detail/scheduler.hpp"
+#include "tasks/scheduler.hpp"
 
 #include "shoal/detail/completion_slots.hpp"
 #include "shoal/detail/process_info.hpp"
@@ -15,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stack_pool.hpp"
+#include "tasks/fiber.hpp"
+#include "tasks/stack_pool.hpp"
 
 namespace shoal::detail {
 namespace {
@@ -62,6 +63,13 @@ void run_guarded(inline_task& t) {
   }
 }
 
+// How deep below its record a stopped worker saved its registers: the
+// prefetch of the next workers assumes they stopped about as deep.
+std::size_t stack_depth(const worker_record* w) {
+  return static_cast<std::size_t>(reinterpret_cast<const char*>(w) -
+                                  static_cast<const char*>(w->context.ctx));
+}
+
 }  // namespace
 
 std::uint64_t now_ns() noexcept {
@@ -72,10 +80,9 @@ std::uint64_t now_ns() noexcept {
 
 // Every worker starts here and never returns: it runs its task, then takes
 // the next local task directly when that is cheap, else parks itself as idle.
-void worker_entry(boost::context::detail::transfer_t t) {
-  *static_cast<fcontext*>(t.data) = t.fctx;
-  scheduler& s = *tls_scheduler;
-  worker* self = s.current_;
+void worker_main() {
+  scheduler& s = this_scheduler();
+  worker_record* self = s.running();
   for (;;) {
     run_guarded(self->task);
     if (self->task.scope != 0) event_complete(self->task.scope, 1);  // finish.hpp
@@ -126,20 +133,30 @@ void scheduler::spawn_movable(const inline_task& t) {
 void scheduler::spawn_public(const inline_task& t) {
   ++stats.tasks_spawned;
   if (!public_.push(t)) {
-    private_.push(t);  // deque full: still runs, just not stealable
+    private_tasks.push(t);  // deque full: still runs, just not stealable
     return;
   }
   wake_a_thief();
 }
 
 void scheduler::yield() {
-  worker* self = current_;
+  worker_record* self = running();
   ready_.push(self);
   switch_from(self);
 }
 
+void spawn_public(const inline_task& t) { this_scheduler().spawn_public(t); }
+
+void spawn_movable(const inline_task& t) { this_scheduler().spawn_movable(t); }
+
+void yield_worker() { this_scheduler().yield(); }
+
+void suspend(const char* why, std::int64_t tag) { this_scheduler().suspend(why, tag); }
+
+void wake(worker* w) { this_scheduler().wake(w); }
+
 void scheduler::suspend(const char* why, std::int64_t tag) {
-  worker* self = current_;
+  worker_record* self = running();
   self->suspended = true;
   self->waiting_on = why;
   self->waiting_tag = tag;
@@ -148,38 +165,36 @@ void scheduler::suspend(const char* why, std::int64_t tag) {
 
 // Direct worker-to-worker switch when possible; through the scheduler when
 // a poll is due or nothing else is ready.
-void scheduler::switch_from(worker* self) {
+void scheduler::switch_from(worker_record* self) {
   // Direct switches skip the scheduler, which is also where new tasks start:
   // when tasks are waiting, go through it so a yielding loop cannot starve them.
   if (++since_poll_ < poll_interval && !startable_task_waiting()) {
-    worker* next = ready_.pop();
+    worker_record* next = ready_.pop();
     if (next == self) return;
     if (next != nullptr) {
       ++stats.context_switches;
-      ready_.prefetch_ahead(
-          static_cast<std::size_t>(reinterpret_cast<char*>(self) - static_cast<char*>(self->ctx)));
-      current_ = next;
-      jump(&self->ctx, next->ctx);
+      ready_.prefetch_ahead(stack_depth(self));
+      current = next;
+      switch_fiber(self->context, next->context);
       return;
     }
   }
   ++stats.context_switches;
-  current_ = nullptr;
-  jump(&self->ctx, sched_ctx_);
+  current = nullptr;
+  switch_fiber(self->context, sched_ctx_);
 }
 
-void scheduler::resume(worker* w) {
+void scheduler::resume(worker_record* w) {
   leave_idle();
   ++stats.context_switches;
-  current_ = w;
+  current = w;
   since_poll_ = 0;
-  ready_.prefetch_ahead(
-      static_cast<std::size_t>(reinterpret_cast<char*>(w) - static_cast<char*>(w->ctx)));
-  jump(&sched_ctx_, w->ctx);
+  ready_.prefetch_ahead(stack_depth(w));
+  switch_fiber(sched_ctx_, w->context);
 }
 
 bool scheduler::take_local_task(inline_task& out) {
-  return private_.pop(out) || public_.pop(out) || movable_.pop(out);
+  return private_tasks.pop(out) || public_.pop(out) || movable_.pop(out);
 }
 
 // Random victim, steal half of what it has (at least one).
@@ -203,18 +218,19 @@ bool scheduler::try_steal(inline_task& out) {
   chase_lev_deque& to = movable ? movable_ : public_;
   for (std::int64_t i = 1; i < available / 2 && from.steal(extra); ++i) {
     ++stats.tasks_stolen;
-    if (!to.push(extra)) private_.push(extra);
+    if (!to.push(extra)) private_tasks.push(extra);
   }
   return true;
 }
 
-worker* scheduler::obtain_worker() {
+worker_record* scheduler::obtain_worker() {
   if (worker* w = idle_workers_.pop()) {
     --idle_count_;
-    return w;
+    return record_of(w);
   }
   if (workers_created_ >= static_cast<std::size_t>(max_workers_)) return nullptr;
-  worker* w = stacks_->create(worker_entry);
+  worker_record* w = stacks_->create();
+  w->context = make_fiber<worker_main>(w, w->stack_bytes);
   ++workers_created_;
   ++stats.workers_created;
   ready_.reserve(workers_created_ + 1);
@@ -230,7 +246,7 @@ bool scheduler::run_hooks(std::vector<hook>& hooks) {
 void scheduler::wait_until(bool (*ready)(const void*), const void* arg, const char* why,
                            std::int64_t tag) {
   if (ready(arg)) return;
-  watches_.push_back({ready, arg, current_});
+  watches_.push_back({ready, arg, running()});
   has_watches_.store(true, std::memory_order_release);
   suspend(why, tag);
 }
@@ -281,12 +297,12 @@ void scheduler::poll() {
 bool scheduler::wants_exit() const noexcept { return group_.exit.load(std::memory_order_acquire); }
 
 bool scheduler::startable_task_waiting() const noexcept {
-  return (!private_.empty() || public_.size() > 0 || movable_.size() > 0) &&
+  return (!private_tasks.empty() || public_.size() > 0 || movable_.size() > 0) &&
          (idle_count_ > 0 || workers_created_ < static_cast<std::size_t>(max_workers_));
 }
 
 void scheduler::run_loop() {
-  tls_scheduler = this;
+  tls_core_state = this;
   install_alt_stack();
   phase_start_ns_ = now_ns();
   inline_task task;
@@ -295,14 +311,14 @@ void scheduler::run_loop() {
     poll();
     start_first = !start_first && !ready_.empty();
     if (!start_first || !startable_task_waiting()) {
-      if (worker* w = ready_.pop()) {
+      if (worker_record* w = ready_.pop()) {
         resume(w);
         continue;
       }
     }
     if (idle_count_ > 0 || workers_created_ < static_cast<std::size_t>(max_workers_)) {
       if (take_local_task(task) || try_steal(task)) {
-        worker* w = obtain_worker();
+        worker_record* w = obtain_worker();
         w->task = task;
         resume(w);
         continue;
@@ -313,7 +329,7 @@ void scheduler::run_loop() {
   }
   leave_idle();
   remove_alt_stack();
-  tls_scheduler = nullptr;
+  tls_core_state = nullptr;
 }
 
 void scheduler::leave_idle() {
@@ -382,7 +398,7 @@ namespace shoal::detail {
 
 std::string scheduler::describe() const {
   std::map<std::string, int> waits;
-  stacks_->for_each_worker([&waits](const worker& w) {
+  stacks_->for_each_worker([&waits](const worker_record& w) {
     if (!w.suspended) return;
     if (w.waiting_tag < 0) {
       ++waits[w.waiting_on];

@@ -6,11 +6,11 @@
 // vm.max_map_count (creation then fails with a message saying so).
 #pragma once
 
-#include "shoal/detail/worker.hpp"
-
 #include <cstddef>
 #include <mutex>
 #include <vector>
+
+#include "tasks/worker_record.hpp"
 
 namespace shoal::detail {
 
@@ -21,15 +21,16 @@ class stack_pool {
   stack_pool(const stack_pool&) = delete;
   stack_pool& operator=(const stack_pool&) = delete;
 
-  /// A new worker with a fresh stack, its context set to start at `entry`.
-  worker* create(void (*entry)(boost::context::detail::transfer_t));
+  /// A new worker record at the top of a fresh stack; the caller makes its
+  /// fiber (stack_lo .. the record, stack_bytes long).
+  worker_record* create();
 
   /// Calls f(worker) for every worker created so far.
   /// Any thread (the watchdog); the fields it reads are a racy snapshot.
   template <class F>
   void for_each_worker(F f) const {
     std::lock_guard<std::mutex> lock(workers_mu_);
-    for (const worker* w : workers_) f(*w);
+    for (const worker_record* w : workers_) f(*w);
   }
 
   static constexpr std::size_t guard_bytes = 4 * 1024;
@@ -48,8 +49,8 @@ class stack_pool {
   std::vector<slab> slabs_;
   std::size_t next_slot_ = 0;  // in the newest slab
   std::size_t created_ = 0;
-  mutable std::mutex workers_mu_;  // creation is rare: a lock costs nothing there
-  std::vector<worker*> workers_;   // every worker created, for diagnostics
+  mutable std::mutex workers_mu_;        // creation is rare: a lock costs nothing there
+  std::vector<worker_record*> workers_;  // every worker created, for diagnostics
 };
 
 /// Installs the SIGSEGV handler that turns a guard hit into the message

@@ -1,6 +1,6 @@
 // Layer 1, transport: moves bytes between the processes of a job and offers
 // the few collectives the runtime needs. Two implementations: `local` (one
-// process; every call is trivial) and `mpi` (transport_mpi.cpp, the only file
+// process; every call is trivial) and `mpi` (mpi_transport.cpp, the only file
 // of shoal that includes <mpi.h>).
 //
 // Contract.
@@ -93,7 +93,10 @@ transport& obtain_transport(transport_kind kind);
 /// The transport made by obtain_transport, or null.
 transport* current_transport() noexcept;
 
-/// Made by transport_mpi.cpp; null when the library was built without MPI.
+/// The transport of a job of one process (local_transport.cpp).
+std::unique_ptr<transport> make_local_transport();
+
+/// Made by mpi_transport.cpp; null when the library was built without MPI.
 std::unique_ptr<transport> make_mpi_transport();
 
 /// A 64-bit hash of this process's executable file: ranks compare it at

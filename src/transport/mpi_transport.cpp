@@ -1,5 +1,5 @@
 // The MPI transport: the only file of shoal that includes <mpi.h>.
-#include "transport.hpp"
+#include "transport/transport.hpp"
 
 #ifdef SHOAL_HAVE_MPI
 

@@ -1,4 +1,4 @@
-#include "network.hpp"
+#include "comm/network.hpp"
 
 #include "shoal/detail/aggregator.hpp"
 #include "shoal/detail/check.hpp"

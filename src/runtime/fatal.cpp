@@ -11,7 +11,7 @@
 
 #include <unistd.h>
 
-#include "transport.hpp"
+#include "transport/transport.hpp"
 
 namespace shoal::detail {
 namespace {

@@ -3,7 +3,7 @@
 #include "shoal/detail/phase_barrier.hpp"
 
 #include "shoal/detail/message_waves.hpp"
-#include "shoal/detail/scheduler.hpp"
+#include "tasks/scheduler.hpp"
 #include "shoal/message.hpp"
 #include "shoal/parallel.hpp"
 
@@ -87,7 +87,7 @@ void coordinate(std::uint32_t slot, std::uint32_t selector, bool drain, const ch
                 std::int64_t phase) {
   slot_state& st = slot_of(slot);
   if (st.ranks_arrived < g_info.ranks) {
-    st.coordinator = this_scheduler().current();
+    st.coordinator = current_worker();
     this_scheduler().suspend(why, phase);
   }
   const wave_totals first = st.arrived_sum;
@@ -102,14 +102,14 @@ void coordinate(std::uint32_t slot, std::uint32_t selector, bool drain, const ch
 }  // namespace
 
 void phase_barrier(std::uint32_t slot, std::uint32_t selector, bool drain, const char* why) {
-  SHOAL_CHECK(tls_core >= 0 && this_scheduler().in_worker(),
+  SHOAL_CHECK(tls_core >= 0 && in_worker(),
               "{} called outside a task (call it from one task per core, e.g. in on_all_cores)",
               why);
   slot_state& st = slot_of(slot);
   scheduler& s = this_scheduler();
   const std::int64_t phase = st.phases.load(std::memory_order_relaxed);
   const wave_totals mine = drain ? sample_here(selector) : wave_totals{};
-  if (mycore() != 0) st.waiter[static_cast<std::size_t>(local_index())] = s.current();
+  if (mycore() != 0) st.waiter[static_cast<std::size_t>(local_index())] = s.current;
   // No handler of this core runs before the suspend below (handlers run in
   // the scheduler), so the release cannot find the waiter unset; a send that
   // yields under back-pressure has not sent the arrival yet.
@@ -149,7 +149,7 @@ void arrival_barrier() {
 }
 
 void drain_messages() {
-  SHOAL_CHECK(detail::tls_core >= 0 && detail::this_scheduler().in_worker(),
+  SHOAL_CHECK(detail::tls_core >= 0 && detail::in_worker(),
               "drain_messages called outside a task");
   detail::wait_drained(detail::all_app_streams, "drain_messages", -1);
 }

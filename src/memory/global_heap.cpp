@@ -8,7 +8,7 @@
 
 #include <sys/mman.h>
 
-#include "global_heap_impl.hpp"
+#include "memory/global_heap_impl.hpp"
 
 namespace shoal::detail {
 

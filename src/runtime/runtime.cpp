@@ -1,0 +1,240 @@
+// Assembles the layers for one process: schedulers (tasks), aggregators
+// (comm) and the global heap (memory), and runs the root task. How a run
+// ends lives beside it: quiescence.cpp (one process), termination_waves.cpp
+// (several), watchdog.cpp and progress_thread.hpp.
+#include "shoal/runtime.hpp"
+
+#include "shoal/detail/aggregator.hpp"
+#include "shoal/global_completion_event.hpp"
+#include "shoal/stats.hpp"
+
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include "runtime/progress_thread.hpp"
+#include "runtime/quiescence.hpp"
+#include "runtime/runtime_state.hpp"
+#include "runtime/termination_waves.hpp"
+#include "tasks/stack_pool.hpp"
+#include "transport/transport.hpp"
+
+extern char** environ;
+
+namespace shoal {
+namespace detail {
+namespace {
+
+runtime_state* g_rt = nullptr;
+
+bool poll_hook(void* a) { return static_cast<aggregator*>(a)->poll(); }
+bool idle_hook(void* a) { return static_cast<aggregator*>(a)->on_idle(); }
+
+void build_cores(runtime_state& rt) {
+  const config& c = rt.cfg;
+  const int n = c.cores;
+  for (int i = 0; i < n; ++i) {
+    rt.schedulers.push_back(std::make_unique<scheduler>(
+        i, rt.group, static_cast<std::size_t>(c.stack_kb) * 1024, c.max_workers_per_core));
+    rt.group.cores.push_back(rt.schedulers.back().get());
+  }
+  for (int i = 0; i < n; ++i) {
+    scheduler& s = *rt.schedulers[static_cast<std::size_t>(i)];
+    rt.aggregators.push_back(std::make_unique<aggregator>(
+        i, g_info.rank_base, g_info.total_cores, static_cast<std::size_t>(c.aggregation_bytes),
+        c.buffers_per_core, static_cast<std::uint64_t>(c.flush_us) * 1000, s, s.stats));
+    s.add_poll_hook({poll_hook, rt.aggregators.back().get()});
+    s.add_idle_hook({idle_hook, rt.aggregators.back().get()});
+    if (rt.net != nullptr) {
+      rt.stealers.push_back(std::make_unique<remote_stealer>(s));
+      s.add_poll_hook({remote_stealer::poll_hook, rt.stealers.back().get()});
+    }
+  }
+}
+
+void core_main(runtime_state& rt, int i) {
+  tls_core = g_info.rank_base + i;
+  tls_aggregator = rt.aggregators[static_cast<std::size_t>(i)].get();
+  rt.schedulers[static_cast<std::size_t>(i)]->run_loop();
+  tls_aggregator = nullptr;
+  tls_core = -1;
+}
+
+void record_teardown(runtime_state& rt) {
+  teardown_report r;
+  for (auto& s : rt.schedulers) {
+    r.live_workers += s->live_workers();
+    r.queued_tasks += s->queued_tasks();
+  }
+  for (auto& a : rt.aggregators) r.buffers_out += a->buffers_out_after_drain();
+  rt.last = r;
+}
+
+}  // namespace
+
+scheduler& scheduler_of(int local_core) noexcept {
+  return *g_rt->schedulers[static_cast<std::size_t>(local_core)];
+}
+
+remote_stealer& stealer_of(int local_core) noexcept {
+  return *g_rt->stealers[static_cast<std::size_t>(local_core)];
+}
+
+aggregator& aggregator_of(int local_core) noexcept {
+  return *g_rt->aggregators[static_cast<std::size_t>(local_core)];
+}
+
+global_heap& heap() noexcept { return *g_rt->heap; }
+void reset_barrier(int local_cores);
+
+std::exception_ptr run_root(const inline_task& root) {
+  SHOAL_CHECK(g_rt != nullptr, "shoal::run() called before shoal::init()");
+  SHOAL_CHECK(!g_info.running, "shoal::run() called while the runtime is already running");
+  runtime_state& rt = *g_rt;
+  rt.root_done.store(false);
+  rt.root_error = nullptr;
+  rt.group.exit.store(false);
+  struct root_frame {
+    inline_task task;
+    runtime_state* rt;
+  } frame{root, &rt};
+  root_frame* fp = &frame;
+  if (g_info.rank == 0) rt.schedulers[0]->spawn_private(inline_task::make([fp] {
+    try {
+      fp->task();
+    } catch (...) {
+      fp->rt->root_error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(fp->rt->root_mu);
+      fp->rt->root_done.store(true, std::memory_order_release);
+    }
+    fp->rt->root_cv.notify_one();
+  }));
+  if (g_info.rank != 0) rt.root_done.store(true);  // the root runs on rank 0 only
+  g_info.running = true;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < rt.cfg.cores; ++i) threads.emplace_back(core_main, std::ref(rt), i);
+  if (rt.net != nullptr) {
+    std::unique_ptr<progress_thread> driver;
+    if (rt.cfg.progress_thread) driver = std::make_unique<progress_thread>(*rt.net);
+    wait_terminated(rt);
+  } else {
+    wait_quiescent(rt);
+  }
+  rt.group.exit.store(true, std::memory_order_release);
+  for (auto& s : rt.schedulers) s->notify();
+  for (auto& t : threads) t.join();
+  // Every rank's cores have stopped before any rank may start the next run:
+  // otherwise a fast rank's next root could send to cores still finishing
+  // this run, which would then run next-run messages in this one.
+  if (rt.net != nullptr) rt.net->with_transport([](transport& t) { t.barrier(); });
+  g_info.running = false;
+  record_teardown(rt);
+  return rt.root_error;
+}
+
+teardown_report last_teardown() noexcept {
+  return g_rt != nullptr ? g_rt->last : teardown_report{};
+}
+
+}  // namespace detail
+
+namespace {
+
+void setup(const config& cfg) {
+  using namespace detail;
+  SHOAL_CHECK(g_rt == nullptr, "shoal::init() called twice without finalize()");
+  auto rt = std::make_unique<runtime_state>();
+  rt->cfg = cfg;
+  transport& net = obtain_transport(cfg.transport);
+  check_job_consistency(net, cfg);
+  g_info = process_info{};
+  ++g_init_epoch;
+  g_info.rank = net.rank();
+  g_info.ranks = net.ranks();
+  g_info.local_cores = cfg.cores;
+  g_info.total_cores = cfg.cores * net.ranks();
+  g_info.rank_base = cfg.cores * net.rank();
+  g_info.block_bytes = cfg.block_bytes;
+  g_rt = rt.release();
+  g_rt->heap = std::make_unique<global_heap>(static_cast<std::size_t>(cfg.heap_mb) << 20, cfg.cores,
+                                             static_cast<std::size_t>(cfg.block_bytes));
+  if (net.ranks() > 1)
+    g_rt->net = std::make_unique<network>(
+        net, static_cast<std::size_t>(cfg.network_bytes), 4,
+        static_cast<std::size_t>(cfg.cores) * static_cast<std::size_t>(cfg.buffers_per_core) *
+            static_cast<std::size_t>(cfg.aggregation_bytes));
+  build_cores(*g_rt);
+  make_event_table(cfg.cores);
+  g_rt->default_gce.reset(global_completion_event::make_default());
+  reset_barrier(cfg.cores);
+  install_overflow_handler(static_cast<std::size_t>(cfg.stack_kb) * 1024);
+  if (cfg.verbose && g_info.rank == 0)
+    std::fprintf(stderr, "shoal: configuration (%d ranks, transport %s)\n%s", net.ranks(),
+                 net.name(), cfg.describe().c_str());
+}
+
+}  // namespace
+
+void init(int& argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") break;
+    if (std::string_view(argv[i]) == "--help-shoal") {
+      std::fputs(config::help().c_str(), stdout);
+      std::exit(0);
+    }
+  }
+  config cfg;
+  try {
+    cfg = config::parse(argc, argv, environ);
+  } catch (const config_error& e) {
+    std::fprintf(stderr, "shoal: error: %s\n", e.what());
+    std::fflush(stderr);
+    std::_Exit(2);
+  }
+  setup(cfg);
+}
+
+void init(const config& cfg) {
+  config c = cfg;
+  c.resolve();
+  c.validate();
+  setup(c);
+}
+
+global_completion_event& default_gce() noexcept { return *detail::g_rt->default_gce; }
+
+bool initialized() noexcept { return detail::g_rt != nullptr; }
+
+const config& current_config() noexcept { return detail::g_rt->cfg; }
+
+std::vector<core_stats> stats_per_core() {
+  std::vector<core_stats> out;
+  if (detail::g_rt == nullptr) return out;
+  for (auto& s : detail::g_rt->schedulers) out.push_back(s->stats);
+  return out;
+}
+
+void finalize() {
+  using namespace detail;
+  if (g_rt == nullptr) return;
+  if (g_rt->cfg.stats) std::fputs(stats_table().c_str(), stderr);
+  g_rt->default_gce.reset();
+  free_event_table();
+  g_rt->aggregators.clear();
+  g_rt->stealers.clear();
+  g_rt->net.reset();
+  g_rt->schedulers.clear();
+  g_rt->heap.reset();
+  delete g_rt;
+  g_rt = nullptr;
+  g_info = process_info{};
+}
+
+}  // namespace shoal

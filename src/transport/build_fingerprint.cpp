@@ -1,0 +1,73 @@
+// The start-up check that every rank of a job runs the same binary with the
+// same job-shaping configuration (see transport.hpp).
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "transport/transport.hpp"
+
+namespace shoal::detail {
+
+std::uint64_t build_fingerprint() {
+  // FNV-1a over the executable file. Read once per process (a few ms).
+  static const std::uint64_t hash = [] {
+    std::uint64_t h = 14695981039346656037ULL;
+    FILE* f = std::fopen("/proc/self/exe", "rb");
+    if (f == nullptr) return h;
+    std::vector<unsigned char> chunk(1 << 20);
+    std::size_t got = 0;
+    while ((got = std::fread(chunk.data(), 1, chunk.size(), f)) > 0) {
+      for (std::size_t i = 0; i < got; ++i) {
+        h ^= chunk[i];
+        h *= 1099511628211ULL;
+      }
+    }
+    std::fclose(f);
+    return h;
+  }();
+  return hash;
+}
+
+void check_job_consistency(transport& t, const config& cfg) {
+  if (t.ranks() == 1) return;
+  struct shape {
+    std::uint64_t binary;
+    std::int64_t cores, heap_mb, block_bytes, aggregation_bytes, network_bytes;
+  };
+  const shape mine{build_fingerprint(),   cfg.cores,        cfg.heap_mb, cfg.block_bytes,
+                   cfg.aggregation_bytes, cfg.network_bytes};
+  std::vector<shape> all(static_cast<std::size_t>(t.ranks()));
+  t.allgather(&mine, all.data(), sizeof(shape));
+  std::string problem;
+  for (std::size_t r = 1; r < all.size() && problem.empty(); ++r) {
+    const shape& a = all[0];
+    const shape& b = all[r];
+    if (b.binary != a.binary) {
+      problem = fmt::format(
+          "ranks run different binaries: rank {}'s executable (fingerprint {:016x}) differs "
+          "from rank 0's ({:016x}); launch the same build on every rank",
+          r, b.binary, a.binary);
+    } else if (b.cores != a.cores || b.heap_mb != a.heap_mb || b.block_bytes != a.block_bytes ||
+               b.aggregation_bytes != a.aggregation_bytes || b.network_bytes != a.network_bytes) {
+      problem = fmt::format(
+          "ranks disagree on the job's shape: rank {} has --cores {} --heap-mb {} --block-bytes "
+          "{} --aggregation-bytes {} --network-bytes {}, rank 0 has {} {} {} {} {}; pass the "
+          "same values to every rank",
+          r, b.cores, b.heap_mb, b.block_bytes, b.aggregation_bytes, b.network_bytes, a.cores,
+          a.heap_mb, a.block_bytes, a.aggregation_bytes, a.network_bytes);
+    }
+  }
+  if (problem.empty()) return;
+  // Every rank saw the same gathered data, so every rank stops here.
+  if (t.rank() == 0) {
+    std::fprintf(stderr, "shoal: error: %s\n", problem.c_str());
+    std::fflush(stderr);
+  }
+  t.barrier();  // let rank 0 print before anyone tears the job down
+  t.abort(2);
+}
+
+}  // namespace shoal::detail

@@ -1,0 +1,75 @@
+// Which transport a process uses, made once per process (see transport.hpp).
+#include "transport/transport.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace shoal::detail {
+namespace {
+
+std::unique_ptr<transport> g_transport;
+transport_kind g_made_kind = transport_kind::automatic;
+
+[[noreturn]] void refuse(const std::string& why) {
+  std::fprintf(stderr, "shoal: error: %s\n", why.c_str());
+  std::fflush(stderr);
+  std::_Exit(2);
+}
+
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : 0;
+}
+
+}  // namespace
+
+bool launched_by_mpi(int& ranks) noexcept {
+  // OpenMPI, MPICH/Hydra (PMI), PMIx launchers and Slurm's srun.
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"}) {
+    if (std::getenv(var) != nullptr) {
+      ranks = std::max(1, env_int(var));
+      return true;
+    }
+  }
+  if (std::getenv("PMIX_RANK") != nullptr || std::getenv("PMI_RANK") != nullptr) {
+    ranks = std::max(1, env_int("SLURM_NTASKS"));
+    return true;
+  }
+  ranks = 1;
+  return false;
+}
+
+transport& obtain_transport(transport_kind kind) {
+  int announced = 1;
+  const bool by_launcher = launched_by_mpi(announced);
+  transport_kind want = kind;
+  if (want == transport_kind::automatic)
+    want = by_launcher && announced > 1 ? transport_kind::mpi : transport_kind::local;
+  if (g_transport != nullptr) {
+    if (want != g_made_kind)
+      refuse(
+          fmt::format("--transport {} asked for, but this process already uses the {} "
+                      "transport (one per process)",
+                      want == transport_kind::mpi ? "mpi" : "local", g_transport->name()));
+    return *g_transport;
+  }
+  if (want == transport_kind::mpi) {
+    g_transport = make_mpi_transport();
+    if (g_transport == nullptr)
+      refuse(
+          "--transport mpi: this shoal was built without MPI (install libopenmpi-dev and "
+          "rebuild)");
+  } else {
+    g_transport = make_local_transport();
+  }
+  g_made_kind = want;
+  return *g_transport;
+}
+
+transport* current_transport() noexcept { return g_transport.get(); }
+
+}  // namespace shoal::detail
