@@ -76,6 +76,7 @@ void worker_entry(boost::context::detail::transfer_t t) {
   *static_cast<fcontext*>(t.data) = t.fctx;
   scheduler& s = *tls_scheduler;
   worker* self = s.current_;
+  fiber_arrived(self->marks);
   for (;;) {
     run_guarded(self->task);
     if (self->task.scope != 0) event_complete(self->task.scope, 1);  // finish.hpp
@@ -159,13 +160,13 @@ void scheduler::switch_from(worker* self) {
       ready_.prefetch_ahead(
           static_cast<std::size_t>(reinterpret_cast<char*>(self) - static_cast<char*>(self->ctx)));
       current_ = next;
-      jump(&self->ctx, next->ctx);
+      jump(&self->ctx, next->ctx, self->marks, next->marks);
       return;
     }
   }
   ++stats.context_switches;
   current_ = nullptr;
-  jump(&self->ctx, sched_ctx_);
+  jump(&self->ctx, sched_ctx_, self->marks, thread_marks());
 }
 
 void scheduler::resume(worker* w) {
@@ -175,7 +176,7 @@ void scheduler::resume(worker* w) {
   since_poll_ = 0;
   ready_.prefetch_ahead(
       static_cast<std::size_t>(reinterpret_cast<char*>(w) - static_cast<char*>(w->ctx)));
-  jump(&sched_ctx_, w->ctx);
+  jump(&sched_ctx_, w->ctx, thread_marks(), w->marks);
 }
 
 bool scheduler::take_local_task(inline_task& out) {
@@ -211,6 +212,7 @@ bool scheduler::try_steal(inline_task& out) {
 worker* scheduler::obtain_worker() {
   if (worker* w = idle_workers_.pop()) {
     --idle_count_;
+    fiber_stack_unused(w->stack_lo, w->ctx);  // below its parked frames: dead
     return w;
   }
   if (workers_created_ >= static_cast<std::size_t>(max_workers_)) return nullptr;
@@ -288,6 +290,7 @@ bool scheduler::startable_task_waiting() const noexcept {
 void scheduler::run_loop() {
   tls_scheduler = this;
   install_alt_stack();
+  mark_thread_stack();
   phase_start_ns_ = now_ns();
   inline_task task;
   bool start_first = false;  // alternates ready workers and new tasks when both wait

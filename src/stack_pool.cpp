@@ -103,7 +103,11 @@ stack_pool::stack_pool(int core, std::size_t stack_bytes)
 }
 
 stack_pool::~stack_pool() {
-  for (const slab& s : slabs_) munmap(s.base, s.bytes);
+  for (worker* w : workers_) fiber_destroyed(w->marks);
+  for (const slab& s : slabs_) {
+    fiber_stack_unused(s.base, s.base + s.bytes);  // parked frames' poison must not outlive them
+    munmap(s.base, s.bytes);
+  }
 }
 
 void stack_pool::add_slab() {
@@ -116,6 +120,7 @@ void stack_pool::add_slab() {
                     "--max-workers-per-core or --stack-kb",
                     bytes >> 20, core_, std::strerror(errno)));
   }
+  fiber_stack_unused(p, static_cast<char*>(p) + bytes);  // stale if the range held frames before
   slabs_.push_back({static_cast<char*>(p), bytes});
   next_slot_ = 0;
 }
@@ -137,6 +142,7 @@ worker* stack_pool::create(void (*entry)(boost::context::detail::transfer_t)) {
   w->stack_bytes = static_cast<std::size_t>(reinterpret_cast<char*>(rec) - lo);
   w->core = core_;
   w->ctx = boost::context::detail::make_fcontext(rec, w->stack_bytes, entry);
+  fiber_created(w->marks, lo, w->stack_bytes);
   {
     std::lock_guard<std::mutex> lock(workers_mu_);
     workers_.push_back(w);

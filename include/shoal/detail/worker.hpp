@@ -4,6 +4,7 @@
 // neighbour (see stack_pool). Workers never migrate between cores.
 #pragma once
 
+#include "shoal/detail/fiber_sanitizer.hpp"
 #include "shoal/detail/inline_task.hpp"
 
 #include <cstddef>
@@ -25,13 +26,18 @@ struct worker {
   std::int64_t waiting_tag = -1;  // which one of them (a sequence number, an id), or -1
   int core = 0;                 // local core index that owns it
   bool suspended = false;       // suspended and not in the ready queue
+  [[no_unique_address]] fiber_marks marks;  // sanitizer bookkeeping (empty otherwise)
 };
 
 /// Switches from the running context to `to`, saving the current context in
 /// `*save`. Whoever switches back to us stores *their* context where we told
 /// them (the data word carries the slot), so every jump is one call.
-inline void jump(fcontext* save, fcontext to) noexcept {
+/// `from_marks` and `to_marks` describe the two stacks to the sanitizers.
+inline void jump(fcontext* save, fcontext to, fiber_marks& from_marks,
+                 const fiber_marks& to_marks) noexcept {
+  fiber_leave(from_marks, to_marks);
   auto t = boost::context::detail::jump_fcontext(to, save);
+  fiber_arrived(from_marks);
   *static_cast<fcontext*>(t.data) = t.fctx;
 }
 
