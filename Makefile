@@ -68,9 +68,10 @@ ASAN_CI_TARGETS := test_distributed dist_collectives dist_completion dist_phases
 	dist_range_transfer mpi_stress test_fiber_sanitizer
 ASAN_CI_TESTS := ^(distributed_np3_cores2|dist_[a-z_]+_np3_cores2|mpi_steal_between_processes_np3_cores2|mpi_cascade_np3_cores2|Cores/fiber_stacks\..*)$$
 
-# The runtime's unit tests under ThreadSanitizer (`make tsan`).
+# The runtime's unit tests under ThreadSanitizer (`make tsan`): every gtest case
+# (a name with a dot) of these programs.
 TSAN_TARGETS := test_tasks test_sync test_completion test_messages test_fiber_sanitizer
-TSAN_TESTS := ^(Cores/|[a-z_]+\.)
+TSAN_TESTS := \.
 
 HARNESS_ARGS ?=
 BENCH_PACKAGES := python3 gnuplot-nox

@@ -103,11 +103,12 @@ stack_pool::stack_pool(int core, std::size_t stack_bytes)
 }
 
 stack_pool::~stack_pool() {
-  for (worker* w : workers_) fiber_destroyed(w->marks);
-  for (const slab& s : slabs_) {
-    fiber_stack_unused(s.base, s.base + s.bytes);  // parked frames' poison must not outlive them
-    munmap(s.base, s.bytes);
+  for (worker* w : workers_) {
+    fiber_destroyed(w->marks);
+    // Parked frames' poison must not outlive the mapping (only used slots: cheap).
+    fiber_stack_unused(w->stack_lo, w->stack_lo + stack_bytes_);
   }
+  for (const slab& s : slabs_) munmap(s.base, s.bytes);
 }
 
 void stack_pool::add_slab() {
@@ -120,7 +121,6 @@ void stack_pool::add_slab() {
                     "--max-workers-per-core or --stack-kb",
                     bytes >> 20, core_, std::strerror(errno)));
   }
-  fiber_stack_unused(p, static_cast<char*>(p) + bytes);  // stale if the range held frames before
   slabs_.push_back({static_cast<char*>(p), bytes});
   next_slot_ = 0;
 }
@@ -130,6 +130,7 @@ worker* stack_pool::create(void (*entry)(boost::context::detail::transfer_t)) {
   char* slot = slabs_.back().base + next_slot_++ * slot_bytes_;
   install_guard(slot, guard_bytes);
   char* lo = slot + guard_bytes;
+  fiber_stack_unused(lo, lo + stack_bytes_);  // stale if the range held frames before
   // Stagger the top of each stack by a different number of cache lines, so
   // that the hot lines of many workers (record, saved registers, innermost
   // frames) do not all fall into the same cache sets.
