@@ -6,7 +6,8 @@
 #   make run        build, then run every bundled app (build/bin/shoal suite $(RUN_ARGS)):
 #                   each validated, one summary table, about a minute and a half
 #   make demo       build, then run build/bin/shoal-demo (a small validated runtime demo)
-#   make test       build, then ctest (one process per test case)
+#   make test       build, then ctest (one process per test case), then asan-ci
+#                   (TEST_ASAN=0 skips it)
 #   make bench      build, then the microbenchmarks (bench-micro) and the application
 #                   harness (bench-apps: apps vs MPI baselines, bench/results/latest.*)
 #   make bench-micro  run every build/bin/bench-* $(BENCH_ARGS)
@@ -16,9 +17,12 @@
 #                   MPI (Isend, Alltoallv) in one run, then delegates between processes
 #   make test-mpich the same suite built against MPICH (installs mpich), in build-mpich/
 #   make asan       Debug + AddressSanitizer/UBSan tree in build-asan/, build and ctest
-#   make clean      remove build/ and build-asan/
+#   make asan-ci    the same tree, only what the subset needs: the distributed tests at
+#                   3 processes x 2 cores and the worker-stack tests (what CI runs)
+#   make tsan       ThreadSanitizer tree in build-tsan/: the runtime's unit tests
+#   make clean      remove build/, build-asan/ and build-tsan/
 #
-# Variables: BUILD_DIR, ASAN_DIR, BUILD_TYPE, CMAKE_ARGS, JOBS, CTEST_ARGS,
+# Variables: BUILD_DIR, ASAN_DIR, TSAN_DIR, BUILD_TYPE, TEST_ASAN, CMAKE_ARGS, JOBS, CTEST_ARGS,
 # BENCH_ARGS, RUN_ARGS, MPI_NP, MPI_CORES, BENCH_MPI_ARGS.
 
 SHELL := /bin/bash
@@ -27,6 +31,8 @@ MAKEFLAGS += --no-print-directory
 
 BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
+TSAN_DIR   ?= build-tsan
+TEST_ASAN  ?= 1
 BUILD_TYPE ?= Release
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_JOBS ?= 2
@@ -53,11 +59,25 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Sanitizer runtime settings for `make asan` (override from the environment).
 ASAN_OPTIONS  ?= detect_leaks=1:strict_init_order=1
 UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+TSAN_OPTIONS  ?= halt_on_error=1:second_deadlock_stack=1
+
+# The CI subset of `make asan` (asan-ci): every distributed gtest program at 3
+# processes x 2 cores (the shape of issue 18's report), cross-process stealing
+# and cascades at 3 x 2, and the worker-stack tests. Targets and a ctest regex.
+ASAN_CI_TARGETS := test_distributed dist_collectives dist_completion dist_phases \
+	dist_range_transfer mpi_stress test_fiber_sanitizer
+ASAN_CI_TESTS := ^(distributed_np3_cores2|dist_[a-z_]+_np3_cores2|mpi_steal_between_processes_np3_cores2|mpi_cascade_np3_cores2|Cores/fiber_stacks\..*)$$
+
+# The runtime's unit tests under ThreadSanitizer (`make tsan`): every gtest case
+# (a name with a dot) of these programs.
+TSAN_TARGETS := test_tasks test_sync test_completion test_messages test_fiber_sanitizer
+TSAN_TESTS := \.
 
 HARNESS_ARGS ?=
 BENCH_PACKAGES := python3 gnuplot-nox
 
-.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi asan clean
+.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi \
+	asan asan-configure asan-ci tsan clean
 
 all: build
 
@@ -94,6 +114,9 @@ demo: build
 
 test: build
 	$(CTEST) --test-dir $(BUILD_DIR) $(CTEST_FLAGS)
+ifneq ($(TEST_ASAN),0)
+	@$(MAKE) asan-ci
+endif
 
 # The whole suite once more against MPICH instead of OpenMPI (both can be
 # installed side by side; the default `mpirun`/`mpicxx` stay OpenMPI's).
@@ -138,12 +161,31 @@ bench-mpi: configure
 	  mpirun --oversubscribe -np $(MPI_NP) $(BUILD_DIR)/bin/bench-distributed-delegates \
 	  --cores $(MPI_CORES)
 
-asan: deps
+# One configuration for `make asan` and `make asan-ci`, so they share build-asan/.
+asan-configure: deps
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug \
 	  -DSHOAL_SANITIZE=address,undefined -DSHOAL_BUILD_BENCHMARKS=OFF $(CMAKE_ARGS)
+
+asan: asan-configure
 	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS)
 	ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' \
 	  $(CTEST) --test-dir $(ASAN_DIR) $(CTEST_FLAGS)
 
+# Tests whose programs are not built here are listed by ctest as <name>_NOT_BUILT
+# and left out by the regex.
+asan-ci: asan-configure
+	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS) --target $(ASAN_CI_TARGETS)
+	ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' \
+	  $(CTEST) --test-dir $(ASAN_DIR) $(CTEST_FLAGS) -R '$(ASAN_CI_TESTS)'
+
+# Optimised (ThreadSanitizer slows -O0 code too much), runtime unit tests only:
+# OpenMPI is not built for TSan and floods it with reports of its own.
+tsan: deps
+	$(CMAKE) -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_SANITIZE=thread \
+	  -DSHOAL_BUILD_BENCHMARKS=OFF -DSHOAL_BUILD_APPS=OFF -DSHOAL_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
+	$(CMAKE) --build $(TSAN_DIR) -j$(JOBS) --target $(TSAN_TARGETS)
+	TSAN_OPTIONS='$(TSAN_OPTIONS)' \
+	  $(CTEST) --test-dir $(TSAN_DIR) $(CTEST_FLAGS) -R '$(TSAN_TESTS)'
+
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(MPICH_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(MPICH_DIR)

@@ -83,6 +83,7 @@ std::uint64_t now_ns() noexcept {
 void worker_main() {
   scheduler& s = this_scheduler();
   worker_record* self = s.running();
+  fiber_arrived(self->context.marks);  // a new fiber: tell the sanitizers where we are
   for (;;) {
     run_guarded(self->task);
     if (self->task.scope != 0) event_complete(self->task.scope, 1);  // finish.hpp
@@ -226,7 +227,9 @@ bool scheduler::try_steal(inline_task& out) {
 worker_record* scheduler::obtain_worker() {
   if (worker* w = idle_workers_.pop()) {
     --idle_count_;
-    return record_of(w);
+    worker_record* r = record_of(w);
+    fiber_stack_unused(r->stack_lo, r->context.ctx);  // below its parked frames: dead
+    return r;
   }
   if (workers_created_ >= static_cast<std::size_t>(max_workers_)) return nullptr;
   worker_record* w = stacks_->create();
@@ -304,6 +307,7 @@ bool scheduler::startable_task_waiting() const noexcept {
 void scheduler::run_loop() {
   tls_core_state = this;
   install_alt_stack();
+  mark_thread_stack(sched_ctx_.marks);
   phase_start_ns_ = now_ns();
   inline_task task;
   bool start_first = false;  // alternates ready workers and new tasks when both wait

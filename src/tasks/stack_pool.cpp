@@ -103,6 +103,11 @@ stack_pool::stack_pool(int core, std::size_t stack_bytes)
 }
 
 stack_pool::~stack_pool() {
+  for (worker_record* w : workers_) {
+    fiber_destroyed(w->context.marks);
+    // Parked frames' poison must not outlive the mapping (only used slots: cheap).
+    fiber_stack_unused(w->stack_lo, w->stack_lo + stack_bytes_);
+  }
   for (const slab& s : slabs_) munmap(s.base, s.bytes);
 }
 
@@ -125,6 +130,7 @@ worker_record* stack_pool::create() {
   char* slot = slabs_.back().base + next_slot_++ * slot_bytes_;
   install_guard(slot, guard_bytes);
   char* lo = slot + guard_bytes;
+  fiber_stack_unused(lo, lo + stack_bytes_);  // stale if the range held frames before
   // Stagger the top of each stack by a different number of cache lines, so
   // that the hot lines of many workers (record, saved registers, innermost
   // frames) do not all fall into the same cache sets.
