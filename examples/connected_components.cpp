@@ -64,7 +64,7 @@ std::vector<i64> labels_sequential(i64 n, i64 m) {
 
 // Lowers the label at `p` to `l` at its home core; counts a change.
 void lower(shoal::global_ptr<i64> p, i64 l, shoal::global_ptr<i64> changes) {
-  shoal::delegate::async_call(p.core(), [p, l, changes] {
+  shoal::delegate::post(p.core(), [p, l, changes] {
     i64& mine = *p.local();
     if (l >= mine) return;
     mine = l;

@@ -218,7 +218,7 @@ TEST_F(misuse, AsyncDelegatesOutsideRunAreNamed) {
   EXPECT_EXIT(outside_run([p] { (void)shoal::delegate::async_read(p); }), ExitedWithCode(1),
               outside_message("shoal::delegate::async_call"));
   EXPECT_EXIT(outside_run([p] { shoal::delegate::async_write(p, std::int64_t{1}); }),
-              ExitedWithCode(1), outside_message("shoal::delegate::async_call"));
+              ExitedWithCode(1), outside_message("shoal::delegate::post"));
 }
 
 TEST_F(misuse, GlobalAllocAndFreeOutsideRunAreNamed) {

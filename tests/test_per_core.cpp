@@ -29,7 +29,7 @@ TEST_P(per_core_slots, EachCoreReachesItsOwnSlotFromTasksAndHandlers) {
       for (int i = 0; i < per_core; ++i) ++tallies.local().tasks;
       tallies.local().seen_on.push_back(shoal::mycore());
       for (int c = 0; c < shoal::cores(); ++c)
-        shoal::delegate::async_call(
+        shoal::delegate::post(
             c, [] { ++tallies.local().handled; }, shoal::default_gce());
     });
     shoal::default_gce().wait();  // every message has run

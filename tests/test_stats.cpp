@@ -14,7 +14,7 @@ constexpr std::int64_t sends_per_core = 500;
 void send_round() {
   shoal::on_all_cores([] {
     for (std::int64_t i = 0; i < sends_per_core; ++i)
-      shoal::delegate::async_call((shoal::mycore() + 1) % shoal::cores(), [] {},
+      shoal::delegate::post((shoal::mycore() + 1) % shoal::cores(), [] {},
                                   shoal::default_gce());
     shoal::default_gce().wait();
   });

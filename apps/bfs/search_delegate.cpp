@@ -46,7 +46,7 @@ void expand_chunk(core_state<V>* st, shoal::global_ptr<std::int64_t> parents, in
       const shoal::global_ptr<std::int64_t> target =
           parents + static_cast<std::int64_t>(dist.unpack(w));
       const auto local = static_cast<V>(dist.packed_local(w));
-      shoal::delegate::async_call(
+      shoal::delegate::post(
           target.core(),
           [target, parent, local, claim_parity] {
             std::int64_t* p = target.local();

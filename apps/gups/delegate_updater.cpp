@@ -27,7 +27,7 @@ void delegate_share(const gups_table& t, outstanding_rule rule, std::int64_t fir
     updates.next_chunk([&done, &t](int h, std::uint64_t i, std::uint64_t r) {
       // What *(t.base + i).local() would reach at h, without its divisions.
       const std::uint64_t at = t.local_index(i);
-      shoal::delegate::async_call(
+      shoal::delegate::post(
           h, [at, r] { local_part.local()[at] ^= r; }, done);
     });
     shoal::flush();  // the chunk leaves now, while this core applies its own words
@@ -70,7 +70,7 @@ void reapply_share(const gups_table& t, std::int64_t first, std::int64_t last) {
   for (std::int64_t k = first; k < last; ++k) {
     r = hpcc_next(r);
     const shoal::global_ptr<std::uint64_t> w = t.base + static_cast<std::int64_t>(r & t.mask());
-    shoal::delegate::async_call(
+    shoal::delegate::post(
         w.core(), [w, r] { *w.local() ^= r; }, done);
     if ((k - first) % max_outstanding == max_outstanding - 1) shoal::yield();
   }

@@ -18,7 +18,7 @@
 //             update across processes, and a handler loop that overlaps its
 //             cache misses (about 1.6x the delegate on 1 process x 2 cores,
 //             1.4x on 2 x 1, measured at --log-table 22-24).
-//   delegate  Grappa: one delegate::async_call per update (a 40-byte
+//   delegate  Grappa: one delegate::post per update (a 40-byte
 //             closure message), counted by a global_completion_event.
 //
 // --outstanding applied (the stricter reading of the look-ahead limit) puts a

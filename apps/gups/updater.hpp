@@ -59,7 +59,7 @@ class updater {
 std::unique_ptr<updater> make_channel_updater(const gups_table& t, const gups_problem& p,
                                               outstanding_rule rule);
 
-/// Grappa: one delegate::async_call per update, counted by a
+/// Grappa: one delegate::post per update, counted by a
 /// global_completion_event per window slot. Root task.
 std::unique_ptr<updater> make_delegate_updater(const gups_table& t, const gups_problem& p,
                                                outstanding_rule rule);

@@ -103,7 +103,7 @@ void increment_share(const shoal::channel<std::uint32_t>& ch) {
 }
 
 /// --impl delegate: the calling core's N increments as Grappa would make
-/// them, one delegate::async_call per remote increment (a closure message
+/// them, one delegate::post per remote increment (a closure message
 /// of 8 bytes plus its share of a run header), counted by a
 /// global_completion_event. Delegates have no flow control of their own,
 /// so the app bounds what is in flight by completion: chunk j is counted by
@@ -126,7 +126,7 @@ void delegate_share() {
     for (std::uint32_t i = 0; i < b.own; ++i) ++counts[b.own_local[i]];
     for (std::uint32_t i = 0; i < b.remote; ++i) {
       const std::uint32_t local = b.remote_local[i];
-      shoal::delegate::async_call(
+      shoal::delegate::post(
           static_cast<int>(b.owner[i]), [local] { ++t_core->counts[local]; }, chunks[chunk]);
       pacing.tick();
     }

@@ -35,6 +35,7 @@
 // cannot suspend); their values count and may exceed the bound.
 #pragma once
 
+#include "shoal/closure.hpp"
 #include "shoal/detail/aggregator.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/phase_barrier.hpp"
@@ -65,11 +66,11 @@ template <class T>
 concept channel_value_like = std::is_trivially_copyable_v<T> && alignof(T) <= 8;
 
 /// A channel handler for values of T: callable as h(const T&), trivially
-/// copyable (it is replicated to every core and process), at most 64 bytes.
+/// copyable as bytes (it is replicated to every core and process), at most
+/// max_channel_handler_bytes (64).
 template <class H, class T>
-concept channel_handler_like = std::invocable<const H&, const T&> &&
-                                   std::is_trivially_copyable_v<H> && sizeof(H) <= 64 &&
-                               alignof(H) <= 8;
+concept channel_handler_like = std::invocable<const H&, const T&> && copyable_as_bytes<H> &&
+                               sizeof(H) <= max_channel_handler_bytes;
 
 /// Options of make_channel.
 struct channel_options {

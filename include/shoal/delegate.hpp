@@ -5,12 +5,16 @@
 // core without hardware atomics. When the data is on the calling core the
 // operation runs immediately (no message).
 //
-// Blocking forms suspend the calling worker for one round trip (two
-// messages) and return the result. async_* forms return at once: those with
-// a result give a future (two messages); the fire-and-forget ones enroll in
-// a global_completion_event (default_gce() unless given) and cost one
-// message: the completion is counted where the operation ran, whatever the
-// process, since an event is job-wide (global_completion_event.hpp).
+// Names tell cost and completion:
+//   call, read, write, fetch_add, compare_and_swap: blocking; suspend the
+//     calling worker for one round trip (two messages), return the result.
+//   async_call, async_read, async_fetch_add, async_compare_and_swap: return
+//     at once with a future of the result (two messages).
+//   post, async_write, async_add: return at once, no reply (one message);
+//     they enroll in a global_completion_event (default_gce() unless given),
+//     completed where the operation ran, whatever the process, since an
+//     event is job-wide (global_completion_event.hpp).
+// Every f is message_handler_like (closure.hpp) and must not suspend.
 #pragma once
 
 #include "shoal/detail/core_state.hpp"
@@ -36,10 +40,9 @@ struct reply_slot {
 /// Runs f() on global core `core` and returns its result. Blocking: suspends
 /// the calling worker until the reply arrives. f must be a
 /// message_handler_like closure that does not suspend. Worker only.
-template <class F>
+template <message_handler_like F>
 auto call(int core, const F& f) -> std::invoke_result_t<const F&> {
   using R = std::invoke_result_t<const F&>;
-  shoal::detail::check_message_closure<F>();
   SHOAL_CHECK_ON_CORE("shoal::delegate::call");
   if (core == mycore()) return f();
   SHOAL_CHECK(shoal::detail::in_worker(),
@@ -68,8 +71,10 @@ auto call(int core, const F& f) -> std::invoke_result_t<const F&> {
   }
 }
 
-/// Runs f() on `core` and returns a future of its result. Returns at once.
-template <class F>
+/// Runs f() on `core` and returns a future of its result. Returns at once;
+/// two messages (request and reply; none when `core` is this core). For no
+/// reply at one message, use post().
+template <message_handler_like F>
 auto async_call(int core, const F& f) -> future<std::invoke_result_t<const F&>> {
   using R = std::invoke_result_t<const F&>;
   SHOAL_CHECK_ON_CORE("shoal::delegate::async_call");
@@ -92,13 +97,13 @@ auto async_call(int core, const F& f) -> future<std::invoke_result_t<const F&>> 
   return std::move(fut);
 }
 
-/// Runs f() on `core` without a reply; `gce` counts it until it has run.
-/// Returns at once; one message (none when `core` is this core). The unit
-/// is enrolled here and completed where f ran, on whichever process: no
-/// completion message comes back. Any task or handler.
-template <class F>
-void async_call(int core, const F& f, completion_ref gce) {
-  SHOAL_CHECK_ON_CORE("shoal::delegate::async_call");
+/// Runs f() on `core` without a reply (UPC++'s rpc_ff); `gce` counts it
+/// until it has run. Returns at once; one message (none when `core` is this
+/// core). The unit is enrolled here and completed where f ran, on whichever
+/// process: no completion message comes back. Any task or handler.
+template <message_handler_like F>
+void post(int core, const F& f, completion_ref gce = completion_ref()) {
+  SHOAL_CHECK_ON_CORE("shoal::delegate::post");
   gce.enroll();
   if (core == mycore()) {
     f();
@@ -176,14 +181,14 @@ future<bool> async_compare_and_swap(global_ptr<T> p, T expected, T desired) {
 /// Stores `v` at `p` without a reply; `gce` tracks completion.
 template <class T>
 void async_write(global_ptr<T> p, T v, completion_ref gce = completion_ref()) {
-  async_call(
+  post(
       p.core(), [p, v] { *p.local() = v; }, gce);
 }
 
 /// Adds `inc` at `p` without a reply; `gce` tracks completion.
 template <class T>
 void async_add(global_ptr<T> p, T inc, completion_ref gce = completion_ref()) {
-  async_call(
+  post(
       p.core(), [p, inc] { *p.local() += inc; }, gce);
 }
 

@@ -75,11 +75,10 @@ struct forall_share {
 /// base + i (a linear pointer from global_alloc). Blocking: returns when every
 /// iteration has run. On each core the iterations are split into local tasks
 /// of about `grain` elements, so iterations that suspend (blocking delegates)
-/// overlap. f must be trivially copyable and at most 32 bytes.
-template <class T, class F>
+/// overlap. f must be loop_body_like: copyable as bytes, at most
+/// max_loop_body_bytes (32).
+template <class T, loop_body_like F>
 void forall(global_ptr<T> base, std::int64_t n, const F& f, std::int64_t grain = 1024) {
-  detail::check_loop_body<F>();
-  static_assert(sizeof(F) <= 32, "shoal::forall: capture at most 32 bytes in the loop body");
   SHOAL_CHECK(base.is_linear() || n == 0, "forall needs a linear global_ptr from global_alloc");
   if (n <= 0) return;
   // 32 bits are plenty for a grain and keep the task closure at 64 bytes.
@@ -113,12 +112,10 @@ void forall(global_ptr<T> base, std::int64_t n, const F& f, std::int64_t grain =
 
 /// Calls f(i) for every i in [begin, end) spread over every core of the job
 /// in contiguous chunks (core c gets the c-th share), each chunk further
-/// split by parallel_for on that core. Blocking. f must be
-/// message_handler_like and at most 32 bytes.
-template <class F>
+/// split by parallel_for on that core. Blocking. f must be loop_body_like:
+/// copyable as bytes, at most max_loop_body_bytes (32).
+template <loop_body_like F>
 void forall(std::int64_t begin, std::int64_t end, const F& f, std::int64_t grain = 1024) {
-  detail::check_loop_body<F>();
-  static_assert(sizeof(F) <= 32, "shoal::forall: capture at most 32 bytes in the loop body");
   if (end <= begin) return;
   const std::int64_t n = end - begin;
   const auto grain32 = static_cast<std::int32_t>(std::clamp<std::int64_t>(grain, 1, 1 << 30));

@@ -9,6 +9,7 @@
 // staged back to back for one destination; no allocation.
 #pragma once
 
+#include "shoal/closure.hpp"
 #include "shoal/detail/aggregator.hpp"
 #include "shoal/detail/buffer.hpp"
 #include "shoal/detail/check.hpp"
@@ -22,42 +23,7 @@
 
 namespace shoal {
 
-/// Largest closure a message may carry.
-inline constexpr std::size_t max_message_bytes = 256;
-
-/// A closure that can travel as a message: callable with no arguments,
-/// trivially copyable (it is copied as bytes, possibly to another process),
-/// at most 256 bytes, at most 8-byte aligned. Capture values and global
-/// pointers; a captured reference or local pointer is only meaningful on the
-/// sender's own process (and only while the pointee lives).
-template <class F>
-concept message_handler_like = std::invocable<F&> && std::is_trivially_copyable_v<F> &&
-                                   sizeof(F) <= max_message_bytes
-                               && alignof(F) <= 8;
-
 namespace detail {
-template <class F>
-constexpr void check_message_closure() {
-  static_assert(std::invocable<F&>, "shoal::send: the message must be callable with no arguments");
-  static_assert(std::is_trivially_copyable_v<F>,
-                "shoal::send: the message closure must be trivially copyable: it is copied as "
-                "bytes to another core or process, so capture plain values and global pointers, "
-                "not std::string/std::vector/smart pointers or other objects with copy logic");
-  static_assert(sizeof(F) <= max_message_bytes,
-                "shoal::send: the message closure is larger than 256 bytes; capture less");
-  static_assert(alignof(F) <= 8, "shoal::send: the message closure may not be over-aligned");
-}
-
-/// For loop bodies that travel inside messages (forall): they take
-/// arguments, but must be copyable as bytes like any message.
-template <class F>
-constexpr void check_loop_body() {
-  static_assert(std::is_trivially_copyable_v<F>,
-                "shoal::forall: the loop body must be trivially copyable: it is copied as bytes "
-                "to every core, so capture plain values and global pointers");
-  static_assert(alignof(F) <= 8, "shoal::forall: the loop body may not be over-aligned");
-}
-
 template <class F>
 void send_closure(int core, const F& f, std::uint32_t stream = 0) {
   SHOAL_CHECK_ON_CORE("shoal::send");
@@ -70,9 +36,8 @@ void send_closure(int core, const F& f, std::uint32_t stream = 0) {
 /// message accounting (barriers that drain, channel phases), so a protocol
 /// that waits for the application's messages never waits for its own.
 /// Same delivery, ordering and cost as send().
-template <class F>
+template <message_handler_like F>
 void send_control(int core, const F& f) {
-  check_message_closure<F>();
   send_closure(core, f, control_stream);
 }
 }  // namespace detail
@@ -82,9 +47,8 @@ void send_control(int core, const F& f) {
 /// this core is in flight (back-pressure), never a handler. Inside a finish
 /// scope the message is counted in it until its handler returns, and the
 /// handler runs inside the scope (4 more bytes on the wire).
-template <class F>
+template <message_handler_like F>
 void send(int core, const F& f) {
-  detail::check_message_closure<F>();
   if (const std::uint32_t scope = detail::current_scope(); scope != 0) [[unlikely]] {
     detail::event_enroll(scope, 1);
     detail::send_closure(core, detail::scoped_closure<F>{f, scope});

@@ -50,12 +50,11 @@ void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain, cons
 }
 
 /// Runs a copy of `f` as a task on every core of the job and waits for all
-/// of them. Blocking; f must be a message_handler_like closure of at most 48
-/// bytes.
+/// of them. Blocking; f must be a message_handler_like closure of at most
+/// max_on_all_cores_bytes (48).
 template <class F>
+requires message_handler_like<F> && fits_on_all_cores<F>
 void on_all_cores(const F& f) {
-  detail::check_message_closure<F>();
-  static_assert(sizeof(F) <= 48, "shoal::on_all_cores: capture at most 48 bytes");
   SHOAL_CHECK_ON_CORE("shoal::on_all_cores");
   completion_event done(cores());
   completion_event* d = &done;

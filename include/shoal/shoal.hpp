@@ -2,6 +2,7 @@
 #pragma once
 
 #include "shoal/channel.hpp"
+#include "shoal/closure.hpp"
 #include "shoal/collective.hpp"
 #include "shoal/completion_event.hpp"
 #include "shoal/config.hpp"

@@ -1,5 +1,5 @@
-// Spawning tasks and yielding. Tasks are closures of at most 64 bytes,
-// trivially copyable (see task_like), run by lightweight workers of the core
+// Spawning tasks and yielding. Tasks are closures of at most max_task_bytes
+// (64), trivially copyable (task_like constrains spawn), run by lightweight workers of the core
 // they land on.
 #pragma once
 
@@ -26,9 +26,8 @@ inline constexpr task_mode anywhere = task_mode::anywhere;
 /// takes half of its queue), so f must capture only values and global
 /// pointers, like a message. The default keeps f on this core. Inside a
 /// finish scope the task is counted in it until it ends, and runs in it.
-template <task_mode Mode = task_mode::local, class F>
+template <task_mode Mode = task_mode::local, task_like F>
 void spawn(const F& f) {
-  detail::check_task_closure<F>();
   SHOAL_CHECK_ON_CORE("shoal::spawn");
   detail::inline_task t = detail::inline_task::make(f);
   if (const std::uint32_t scope = detail::current_scope(); scope != 0) [[unlikely]] {

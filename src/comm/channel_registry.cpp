@@ -38,7 +38,7 @@ struct entry_message {
   std::uint32_t value_bytes;
   std::uint32_t max_in_flight;
   std::int64_t deliver;
-  alignas(8) unsigned char state[64];
+  alignas(8) unsigned char state[max_channel_handler_bytes];
 };
 
 void install(const entry_message& m) {

@@ -18,7 +18,7 @@ constexpr int max_doublings = 7;  // 50 us x 2^7 = 6.4 ms
 // A task as it travels: its invoker as a distance from the anchor.
 struct moved_task {
   std::int64_t run;
-  alignas(8) unsigned char storage[max_closure_bytes];
+  alignas(8) unsigned char storage[max_task_bytes];
   std::uint32_t scope;  // its finish scope: job-wide, it completes wherever it runs
 
   void operator()() const {

@@ -15,9 +15,8 @@ namespace shoal::detail {
 /// default-constructible) to global core `dest` and returns it for the
 /// caller to fill before its next send or flush. May suspend the calling
 /// worker (back-pressure) like send().
-template <class F>
+template <message_handler_like F>
 F* stage_in_place(int dest) {
-  check_message_closure<F>();
   static_assert(std::is_trivially_default_constructible_v<F>);
   SHOAL_ASSERT(tls_aggregator != nullptr, "shoal: a message staged outside a shoal core");
   char* p = tls_aggregator->reserve_closure(dest, to_handler_id(&invoke_closures<F>),

@@ -88,7 +88,7 @@ TEST(dist_completion, DefaultGceEnrolledOnAnotherRankIsWaitedByTheRoot) {
     // A handler on the last core (the last rank) issues the delegates: the
     // call returns once they are enrolled there.
     delegate::call(last_core(), [] {
-      for (i64 i = 0; i < n; ++i) delegate::async_call(root_neighbour(), [] { slow_count(); }, shoal::default_gce());
+      for (i64 i = 0; i < n; ++i) delegate::post(root_neighbour(), [] { slow_count(); }, shoal::default_gce());
     });
     shoal::default_gce().wait();
     seen = g_nodes.load();
@@ -113,7 +113,7 @@ TEST(dist_completion, DefaultGceEnrolledByATaskOnAnotherRank) {
       shoal::spawn([a, e, home] {
         for (i64 i = 0; i < n; ++i) {
           const auto at = a + i;
-          delegate::async_call(root_neighbour(), [at, i] {
+          delegate::post(root_neighbour(), [at, i] {
             slow_count();
             delegate::async_write(at, value_of(i));
           }, shoal::default_gce());
@@ -238,7 +238,7 @@ TEST(dist_completion, ManyEventsAliveAtOnce) {
       const shoal::completion_ref ref = *all[static_cast<std::size_t>(k)];
       const auto at = a + k;
       const i64 v = value_of(k);
-      delegate::async_call(
+      delegate::post(
           k % shoal::cores(), [at, v, ref] { delegate::async_write(at, v, ref); }, ref);
     }
     for (int k = events - 1; k >= 0; --k) all[static_cast<std::size_t>(k)]->wait();

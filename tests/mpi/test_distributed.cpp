@@ -278,7 +278,7 @@ TEST(distributed, PerCoreStateIsReachedByNameOnEveryProcess) {
     shoal::on_all_cores([C] {
       for (i64 k = 0; k < K; ++k)
         for (int d = 0; d < C; ++d)
-          delegate::async_call(d, [] { ++handled_here.local(); }, shoal::default_gce());
+          delegate::post(d, [] { ++handled_here.local(); }, shoal::default_gce());
       shoal::default_gce().wait();  // every core waits: all messages have run
     });
     shoal::on_all_cores([out] {
@@ -578,7 +578,7 @@ TEST(distributed, AsyncDelegatesWithUserEventAndFutures) {
       i64 hb = 0;
       while ((b + hb).core() != C - 1) ++hb;
       const auto target = b + hb;
-      delegate::async_call(
+      delegate::post(
           C - 1, [target] { *target.local() = -8; }, gce);
       gce.wait();
       after_gce_call = delegate::read(target);

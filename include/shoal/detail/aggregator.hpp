@@ -23,6 +23,7 @@
 //   spawns a task.
 #pragma once
 
+#include "shoal/closure.hpp"
 #include "shoal/detail/buffer.hpp"
 #include "shoal/detail/mpsc_ring.hpp"
 #include "shoal/stats.hpp"
@@ -39,7 +40,7 @@ class scheduler;
 /// A typed channel's receive side, registered per process under its id.
 struct channel_entry {
   void (*deliver)(const void* state, const char* data, std::uint32_t count) = nullptr;
-  alignas(8) unsigned char state[64];
+  alignas(8) unsigned char state[max_channel_handler_bytes];
   std::uint32_t value_bytes = 0;
   /// Flow control (channel_options::max_in_flight): 0 = none; otherwise
   /// the receiving core acknowledges each handled batch to its source.
