@@ -47,7 +47,8 @@ void fiber_entry(boost::context::detail::transfer_t t) {
 /// `top`, `bytes` long, the first time it is switched to.
 template <void (*Start)()>
 fiber make_fiber(void* top, std::size_t bytes) noexcept {
-  fiber f{boost::context::detail::make_fcontext(top, bytes, &fiber_entry<Start>)};
+  fiber f;
+  f.ctx = boost::context::detail::make_fcontext(top, bytes, &fiber_entry<Start>);
   fiber_created(f.marks, static_cast<char*>(top) - bytes, bytes);
   return f;
 }
