@@ -20,6 +20,7 @@
 #   make asan-ci    the same tree, only what the subset needs: the distributed tests at
 #                   3 processes x 2 cores and the worker-stack tests (what CI runs)
 #   make tsan       ThreadSanitizer tree in build-tsan/: the runtime's unit tests
+#   make docs       regenerate docs/layers.svg (the layer diagram) from docs/layers.dot
 #   make clean      remove build/, build-asan/ and build-tsan/
 #
 # Variables: BUILD_DIR, ASAN_DIR, TSAN_DIR, BUILD_TYPE, TEST_ASAN, CMAKE_ARGS, JOBS, CTEST_ARGS,
@@ -77,7 +78,7 @@ HARNESS_ARGS ?=
 BENCH_PACKAGES := python3 gnuplot-nox
 
 .PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi \
-	asan asan-configure asan-ci tsan clean
+	asan asan-configure asan-ci tsan docs clean
 
 all: build
 
@@ -186,6 +187,12 @@ tsan: deps
 	$(CMAKE) --build $(TSAN_DIR) -j$(JOBS) --target $(TSAN_TARGETS)
 	TSAN_OPTIONS='$(TSAN_OPTIONS)' \
 	  $(CTEST) --test-dir $(TSAN_DIR) $(CTEST_FLAGS) -R '$(TSAN_TESTS)'
+
+# The layer diagram of docs/design.md: docs/layers.svg from docs/layers.dot.
+docs:
+	@command -v dot >/dev/null 2>&1 || { $(SUDO) apt-get update && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends graphviz; }
+	dot -Tsvg docs/layers.dot -o docs/layers.svg
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(MPICH_DIR)
