@@ -54,7 +54,7 @@ network::~network() {
 
 network::net_buffer* network::take_buffer() {
   {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+    lock_guard lock(pool_mu_);
     if (!pool_.empty()) {
       net_buffer* nb = pool_.back();
       pool_.pop_back();
@@ -73,7 +73,7 @@ network::net_buffer* network::take_buffer() {
 void network::give_back(net_buffer* nb) {
   nb->used = 0;
   nb->batches.clear();
-  std::lock_guard<std::mutex> lock(pool_mu_);
+  lock_guard lock(pool_mu_);
   pool_.push_back(nb);
 }
 
@@ -81,7 +81,7 @@ void network::stage(buffer* b, int dest_rank) {
   const std::size_t need = sizeof(buffer) + align64(b->bytes);
   SHOAL_ASSERT(need <= net_bytes_, "an aggregation buffer exceeds the network buffer");
   outbox& o = *out_[static_cast<std::size_t>(dest_rank)];
-  std::lock_guard<std::mutex> lock(o.mu);
+  lock_guard lock(o.mu);
   if (o.current != nullptr && o.current->used + need > net_bytes_) {
     o.queued.push_back(o.current);
     o.current = nullptr;
@@ -102,10 +102,11 @@ void network::stage(buffer* b, int dest_rank) {
 void network::on_sent(void* self, void* token) {
   auto* n = static_cast<network*>(self);
   auto* nb = static_cast<net_buffer*>(token);
+  n->drive_.assert_held();  // called back from net_.poll() in drive()
   for (buffer* b : nb->batches) aggregator_of(b->owner).give_back(b);
   {
     outbox& o = *n->out_[static_cast<std::size_t>(nb->dest)];
-    std::lock_guard<std::mutex> lock(o.mu);
+    lock_guard lock(o.mu);
     --o.in_flight;
   }
   n->give_back(nb);
@@ -115,6 +116,7 @@ void network::on_sent(void* self, void* token) {
 
 bool network::on_received(void* self, int, char* data, std::size_t bytes) {
   auto* n = static_cast<network*>(self);
+  n->drive_.assert_held();  // called back from net_.poll() in drive()
   if (bytes == 0) return false;
   recv_block* rb = n->take_block(data);
   // Relaxed: published to the cores with the batches, by the ring pushes.
@@ -158,7 +160,7 @@ void network::consumed(buffer* b) {
   // Acq_rel: this core's reads of its batch happen before the buffer is
   // reused, and the last core to finish sees every other core's.
   if (rb->batches.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  std::lock_guard<std::mutex> lock(handled_mu_);
+  lock_guard lock(handled_mu_);
   handled_.push_back(rb);
   // Relaxed: a hint that spares the driver the lock; handled_ is under it.
   has_handled_.store(true, std::memory_order_relaxed);
@@ -167,7 +169,7 @@ void network::consumed(buffer* b) {
 // Driver only: gives the fully handled receive buffers back to the
 // transport, which posts them again.
 bool network::recycle_blocks() {
-  std::lock_guard<std::mutex> lock(handled_mu_);
+  lock_guard lock(handled_mu_);
   for (recv_block* rb : handled_) {
     net_.recycle(rb->data);
     rb->data = nullptr;
@@ -200,7 +202,7 @@ bool network::send_ready() {
     for (;;) {
       net_buffer* nb = nullptr;
       {
-        std::lock_guard<std::mutex> lock(o.mu);
+        lock_guard lock(o.mu);
         if (o.in_flight >= window_) break;
         if (!o.queued.empty()) {
           nb = o.queued.front();
@@ -224,8 +226,12 @@ bool network::send_ready() {
 }
 
 bool network::progress() {
-  std::unique_lock<std::mutex> lock(drive_, std::try_to_lock);
-  if (!lock.owns_lock()) return false;
+  if (!drive_.try_lock()) return false;  // another thread drives: go on with the work
+  lock_guard lock(drive_, adopt_lock);
+  return drive();
+}
+
+bool network::drive() {
   bool any = false;
   // Relaxed: a hint, as in consumed(); a late one is seen at the next drive.
   if (has_handled_.load(std::memory_order_relaxed)) any |= recycle_blocks();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <mutex>
 #include <thread>
 
 #include "runtime/watchdog.hpp"
@@ -74,8 +73,8 @@ void wait_quiescent(runtime_state& rt) {
     if (root_done) {
       std::this_thread::sleep_for(pause);
     } else {
-      std::unique_lock<std::mutex> lock(rt.root_mu);
-      rt.root_cv.wait_for(lock, pause, [&rt] { return rt.root_done.load(); });
+      unique_lock lock(rt.root_mu);
+      rt.root_cv.wait_for(lock.native(), pause, [&rt] { return rt.root_done.load(); });
     }
     pause = std::min(pause * 2, std::chrono::microseconds(root_done ? 500 : 20000));
     if (watched) dog.check();

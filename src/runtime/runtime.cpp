@@ -10,7 +10,6 @@
 
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -111,7 +110,7 @@ std::exception_ptr run_root(const inline_task& root) {
       fp->rt->root_error = std::current_exception();
     }
     {
-      std::lock_guard<std::mutex> lock(fp->rt->root_mu);
+      lock_guard lock(fp->rt->root_mu);
       fp->rt->root_done.store(true, std::memory_order_release);
     }
     fp->rt->root_cv.notify_one();
