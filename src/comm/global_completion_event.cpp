@@ -46,6 +46,8 @@ struct totals {
 // nothing was outstanding between the passes (header).
 totals local_totals(std::uint32_t id) noexcept {
   totals t;
+  // Acquire (both): pair with bump()'s release on each core's counter, so
+  // the completed pass is done before the enrolled pass reads.
   for (int c = 0; c < g_info.local_cores; ++c)
     t.completed += counters_of(c, id).completed.load(std::memory_order_acquire);
   for (int c = 0; c < g_info.local_cores; ++c)
@@ -152,7 +154,10 @@ void make_event_table(int local_cores) {
   const std::size_t n = static_cast<std::size_t>(local_cores) * max_events;
   g_event_table = new (std::align_val_t{64}) event_counters[n];
   g_event_waiters = new std::atomic<int>[max_events];
-  for (std::uint32_t i = 0; i < max_events; ++i) g_event_waiters[i].store(0);
+  // Relaxed (was seq_cst): a fresh array behind a plain pointer; whatever
+  // orders a reader after the pointer's store orders it after these too.
+  for (std::uint32_t i = 0; i < max_events; ++i)
+    g_event_waiters[i].store(0, std::memory_order_relaxed);
   lock_guard lock(g_ids_mu);
   g_free_ids.clear();
   for (std::uint32_t id = max_events - 1; id > 0; --id) g_free_ids.push_back(id);

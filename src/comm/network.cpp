@@ -89,6 +89,8 @@ void network::stage(buffer* b, int dest_rank) {
   if (o.current == nullptr) {
     o.current = take_buffer();
     o.current->dest = dest_rank;
+    // Acq_rel: the new buffer counts before its batch is counted sent, for
+    // idle() and the driver's acquire load in drive().
     unsent_.fetch_add(1, std::memory_order_acq_rel);
   }
   char* p = o.current->bytes.data() + o.current->used;
@@ -96,6 +98,8 @@ void network::stage(buffer* b, int dest_rank) {
   std::memcpy(p + sizeof(buffer), b->data(), b->bytes);
   o.current->used += need;
   o.current->batches.push_back(b);
+  // Acq_rel: the staged batch (and unsent_) are visible to a termination
+  // wave that reads this count with acquire.
   sent_.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -111,6 +115,7 @@ void network::on_sent(void* self, void* token) {
   }
   n->give_back(nb);
   n->net_sent_.fetch_add(1, std::memory_order_relaxed);
+  // Acq_rel: the core buffers' give-back comes before idle() sees zero.
   n->unsent_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -133,10 +138,13 @@ bool network::on_received(void* self, int, char* data, std::size_t bytes) {
     b->dirty_index = -1;
     b->block = rb;
     at += sizeof(buffer) + align64(header.bytes);
+    // Acq_rel: counted before the batch reaches its core, so a wave never
+    // sees its effects without the receive (pairs with batches_received()).
     n->received_.fetch_add(1, std::memory_order_acq_rel);
     if (!n->pending_inbound_.empty() ||
         !aggregator_of(b->dest - g_info.rank_base).accept_remote(b)) {
       n->pending_inbound_.push_back(b);
+      // Release: to idle()'s acquire; a waiting batch keeps the net busy.
       n->pending_count_.store(n->pending_inbound_.size(), std::memory_order_release);
     }
   }
@@ -191,6 +199,8 @@ bool network::retry_inbound() {
   }
   pending_inbound_.erase(pending_inbound_.begin(),
                          pending_inbound_.begin() + static_cast<std::ptrdiff_t>(done));
+  // Release: the ring pushes (and delivered counts) come before idle() sees
+  // the count drop.
   pending_count_.store(pending_inbound_.size(), std::memory_order_release);
   return done > 0;
 }
@@ -236,6 +246,7 @@ bool network::drive() {
   // Relaxed: a hint, as in consumed(); a late one is seen at the next drive.
   if (has_handled_.load(std::memory_order_relaxed)) any |= recycle_blocks();
   if (!pending_inbound_.empty()) any |= retry_inbound();
+  // Acquire: pairs with stage()'s increment; the outbox is then read under its lock.
   if (unsent_.load(std::memory_order_acquire) != 0) any |= send_ready();
   const bool receive = held_.load(std::memory_order_relaxed) < receive_limit_;
   any |= net_.poll(transport::events{this, on_sent, on_received}, receive);
@@ -243,6 +254,8 @@ bool network::drive() {
 }
 
 bool network::idle() const {
+  // Acquire: pair with the release sides in stage()/on_sent() and
+  // on_received()/retry_inbound(), for the quiescence check.
   return unsent_.load(std::memory_order_acquire) == 0 &&
          pending_count_.load(std::memory_order_acquire) == 0;
 }

@@ -64,14 +64,21 @@ class network {
   void consumed(buffer* b) SHOAL_EXCLUDES(handled_mu_);
   /// Whether nothing is staged, queued, in flight or waiting for a core.
   bool idle() const;
-  /// Batches sent to / received from other ranks (monotonic).
+  /// Batches sent to / received from other ranks (monotonic). Acquire:
+  /// pairs with the acq_rel increments in stage()/on_received(), for the
+  /// termination waves.
   std::uint64_t batches_sent() const noexcept { return sent_.load(std::memory_order_acquire); }
   std::uint64_t batches_received() const noexcept {
     return received_.load(std::memory_order_acquire);
   }
   /// Network buffers sent, and network buffers allocated in all (the pool).
-  std::uint64_t buffers_sent() const noexcept { return net_sent_.load(); }
-  std::uint64_t buffers_allocated() const noexcept { return allocated_.load(); }
+  /// Relaxed: statistics only, written relaxed; nothing is ordered by them.
+  std::uint64_t buffers_sent() const noexcept {
+    return net_sent_.load(std::memory_order_relaxed);
+  }
+  std::uint64_t buffers_allocated() const noexcept {
+    return allocated_.load(std::memory_order_relaxed);
+  }
 
   /// Runs `f` with the transport to itself (the lock that serialises MPI).
   template <class F>

@@ -14,10 +14,12 @@ class progress_thread {
  public:
   explicit progress_thread(network& net)
       : thread_([this, &net] {
+          // Acquire: pairs with the destructor's release store of stop_.
           while (!stop_.load(std::memory_order_acquire))
             if (!net.progress()) std::this_thread::yield();
         }) {}
   ~progress_thread() {
+    // Release: the thread stops seeing a network that is about to go.
     stop_.store(true, std::memory_order_release);
     thread_.join();
   }

@@ -65,6 +65,7 @@ void wait_quiescent(runtime_state& rt) {
   std::uint64_t signature = 0;
   auto pause = std::chrono::microseconds(5);
   for (;;) {
+    // Acquire: pairs with the root task's release; root_error is then set.
     const bool root_done = rt.root_done.load(std::memory_order_acquire);
     if (quiescent_once(rt, signature)) {
       if (root_done) break;
@@ -74,6 +75,8 @@ void wait_quiescent(runtime_state& rt) {
       std::this_thread::sleep_for(pause);
     } else {
       unique_lock lock(rt.root_mu);
+      // Seq_cst by default, kept: under root_mu, which already orders it
+      // with the root task's store; off the hot path.
       rt.root_cv.wait_for(lock.native(), pause, [&rt] { return rt.root_done.load(); });
     }
     pause = std::min(pause * 2, std::chrono::microseconds(root_done ? 500 : 20000));
