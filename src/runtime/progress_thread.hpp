@@ -19,7 +19,8 @@ class progress_thread {
             if (!net.progress()) std::this_thread::yield();
         }) {}
   ~progress_thread() {
-    // Release: the thread stops seeing a network that is about to go.
+    // Release: pairs with the loop's acquire; what run() did before the stop
+    // is visible to the thread's last pass, and join() waits for that pass.
     stop_.store(true, std::memory_order_release);
     thread_.join();
   }

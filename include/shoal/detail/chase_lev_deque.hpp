@@ -62,7 +62,7 @@ class chase_lev_deque {
 
   /// Any core: oldest task, or false when empty or when another core won it.
   bool steal(inline_task& out) noexcept {
-    // Acquire: pairs with other thieves' CAS on top (the index is current).
+    // Acquire: pairs with the CAS that last advanced top (pop's or a thief's).
     std::int64_t t = top_.load(std::memory_order_acquire);
     // Orders reading top before bottom (Dekker with pop()).
     std::atomic_thread_fence(std::memory_order_seq_cst);
