@@ -1,9 +1,9 @@
 #include "shoal/global_completion_event.hpp"
 
 #include "shoal/delegate.hpp"
-#include "tasks/scheduler.hpp"
-#include "shoal/message.hpp"
 #include "shoal/detail/thread_safety.hpp"
+#include "shoal/message.hpp"
+#include "tasks/scheduler.hpp"
 
 #include <algorithm>
 #include <cstring>

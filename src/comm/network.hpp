@@ -73,9 +73,7 @@ class network {
   }
   /// Network buffers sent, and network buffers allocated in all (the pool).
   /// Relaxed: statistics only, written relaxed; nothing is ordered by them.
-  std::uint64_t buffers_sent() const noexcept {
-    return net_sent_.load(std::memory_order_relaxed);
-  }
+  std::uint64_t buffers_sent() const noexcept { return net_sent_.load(std::memory_order_relaxed); }
   std::uint64_t buffers_allocated() const noexcept {
     return allocated_.load(std::memory_order_relaxed);
   }
@@ -111,7 +109,7 @@ class network {
   // Transport callbacks: run inside net_.poll(), so under drive_.
   static void on_sent(void* self, void* token);
   static bool on_received(void* self, int source, char* data, std::size_t bytes);
-  bool drive() SHOAL_REQUIRES(drive_);
+  bool drive() SHOAL_REQUIRES(drive_);  // progress()'s work, once it holds drive_
   recv_block* take_block(char* data) SHOAL_REQUIRES(drive_);
   bool recycle_blocks() SHOAL_REQUIRES(drive_) SHOAL_EXCLUDES(handled_mu_);
   bool send_ready() SHOAL_REQUIRES(drive_);
@@ -124,7 +122,7 @@ class network {
   std::vector<std::unique_ptr<outbox>> out_;
   annotated_mutex pool_mu_;
   std::vector<net_buffer*> pool_ SHOAL_GUARDED_BY(pool_mu_);
-  annotated_mutex drive_;  // who drives the transport
+  annotated_mutex drive_;                                          // who drives the transport
   std::vector<buffer*> pending_inbound_ SHOAL_GUARDED_BY(drive_);  // rings were full
   std::vector<std::unique_ptr<recv_block>> blocks_ SHOAL_GUARDED_BY(drive_);  // every record
   std::vector<recv_block*> free_blocks_ SHOAL_GUARDED_BY(drive_);

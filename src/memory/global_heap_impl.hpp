@@ -4,10 +4,10 @@
 // local offset on whichever core owns it.
 #pragma once
 
+#include "shoal/detail/thread_safety.hpp"
+
 #include <cstddef>
 #include <map>
-
-#include "shoal/detail/thread_safety.hpp"
 
 namespace shoal::detail {
 
@@ -21,8 +21,7 @@ class global_heap {
   /// Reserves `bytes_per_core` (rounded up to blocks) at one offset in every
   /// segment; returns the offset. Ends the job with a clear message when no
   /// free range is large enough.
-  std::size_t allocate(std::size_t bytes_per_core, std::size_t bytes_requested)
-      SHOAL_EXCLUDES(mu_);
+  std::size_t allocate(std::size_t bytes_per_core, std::size_t bytes_requested) SHOAL_EXCLUDES(mu_);
   /// Frees a range returned by allocate(). Ends the job on an unknown offset.
   void free(std::size_t offset) SHOAL_EXCLUDES(mu_);
 

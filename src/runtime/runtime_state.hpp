@@ -7,9 +7,9 @@
 
 #include "shoal/config.hpp"
 #include "shoal/detail/aggregator.hpp"
+#include "shoal/detail/thread_safety.hpp"
 #include "shoal/global_completion_event.hpp"
 #include "shoal/runtime.hpp"
-#include "shoal/detail/thread_safety.hpp"
 
 #include <atomic>
 #include <condition_variable>

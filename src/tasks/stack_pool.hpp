@@ -6,10 +6,11 @@
 // vm.max_map_count (creation then fails with a message saying so).
 #pragma once
 
+#include "shoal/detail/thread_safety.hpp"
+
 #include <cstddef>
 #include <vector>
 
-#include "shoal/detail/thread_safety.hpp"
 #include "tasks/worker_record.hpp"
 
 namespace shoal::detail {

@@ -1,5 +1,6 @@
 // The MPI transport: the only file of shoal that includes <mpi.h>.
 #include "transport/transport.hpp"
+
 #include "shoal/detail/thread_safety.hpp"
 
 #ifdef SHOAL_HAVE_MPI
@@ -190,7 +191,7 @@ class mpi_transport final : public transport {
   std::vector<void*> send_tokens_;
   std::vector<int> done_;
   std::deque<int> posted_;  // receive indices in posting order
-  annotated_mutex mu_;  // guards no field: serialises the collectives on comm_
+  annotated_mutex mu_;      // guards no field: serialises the collectives on comm_
   MPI_Request collective_ = MPI_REQUEST_NULL;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
