@@ -218,6 +218,7 @@ void aggregator::give_back(buffer* b) {
 
 bool aggregator::accept_remote(buffer* b) {
   if (!inbound_.try_push(b)) return false;
+  // Release: the push is visible before the count to delivered()'s acquire.
   delivered_.fetch_add(1, std::memory_order_release);
   scheduler_of(local_core_).notify();
   return true;
@@ -243,9 +244,11 @@ void aggregator::deliver(buffer* b) {
   aggregator& target = aggregator_of(dest_local);
   if (!pending_.empty() || !target.inbound_.try_push(b)) {
     pending_.push_back(b);
+    // Release: to has_pending_delivery()'s acquire in the quiescence check.
     pending_size_.store(pending_.size(), std::memory_order_release);
     return;
   }
+  // Release: as in accept_remote(); the push comes before the count.
   target.delivered_.fetch_add(1, std::memory_order_release);
   scheduler_of(dest_local).notify();
 }
@@ -256,10 +259,12 @@ bool aggregator::retry_pending() {
     buffer* b = pending_[done];
     aggregator& target = aggregator_of(b->dest - rank_base_);
     if (!target.inbound_.try_push(b)) break;
+    // Release: as in accept_remote(); the push comes before the count.
     target.delivered_.fetch_add(1, std::memory_order_release);
     scheduler_of(b->dest - rank_base_).notify();
   }
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
+  // Release: the deliveries' counts come before the pending size drops.
   pending_size_.store(pending_.size(), std::memory_order_release);
   return done > 0;
 }
@@ -350,6 +355,8 @@ bool aggregator::poll() {
       // Cannot fail: the owner's return ring holds its whole pool.
       aggregator_of(b->owner).returns_.try_push(b);
     }
+    // Release: the batch's handler effects (sends, counts) come before the
+    // count that quiescence compares with delivered().
     processed_.fetch_add(1, std::memory_order_release);
     worked = true;
     if (tls_nudge) {

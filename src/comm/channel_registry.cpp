@@ -24,6 +24,7 @@ using deliver_fn = void(const void*, const char*, std::uint32_t);
 std::uint32_t claim_here() {
   for (std::uint32_t i = 1; i < control_stream; ++i) {
     bool expected = false;
+    // Seq_cst (default), kept: claims the id for one caller only; rare.
     if (g_channel_used[i].compare_exchange_strong(expected, true)) return i;
   }
   fatal_user(
@@ -79,6 +80,8 @@ void close_channel(std::uint32_t id) {
   SHOAL_CHECK(id > 0 && id < control_stream, "close of channel id {} out of range", id);
   channel_table()[id] = channel_entry{};
   if (g_info.ranks > 1) on_other_ranks([id] { channel_table()[id] = channel_entry{}; });
+  // Seq_cst (default), kept: frees the id after its entry was reset above
+  // (release is what matters, pairing with the claim's CAS); rare.
   if (g_info.rank == 0 || g_info.ranks == 1) {
     g_channel_used[id].store(false);
   } else {

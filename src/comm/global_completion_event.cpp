@@ -1,12 +1,12 @@
 #include "shoal/global_completion_event.hpp"
 
 #include "shoal/delegate.hpp"
-#include "tasks/scheduler.hpp"
+#include "shoal/detail/thread_safety.hpp"
 #include "shoal/message.hpp"
+#include "tasks/scheduler.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 #include <new>
 #include <vector>
 
@@ -16,11 +16,11 @@ namespace {
 
 // ---- ids: handed out by rank 0 ----
 
-std::mutex g_ids_mu;
-std::vector<std::uint32_t> g_free_ids;  // GUARDED_BY(g_ids_mu); rank 0's is the job's
+annotated_mutex g_ids_mu;
+std::vector<std::uint32_t> g_free_ids SHOAL_GUARDED_BY(g_ids_mu);  // rank 0's is the job's
 
 std::uint32_t claim_id_here() {
-  std::lock_guard<std::mutex> lock(g_ids_mu);
+  lock_guard lock(g_ids_mu);
   if (g_free_ids.empty())
     fatal_user(fmt::format("too many global_completion_events (finish scopes included) alive at "
                            "once: at most {} in the job",
@@ -31,7 +31,7 @@ std::uint32_t claim_id_here() {
 }
 
 void release_id_here(std::uint32_t id) {
-  std::lock_guard<std::mutex> lock(g_ids_mu);
+  lock_guard lock(g_ids_mu);
   g_free_ids.push_back(id);
 }
 
@@ -46,6 +46,8 @@ struct totals {
 // nothing was outstanding between the passes (header).
 totals local_totals(std::uint32_t id) noexcept {
   totals t;
+  // Acquire (both): pair with bump()'s release on each core's counter, so
+  // the completed pass is done before the enrolled pass reads.
   for (int c = 0; c < g_info.local_cores; ++c)
     t.completed += counters_of(c, id).completed.load(std::memory_order_acquire);
   for (int c = 0; c < g_info.local_cores; ++c)
@@ -152,8 +154,11 @@ void make_event_table(int local_cores) {
   const std::size_t n = static_cast<std::size_t>(local_cores) * max_events;
   g_event_table = new (std::align_val_t{64}) event_counters[n];
   g_event_waiters = new std::atomic<int>[max_events];
-  for (std::uint32_t i = 0; i < max_events; ++i) g_event_waiters[i].store(0);
-  std::lock_guard<std::mutex> lock(g_ids_mu);
+  // Relaxed (was seq_cst): a fresh array behind a plain pointer; whatever
+  // orders a reader after the pointer's store orders it after these too.
+  for (std::uint32_t i = 0; i < max_events; ++i)
+    g_event_waiters[i].store(0, std::memory_order_relaxed);
+  lock_guard lock(g_ids_mu);
   g_free_ids.clear();
   for (std::uint32_t id = max_events - 1; id > 0; --id) g_free_ids.push_back(id);
 }

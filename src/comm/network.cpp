@@ -54,7 +54,7 @@ network::~network() {
 
 network::net_buffer* network::take_buffer() {
   {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+    lock_guard lock(pool_mu_);
     if (!pool_.empty()) {
       net_buffer* nb = pool_.back();
       pool_.pop_back();
@@ -73,7 +73,7 @@ network::net_buffer* network::take_buffer() {
 void network::give_back(net_buffer* nb) {
   nb->used = 0;
   nb->batches.clear();
-  std::lock_guard<std::mutex> lock(pool_mu_);
+  lock_guard lock(pool_mu_);
   pool_.push_back(nb);
 }
 
@@ -81,7 +81,7 @@ void network::stage(buffer* b, int dest_rank) {
   const std::size_t need = sizeof(buffer) + align64(b->bytes);
   SHOAL_ASSERT(need <= net_bytes_, "an aggregation buffer exceeds the network buffer");
   outbox& o = *out_[static_cast<std::size_t>(dest_rank)];
-  std::lock_guard<std::mutex> lock(o.mu);
+  lock_guard lock(o.mu);
   if (o.current != nullptr && o.current->used + need > net_bytes_) {
     o.queued.push_back(o.current);
     o.current = nullptr;
@@ -89,6 +89,8 @@ void network::stage(buffer* b, int dest_rank) {
   if (o.current == nullptr) {
     o.current = take_buffer();
     o.current->dest = dest_rank;
+    // Acq_rel: the new buffer counts before its batch is counted sent, for
+    // idle() and the driver's acquire load in drive().
     unsent_.fetch_add(1, std::memory_order_acq_rel);
   }
   char* p = o.current->bytes.data() + o.current->used;
@@ -96,25 +98,30 @@ void network::stage(buffer* b, int dest_rank) {
   std::memcpy(p + sizeof(buffer), b->data(), b->bytes);
   o.current->used += need;
   o.current->batches.push_back(b);
+  // Acq_rel: the staged batch (and unsent_) are visible to a termination
+  // wave that reads this count with acquire.
   sent_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void network::on_sent(void* self, void* token) {
   auto* n = static_cast<network*>(self);
   auto* nb = static_cast<net_buffer*>(token);
+  n->drive_.assert_held();  // called back from net_.poll() in drive()
   for (buffer* b : nb->batches) aggregator_of(b->owner).give_back(b);
   {
     outbox& o = *n->out_[static_cast<std::size_t>(nb->dest)];
-    std::lock_guard<std::mutex> lock(o.mu);
+    lock_guard lock(o.mu);
     --o.in_flight;
   }
   n->give_back(nb);
   n->net_sent_.fetch_add(1, std::memory_order_relaxed);
+  // Acq_rel: the core buffers' give-back comes before idle() sees zero.
   n->unsent_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 bool network::on_received(void* self, int, char* data, std::size_t bytes) {
   auto* n = static_cast<network*>(self);
+  n->drive_.assert_held();  // called back from net_.poll() in drive()
   if (bytes == 0) return false;
   recv_block* rb = n->take_block(data);
   // Relaxed: published to the cores with the batches, by the ring pushes.
@@ -131,10 +138,13 @@ bool network::on_received(void* self, int, char* data, std::size_t bytes) {
     b->dirty_index = -1;
     b->block = rb;
     at += sizeof(buffer) + align64(header.bytes);
+    // Acq_rel: counted before the batch reaches its core, so a wave never
+    // sees its effects without the receive (pairs with batches_received()).
     n->received_.fetch_add(1, std::memory_order_acq_rel);
     if (!n->pending_inbound_.empty() ||
         !aggregator_of(b->dest - g_info.rank_base).accept_remote(b)) {
       n->pending_inbound_.push_back(b);
+      // Release: to idle()'s acquire; a waiting batch keeps the net busy.
       n->pending_count_.store(n->pending_inbound_.size(), std::memory_order_release);
     }
   }
@@ -158,7 +168,7 @@ void network::consumed(buffer* b) {
   // Acq_rel: this core's reads of its batch happen before the buffer is
   // reused, and the last core to finish sees every other core's.
   if (rb->batches.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  std::lock_guard<std::mutex> lock(handled_mu_);
+  lock_guard lock(handled_mu_);
   handled_.push_back(rb);
   // Relaxed: a hint that spares the driver the lock; handled_ is under it.
   has_handled_.store(true, std::memory_order_relaxed);
@@ -167,7 +177,7 @@ void network::consumed(buffer* b) {
 // Driver only: gives the fully handled receive buffers back to the
 // transport, which posts them again.
 bool network::recycle_blocks() {
-  std::lock_guard<std::mutex> lock(handled_mu_);
+  lock_guard lock(handled_mu_);
   for (recv_block* rb : handled_) {
     net_.recycle(rb->data);
     rb->data = nullptr;
@@ -189,6 +199,8 @@ bool network::retry_inbound() {
   }
   pending_inbound_.erase(pending_inbound_.begin(),
                          pending_inbound_.begin() + static_cast<std::ptrdiff_t>(done));
+  // Release: the ring pushes (and delivered counts) come before idle() sees
+  // the count drop.
   pending_count_.store(pending_inbound_.size(), std::memory_order_release);
   return done > 0;
 }
@@ -200,7 +212,7 @@ bool network::send_ready() {
     for (;;) {
       net_buffer* nb = nullptr;
       {
-        std::lock_guard<std::mutex> lock(o.mu);
+        lock_guard lock(o.mu);
         if (o.in_flight >= window_) break;
         if (!o.queued.empty()) {
           nb = o.queued.front();
@@ -224,12 +236,17 @@ bool network::send_ready() {
 }
 
 bool network::progress() {
-  std::unique_lock<std::mutex> lock(drive_, std::try_to_lock);
-  if (!lock.owns_lock()) return false;
+  if (!drive_.try_lock()) return false;  // another thread drives: go on with the work
+  lock_guard lock(drive_, adopt_lock);
+  return drive();
+}
+
+bool network::drive() {
   bool any = false;
   // Relaxed: a hint, as in consumed(); a late one is seen at the next drive.
   if (has_handled_.load(std::memory_order_relaxed)) any |= recycle_blocks();
   if (!pending_inbound_.empty()) any |= retry_inbound();
+  // Acquire: pairs with stage()'s increment; the outbox is then read under its lock.
   if (unsent_.load(std::memory_order_acquire) != 0) any |= send_ready();
   const bool receive = held_.load(std::memory_order_relaxed) < receive_limit_;
   any |= net_.poll(transport::events{this, on_sent, on_received}, receive);
@@ -237,6 +254,8 @@ bool network::progress() {
 }
 
 bool network::idle() const {
+  // Acquire: pair with the release sides in stage()/on_sent() and
+  // on_received()/retry_inbound(), for the quiescence check.
   return unsent_.load(std::memory_order_acquire) == 0 &&
          pending_count_.load(std::memory_order_acquire) == 0;
 }

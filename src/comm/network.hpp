@@ -39,10 +39,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "shoal/detail/buffer.hpp"
+#include "shoal/detail/thread_safety.hpp"
 #include "transport/transport.hpp"
 
 namespace shoal::detail {
@@ -56,27 +56,32 @@ class network {
 
   /// Copies batch `b` (for a core of rank `dest_rank`) into the network; b
   /// goes back to its owner once sent.
-  void stage(buffer* b, int dest_rank);
+  void stage(buffer* b, int dest_rank) SHOAL_EXCLUDES(pool_mu_);
   /// Drives the transport if no other thread does. True when it did work.
-  bool progress();
+  bool progress() SHOAL_EXCLUDES(drive_);
   /// Batch `b`, received from another process, has been handled by its
   /// core. Any core.
-  void consumed(buffer* b);
+  void consumed(buffer* b) SHOAL_EXCLUDES(handled_mu_);
   /// Whether nothing is staged, queued, in flight or waiting for a core.
   bool idle() const;
-  /// Batches sent to / received from other ranks (monotonic).
+  /// Batches sent to / received from other ranks (monotonic). Acquire:
+  /// pairs with the acq_rel increments in stage()/on_received(), for the
+  /// termination waves.
   std::uint64_t batches_sent() const noexcept { return sent_.load(std::memory_order_acquire); }
   std::uint64_t batches_received() const noexcept {
     return received_.load(std::memory_order_acquire);
   }
   /// Network buffers sent, and network buffers allocated in all (the pool).
-  std::uint64_t buffers_sent() const noexcept { return net_sent_.load(); }
-  std::uint64_t buffers_allocated() const noexcept { return allocated_.load(); }
+  /// Relaxed: statistics only, written relaxed; nothing is ordered by them.
+  std::uint64_t buffers_sent() const noexcept { return net_sent_.load(std::memory_order_relaxed); }
+  std::uint64_t buffers_allocated() const noexcept {
+    return allocated_.load(std::memory_order_relaxed);
+  }
 
   /// Runs `f` with the transport to itself (the lock that serialises MPI).
   template <class F>
-  decltype(auto) with_transport(F&& f) {
-    std::lock_guard<std::mutex> lock(drive_);
+  decltype(auto) with_transport(F&& f) SHOAL_EXCLUDES(drive_) {
+    lock_guard lock(drive_);
     return f(net_);
   }
 
@@ -93,34 +98,37 @@ class network {
     std::atomic<int> batches{0};  // not yet handled
   };
   struct outbox {
-    std::mutex mu;
-    net_buffer* current = nullptr;   // being filled
-    std::deque<net_buffer*> queued;  // full, waiting for the window
-    int in_flight = 0;
+    annotated_mutex mu;
+    net_buffer* current SHOAL_GUARDED_BY(mu) = nullptr;   // being filled
+    std::deque<net_buffer*> queued SHOAL_GUARDED_BY(mu);  // full, waiting for the window
+    int in_flight SHOAL_GUARDED_BY(mu) = 0;
   };
 
-  net_buffer* take_buffer();
-  void give_back(net_buffer* nb);
+  net_buffer* take_buffer() SHOAL_EXCLUDES(pool_mu_);
+  void give_back(net_buffer* nb) SHOAL_EXCLUDES(pool_mu_);
+  // Transport callbacks: run inside net_.poll(), so under drive_.
   static void on_sent(void* self, void* token);
   static bool on_received(void* self, int source, char* data, std::size_t bytes);
-  recv_block* take_block(char* data);
-  bool recycle_blocks();
-  bool send_ready();
-  bool retry_inbound();
+  bool drive() SHOAL_REQUIRES(drive_);  // progress()'s work, once it holds drive_
+  recv_block* take_block(char* data) SHOAL_REQUIRES(drive_);
+  bool recycle_blocks() SHOAL_REQUIRES(drive_) SHOAL_EXCLUDES(handled_mu_);
+  bool send_ready() SHOAL_REQUIRES(drive_);
+  bool retry_inbound() SHOAL_REQUIRES(drive_);
 
   transport& net_;
   const std::size_t net_bytes_;
   const int window_;
   const std::int64_t receive_limit_;
   std::vector<std::unique_ptr<outbox>> out_;
-  std::mutex pool_mu_;
-  std::vector<net_buffer*> pool_;
-  std::mutex drive_;                      // who drives the transport
-  std::vector<buffer*> pending_inbound_;  // driver only: rings were full
-  std::vector<std::unique_ptr<recv_block>> blocks_;  // driver only: every block record
-  std::vector<recv_block*> free_blocks_;             // driver only
-  std::mutex handled_mu_;
-  std::vector<recv_block*> handled_;  // every batch handled; back to the transport next drive
+  annotated_mutex pool_mu_;
+  std::vector<net_buffer*> pool_ SHOAL_GUARDED_BY(pool_mu_);
+  annotated_mutex drive_;                                          // who drives the transport
+  std::vector<buffer*> pending_inbound_ SHOAL_GUARDED_BY(drive_);  // rings were full
+  std::vector<std::unique_ptr<recv_block>> blocks_ SHOAL_GUARDED_BY(drive_);  // every record
+  std::vector<recv_block*> free_blocks_ SHOAL_GUARDED_BY(drive_);
+  annotated_mutex handled_mu_;
+  // Every batch handled; back to the transport next drive.
+  std::vector<recv_block*> handled_ SHOAL_GUARDED_BY(handled_mu_);
   std::atomic<bool> has_handled_{false};
   std::atomic<std::size_t> pending_count_{0};
   std::atomic<int> unsent_{0};  // buffers being filled, queued or in flight

@@ -58,10 +58,12 @@ void serve_steal(int thief) {
 
 }  // namespace
 
+// Release: pairs with poll_hook()'s acquire load of the switch.
 void set_remote_stealing(bool on) noexcept { g_enabled.store(on, std::memory_order_release); }
 
 bool remote_stealer::poll_hook(void* self) {
   auto& st = *static_cast<remote_stealer*>(self);
+  // Acquire: pairs with set_remote_stealing()'s release.
   if (st.outstanding_ || !st.sched_.idling() || !g_enabled.load(std::memory_order_acquire))
     return false;
   const std::uint64_t now = now_ns();

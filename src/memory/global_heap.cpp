@@ -33,7 +33,7 @@ global_heap::~global_heap() {
 }
 
 std::size_t global_heap::largest_free() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  lock_guard lock(mu_);
   std::size_t best = 0;
   for (const auto& [off, len] : free_) best = std::max(best, len);
   return best;
@@ -42,7 +42,7 @@ std::size_t global_heap::largest_free() const {
 std::size_t global_heap::allocate(std::size_t bytes_per_core, std::size_t bytes_requested) {
   const std::size_t need = std::max(block_, (bytes_per_core + block_ - 1) / block_ * block_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    lock_guard lock(mu_);
     for (auto it = free_.begin(); it != free_.end(); ++it) {
       if (it->second < need) continue;
       const std::size_t off = it->first;
@@ -62,7 +62,7 @@ std::size_t global_heap::allocate(std::size_t bytes_per_core, std::size_t bytes_
 }
 
 void global_heap::free(std::size_t offset) {
-  std::lock_guard<std::mutex> lock(mu_);
+  lock_guard lock(mu_);
   auto it = used_.find(offset);
   SHOAL_CHECK(it != used_.end(), "global_free of a pointer global_alloc did not return");
   std::size_t off = it->first;

@@ -4,9 +4,10 @@
 // local offset on whichever core owns it.
 #pragma once
 
+#include "shoal/detail/thread_safety.hpp"
+
 #include <cstddef>
 #include <map>
-#include <mutex>
 
 namespace shoal::detail {
 
@@ -20,23 +21,23 @@ class global_heap {
   /// Reserves `bytes_per_core` (rounded up to blocks) at one offset in every
   /// segment; returns the offset. Ends the job with a clear message when no
   /// free range is large enough.
-  std::size_t allocate(std::size_t bytes_per_core, std::size_t bytes_requested);
+  std::size_t allocate(std::size_t bytes_per_core, std::size_t bytes_requested) SHOAL_EXCLUDES(mu_);
   /// Frees a range returned by allocate(). Ends the job on an unknown offset.
-  void free(std::size_t offset);
+  void free(std::size_t offset) SHOAL_EXCLUDES(mu_);
 
   char* base() const noexcept { return base_; }
   std::size_t segment_bytes() const noexcept { return segment_; }
   /// Largest free range per core.
-  std::size_t largest_free() const;
+  std::size_t largest_free() const SHOAL_EXCLUDES(mu_);
 
  private:
   char* base_ = nullptr;
   std::size_t mapped_ = 0;
   std::size_t segment_ = 0;
   std::size_t block_ = 0;
-  mutable std::mutex mu_;                    // allocation is rare and off the hot path
-  std::map<std::size_t, std::size_t> free_;  // offset -> bytes
-  std::map<std::size_t, std::size_t> used_;  // offset -> bytes
+  mutable annotated_mutex mu_;  // allocation is rare and off the hot path
+  std::map<std::size_t, std::size_t> free_ SHOAL_GUARDED_BY(mu_);  // offset -> bytes
+  std::map<std::size_t, std::size_t> used_ SHOAL_GUARDED_BY(mu_);  // offset -> bytes
 };
 
 global_heap& heap() noexcept;

@@ -20,6 +20,7 @@ namespace {
 // prints and ends the process; later ones wait for that.
 [[noreturn]] void die(const std::string& line, int status = 1) {
   static std::atomic_flag dying = ATOMIC_FLAG_INIT;
+  // Seq_cst (default), kept: a once-only gate on the dying path; cost is moot.
   if (dying.test_and_set()) {
     for (;;) pause();
   }

@@ -14,10 +14,13 @@ class progress_thread {
  public:
   explicit progress_thread(network& net)
       : thread_([this, &net] {
+          // Acquire: pairs with the destructor's release store of stop_.
           while (!stop_.load(std::memory_order_acquire))
             if (!net.progress()) std::this_thread::yield();
         }) {}
   ~progress_thread() {
+    // Release: pairs with the loop's acquire; what run() did before the stop
+    // is visible to the thread's last pass, and join() waits for that pass.
     stop_.store(true, std::memory_order_release);
     thread_.join();
   }

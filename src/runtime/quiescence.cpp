@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <mutex>
 #include <thread>
 
 #include "runtime/watchdog.hpp"
@@ -66,6 +65,7 @@ void wait_quiescent(runtime_state& rt) {
   std::uint64_t signature = 0;
   auto pause = std::chrono::microseconds(5);
   for (;;) {
+    // Acquire: pairs with the root task's release; root_error is then set.
     const bool root_done = rt.root_done.load(std::memory_order_acquire);
     if (quiescent_once(rt, signature)) {
       if (root_done) break;
@@ -74,8 +74,10 @@ void wait_quiescent(runtime_state& rt) {
     if (root_done) {
       std::this_thread::sleep_for(pause);
     } else {
-      std::unique_lock<std::mutex> lock(rt.root_mu);
-      rt.root_cv.wait_for(lock, pause, [&rt] { return rt.root_done.load(); });
+      unique_lock lock(rt.root_mu);
+      // Seq_cst by default, kept: under root_mu, which already orders it
+      // with the root task's store; off the hot path.
+      rt.root_cv.wait_for(lock.native(), pause, [&rt] { return rt.root_done.load(); });
     }
     pause = std::min(pause * 2, std::chrono::microseconds(root_done ? 500 : 20000));
     if (watched) dog.check();

@@ -10,7 +10,6 @@
 
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -96,9 +95,11 @@ std::exception_ptr run_root(const inline_task& root) {
   SHOAL_CHECK(g_rt != nullptr, "shoal::run() called before shoal::init()");
   SHOAL_CHECK(!g_info.running, "shoal::run() called while the runtime is already running");
   runtime_state& rt = *g_rt;
-  rt.root_done.store(false);
+  // Relaxed (were seq_cst): no core thread runs yet; starting them below
+  // orders these stores before all their reads.
+  rt.root_done.store(false, std::memory_order_relaxed);
   rt.root_error = nullptr;
-  rt.group.exit.store(false);
+  rt.group.exit.store(false, std::memory_order_relaxed);
   struct root_frame {
     inline_task task;
     runtime_state* rt;
@@ -111,12 +112,15 @@ std::exception_ptr run_root(const inline_task& root) {
       fp->rt->root_error = std::current_exception();
     }
     {
-      std::lock_guard<std::mutex> lock(fp->rt->root_mu);
+      lock_guard lock(fp->rt->root_mu);
+      // Release: root_error is written before wait_*() reads root_done.
       fp->rt->root_done.store(true, std::memory_order_release);
     }
     fp->rt->root_cv.notify_one();
   }));
-  if (g_info.rank != 0) rt.root_done.store(true);  // the root runs on rank 0 only
+  // The root runs on rank 0 only. Relaxed (was seq_cst): this thread alone
+  // reads it, and the core threads start after.
+  if (g_info.rank != 0) rt.root_done.store(true, std::memory_order_relaxed);
   g_info.running = true;
   std::vector<std::thread> threads;
   for (int i = 0; i < rt.cfg.cores; ++i) threads.emplace_back(core_main, std::ref(rt), i);
@@ -127,6 +131,7 @@ std::exception_ptr run_root(const inline_task& root) {
   } else {
     wait_quiescent(rt);
   }
+  // Release: pairs with wants_exit()'s acquire; the run's end is published.
   rt.group.exit.store(true, std::memory_order_release);
   for (auto& s : rt.schedulers) s->notify();
   for (auto& t : threads) t.join();

@@ -7,6 +7,7 @@
 
 #include "shoal/config.hpp"
 #include "shoal/detail/aggregator.hpp"
+#include "shoal/detail/thread_safety.hpp"
 #include "shoal/global_completion_event.hpp"
 #include "shoal/runtime.hpp"
 
@@ -14,7 +15,6 @@
 #include <condition_variable>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "comm/network.hpp"
@@ -34,7 +34,7 @@ struct runtime_state {
   std::vector<std::unique_ptr<remote_stealer>> stealers;  // likewise
   std::unique_ptr<global_completion_event> default_gce;
   std::atomic<bool> root_done{false};
-  std::mutex root_mu;  // with root_cv: wakes run()'s thread at once
+  annotated_mutex root_mu;  // with root_cv: wakes run()'s thread at once (no field)
   std::condition_variable root_cv;
   std::exception_ptr root_error;
   teardown_report last{};

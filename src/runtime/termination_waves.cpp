@@ -44,6 +44,7 @@ void wait_terminated(runtime_state& rt) {
   for (;;) {
     const bool moved = !rt.cfg.progress_thread && net.progress();
     if (!in_flight) {
+      // Acquire: pairs with the root task's release; root_error is set.
       const bool root_done = rt.root_done.load(std::memory_order_acquire);
       // Counts first, then quiescence: a batch counted as received before a
       // quiet verdict has been handled (it was in an inbound ring).

@@ -250,6 +250,7 @@ void scheduler::wait_until(bool (*ready)(const void*), const void* arg, const ch
                            std::int64_t tag) {
   if (ready(arg)) return;
   watches_.push_back({ready, arg, running()});
+  // Release: to has_watches()'s acquire in the quiescence check.
   has_watches_.store(true, std::memory_order_release);
   suspend(why, tag);
 }
@@ -266,6 +267,7 @@ bool scheduler::check_watches() {
       ++i;
     }
   }
+  // Release: the wakes above come before the quiescence check sees no watch.
   if (watches_.empty()) has_watches_.store(false, std::memory_order_release);
   return woke;
 }
@@ -297,6 +299,7 @@ void scheduler::poll() {
   if (run_hooks(poll_hooks_)) leave_idle();
 }
 
+// Acquire: pairs with run()'s release store of exit after quiescence.
 bool scheduler::wants_exit() const noexcept { return group_.exit.load(std::memory_order_acquire); }
 
 bool scheduler::startable_task_waiting() const noexcept {
@@ -343,6 +346,7 @@ void scheduler::leave_idle() {
   sleep_us_ = min_sleep_us;
   const std::uint64_t t = now_ns();
   busy_since_ns_.store(t, std::memory_order_relaxed);  // before the flag: readers pair them
+  // Release: busy_since_ns_ is written before idle() reads false.
   idle_.store(false, std::memory_order_release);
   stats.idle_ns += t - phase_start_ns_;
   phase_start_ns_ = t;
@@ -353,10 +357,13 @@ void scheduler::idle_step() {
     // First idle round: flush staged messages so nothing waits on us.
     run_hooks(idle_hooks_);
     idling_ = true;
+    // Release: read with acquire by the starvation check, after idle().
     starved_.store(queued_tasks(), std::memory_order_release);
     const std::uint64_t t = now_ns();
     stats.busy_ns += t - phase_start_ns_;
     phase_start_ns_ = t;
+    // Release: the idle hooks' flush and starved_ come before idle() reads
+    // true in the quiescence check.
     idle_.store(true, std::memory_order_release);
     return;
   }

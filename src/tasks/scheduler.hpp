@@ -112,15 +112,19 @@ class scheduler : public core_state {
   /// Cuts an idle sleep short. The caller has published its work first.
   void notify() noexcept;
   /// Whether the core was idle (nothing runnable, staging flushed) when last seen.
+  /// Acquire: pairs with the release stores in idle_step()/leave_idle().
   bool idle() const noexcept { return idle_.load(std::memory_order_acquire); }
   /// Whether the core has been out of its idle loop for at least `ns` (a
   /// computation, not a blip such as sending a steal request). Any thread.
   bool busy_for(std::uint64_t ns) const noexcept {
     return !idle() && now_ns() - busy_since_ns_.load(std::memory_order_relaxed) >= ns;
   }
+  /// Whether a worker waits in wait_until(). Acquire: pairs with the
+  /// release stores in wait_until()/check_watches().
   bool has_watches() const noexcept { return has_watches_.load(std::memory_order_acquire); }
   /// Tasks queued when the core last went idle: nonzero only when every
   /// worker was suspended and the cap forbade new ones.
+  /// Acquire: pairs with idle_step()'s release store.
   std::size_t starved_tasks() const noexcept { return starved_.load(std::memory_order_acquire); }
   std::size_t live_workers() const noexcept { return workers_created_ - idle_count_; }
   /// Grows whenever the core runs a task, switches or handles a message;

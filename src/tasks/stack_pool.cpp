@@ -143,7 +143,7 @@ worker_record* stack_pool::create() {
   w->stack_bytes = static_cast<std::size_t>(reinterpret_cast<char*>(rec) - lo);
   w->core = core_;
   {
-    std::lock_guard<std::mutex> lock(workers_mu_);
+    lock_guard lock(workers_mu_);
     workers_.push_back(w);
   }
   return w;

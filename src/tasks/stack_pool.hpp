@@ -6,8 +6,9 @@
 // vm.max_map_count (creation then fails with a message saying so).
 #pragma once
 
+#include "shoal/detail/thread_safety.hpp"
+
 #include <cstddef>
-#include <mutex>
 #include <vector>
 
 #include "tasks/worker_record.hpp"
@@ -23,13 +24,13 @@ class stack_pool {
 
   /// A new worker record at the top of a fresh stack; the caller makes its
   /// fiber (stack_lo .. the record, stack_bytes long).
-  worker_record* create();
+  worker_record* create() SHOAL_EXCLUDES(workers_mu_);
 
   /// Calls f(worker) for every worker created so far.
   /// Any thread (the watchdog); the fields it reads are a racy snapshot.
   template <class F>
-  void for_each_worker(F f) const {
-    std::lock_guard<std::mutex> lock(workers_mu_);
+  void for_each_worker(F f) const SHOAL_EXCLUDES(workers_mu_) {
+    lock_guard lock(workers_mu_);
     for (const worker_record* w : workers_) f(*w);
   }
 
@@ -49,8 +50,9 @@ class stack_pool {
   std::vector<slab> slabs_;
   std::size_t next_slot_ = 0;  // in the newest slab
   std::size_t created_ = 0;
-  mutable std::mutex workers_mu_;        // creation is rare: a lock costs nothing there
-  std::vector<worker_record*> workers_;  // every worker created, for diagnostics
+  mutable annotated_mutex workers_mu_;  // creation is rare: a lock costs nothing there
+  // Every worker created, for diagnostics.
+  std::vector<worker_record*> workers_ SHOAL_GUARDED_BY(workers_mu_);
 };
 
 /// Installs the SIGSEGV handler that turns a guard hit into the message

@@ -1,13 +1,14 @@
 // The MPI transport: the only file of shoal that includes <mpi.h>.
 #include "transport/transport.hpp"
 
+#include "shoal/detail/thread_safety.hpp"
+
 #ifdef SHOAL_HAVE_MPI
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
-#include <mutex>
 #include <vector>
 
 #include <mpi.h>
@@ -55,15 +56,15 @@ class mpi_transport final : public transport {
   int ranks() const noexcept override { return ranks_; }
 
   void barrier() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    lock_guard lock(mu_);
     MPI_Barrier(comm_);
   }
   void allreduce_sum(std::uint64_t* v, int n) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    lock_guard lock(mu_);
     MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_SUM, comm_);
   }
   void allgather(const void* mine, void* all, std::size_t bytes) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    lock_guard lock(mu_);
     MPI_Allgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes), MPI_BYTE,
                   comm_);
   }
@@ -190,7 +191,7 @@ class mpi_transport final : public transport {
   std::vector<void*> send_tokens_;
   std::vector<int> done_;
   std::deque<int> posted_;  // receive indices in posting order
-  std::mutex mu_;
+  annotated_mutex mu_;      // guards no field: serialises the collectives on comm_
   MPI_Request collective_ = MPI_REQUEST_NULL;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

@@ -105,11 +105,14 @@ class aggregator {
   std::uint32_t capacity() const noexcept { return capacity_; }
 
   /// Buffers delivered to cores of this process and buffers processed here
-  /// (monotonic; for quiescence detection).
+  /// (monotonic; for quiescence detection). Acquire: pair with the
+  /// counters' release increments, so a detector that sees the counts also
+  /// sees the ring pushes and handler effects that came before them.
   std::uint64_t delivered() const noexcept { return delivered_.load(std::memory_order_acquire); }
   std::uint64_t processed() const noexcept { return processed_.load(std::memory_order_acquire); }
   /// Whether some delivery found a full ring and waits to be retried.
   bool has_pending_delivery() const noexcept {
+    // Acquire: pairs with the owner's release store in deliver()/retry_pending().
     return pending_size_.load(std::memory_order_acquire) != 0;
   }
   /// After the run: takes back returned buffers, then counts those still out.

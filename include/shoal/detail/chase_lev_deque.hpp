@@ -27,6 +27,8 @@ class chase_lev_deque {
   /// Owner only. False when full.
   bool push(const inline_task& t) noexcept {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    // Acquire: pairs with a thief's CAS on top, so its read of the slot
+    // is done before this push may overwrite it (when the deque wraps).
     const std::int64_t tp = top_.load(std::memory_order_acquire);
     if (b - tp > static_cast<std::int64_t>(mask_)) return false;
     slots_[static_cast<std::size_t>(b) & mask_].store(t);
@@ -48,6 +50,8 @@ class chase_lev_deque {
     }
     slots_[static_cast<std::size_t>(b) & mask_].load(out);
     if (t == b) {  // last element: race thieves for it
+      // Seq_cst: totally ordered with the thieves' CAS on top, so exactly
+      // one of the owner and the thieves wins the last task.
       const bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
                                                     std::memory_order_relaxed);
       bottom_.store(b + 1, std::memory_order_relaxed);
@@ -58,12 +62,16 @@ class chase_lev_deque {
 
   /// Any core: oldest task, or false when empty or when another core won it.
   bool steal(inline_task& out) noexcept {
+    // Acquire: pairs with the CAS that last advanced top (pop's or a thief's).
     std::int64_t t = top_.load(std::memory_order_acquire);
     // Orders reading top before bottom (Dekker with pop()).
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    // Acquire: pairs with push()'s release of bottom; the slot is written.
     const std::int64_t b = bottom_.load(std::memory_order_acquire);
     if (t >= b) return false;
     slots_[static_cast<std::size_t>(t) & mask_].load(out);
+    // Seq_cst: totally ordered with pop()'s CAS and other thieves' (one
+    // winner per index); failure relaxed, the slot read is then discarded.
     return top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
                                         std::memory_order_relaxed);
   }

@@ -59,6 +59,7 @@ class mpsc_ring {
 
   /// Consumer only: whether a value is ready to pop.
   bool ready() const noexcept {
+    // Acquire: pairs with the producer's release, as in try_pop().
     return cells_[head_ & mask_].seq.load(std::memory_order_acquire) == head_ + 1;
   }
 
