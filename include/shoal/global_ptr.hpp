@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <ostream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace shoal {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace shoal::detail {
 
