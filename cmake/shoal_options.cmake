@@ -4,10 +4,30 @@
 #   shoal_apply_sanitizers(<target>)  -fsanitize=${SHOAL_SANITIZE} (compile and link)
 #   shoal_set_output_dirs(<target>)   executables in <shoal build>/bin, archives in /lib
 #   shoal_apply_defaults(<target>)    all three of the above
+#   SHOAL_TEST_TIME_SCALE             how much longer than in a Release build a test
+#                                     may take (4 in sanitizer builds, else 1)
 #
 # Everything is PRIVATE or a property of the one target: nothing leaks into
 # shoal's exported interface or into a parent project's targets.
 include_guard(GLOBAL)
+
+# Test time limits are written for a Release build. A Debug build with ASan and
+# UBSan runs the apps 3-10x slower, and a tight limit would then report a slow
+# test as a hang (issue 18: seven time-limit failures in one `make asan` run), so
+# every limit a test sets through shoal_app_test, shoal_mpi_test or the unit
+# test discovery is multiplied by this. Hang detection stays on: only the bound
+# moves.
+if(SHOAL_SANITIZE)
+  set(shoal_default_time_scale 4)
+else()
+  set(shoal_default_time_scale 1)
+endif()
+set(SHOAL_TEST_TIME_SCALE ${shoal_default_time_scale} CACHE STRING
+    "Factor applied to every test's time limit (default 4 with SHOAL_SANITIZE, else 1)")
+if(NOT SHOAL_TEST_TIME_SCALE MATCHES "^[1-9][0-9]*$")
+  message(FATAL_ERROR
+    "SHOAL_TEST_TIME_SCALE='${SHOAL_TEST_TIME_SCALE}': expected a positive whole number")
+endif()
 
 # Executables go to build/bin/<name>, where the Makefile, the bench harness and
 # the docs run them. Set per target rather than through the global
