@@ -167,7 +167,7 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
     std::printf("job: %d rank(s) x %d core(s); every run validated against its reference: %s\n",
                 shoal::ranks(), shoal::cores() / shoal::ranks(), ok_all(reports) ? "yes" : "NO");
   }
-  std::fflush(stdout);
+  if (!shoal_apps::stdout_written("the suite's results")) return 1;
   return ok_all(reports) ? 0 : 1;
 }
 
@@ -215,7 +215,7 @@ int run_driver(int argc, char** argv) {
     if (!c.cmd->parsed()) continue;
     const report r = run_command(c);
     if (shoal::myrank() != 0) return 0;
-    shoal_apps::print_report(r, c.json);
+    if (!shoal_apps::print_report(r, c.json)) return 1;
     return r.validated() ? 0 : 1;
   }
   return 2;

@@ -61,3 +61,10 @@ shoal_app_test(randomwalk_too_large EXPECT 2 MAX_S 20
   COMMAND shoal-driver randomwalk --scale 31 --edgefactor 64)
 shoal_app_test(randomwalk_bad_fault EXPECT 2 MAX_S 20 REGEX "--inject-fault 4096: no such walker"
   COMMAND shoal-driver randomwalk --scale 12 --inject-fault 4096)
+# --vertices 0 is refused, not taken as "use --scale" (issue 16).
+shoal_app_test(randomwalk_vertices_zero EXPECT 2 MAX_S 20
+  REGEX "shoal randomwalk: error: --vertices: Value 0 not in range 2 to 2147483648"
+  COMMAND shoal-driver randomwalk --vertices 0)
+shoal_app_test(randomwalk_seed_too_large EXPECT 2 MAX_S 20
+  REGEX "shoal randomwalk: error: --seed: expected an integer 0 \\.\\. 18446744073709551615, got '18446744073709551616'"
+  COMMAND shoal-driver randomwalk --seed 18446744073709551616)

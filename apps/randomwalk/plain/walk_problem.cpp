@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
 
@@ -15,6 +16,7 @@ void add_walk_options(CLI::App& cmd, walk_options& o) {
                     ->capture_default_str();
   cmd.add_option("--vertices", o.vertices,
                  "graph of exactly this many vertices (2 .. 2^31), instead of --scale")
+      ->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 31))
       ->excludes(scale);
   cmd.add_option("--edgefactor", o.edgefactor,
                  "undirected edges generated per vertex (each vertex's degree is at least this)")
@@ -22,6 +24,7 @@ void add_walk_options(CLI::App& cmd, walk_options& o) {
       ->capture_default_str();
   cmd.add_option("--length", o.length, "steps of each walk (L)")->capture_default_str();
   cmd.add_option("--seed", o.seed, "seed of the graph, the start vertices and every step")
+      ->check(unsigned_64_check())
       ->capture_default_str();
   cmd.add_option("--inject-fault", o.corrupt_walker,
                  "testing: send this walker astray on its first step (validation must fail)")
