@@ -153,7 +153,7 @@ shoal_app_test(bfs_hostile_long_id EXPECT 2 MAX_S 10
 # Flags: an empty file name, a file with generator flags, a negative root, seeds
 # outside 0 .. 2^64 - 1.
 shoal_app_test(bfs_hostile_empty_graph_name EXPECT 2 MAX_S 10
-  REGEX "shoal bfs: error: --graph: empty file name"
+  REGEX "shoal bfs: error: --graph: empty (file name|value)"
   COMMAND sh -c "exec \"$0\" bfs --cores 1 --graph ''" $<TARGET_FILE:shoal-driver>)
 shoal_app_test(bfs_hostile_graph_and_scale EXPECT 2 MAX_S 10
   REGEX "shoal bfs: error: --scale excludes --graph"

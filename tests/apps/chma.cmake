@@ -101,7 +101,7 @@ shoal_app_test(chma_too_large EXPECT 2 MAX_S 20
 
 # Hostile flags and pool files (issue 16): status 2 and a message naming them.
 shoal_app_test(chma_hostile_empty_pool_name EXPECT 2 MAX_S 20
-  REGEX "shoal chma: error: --pool: empty file name"
+  REGEX "shoal chma: error: --pool: empty (file name|value)"
   COMMAND sh -c "exec \"$0\" chma --cores 1 --pool ''" $<TARGET_FILE:shoal-driver>)
 shoal_app_test(chma_hostile_pool_dev_zero EXPECT 2 MAX_S 20
   REGEX "shoal chma: error: /dev/zero:1: line longer than 65536 bytes"

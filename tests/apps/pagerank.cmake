@@ -107,7 +107,7 @@ shoal_app_test(pagerank_graph_and_seed EXPECT 2 MAX_S 10
   REGEX "shoal pagerank: error: --seed excludes --graph"
   COMMAND shoal-driver pagerank --cores 1 --graph ${pr_hostile}/cycle_integer.mtx --seed 3)
 shoal_app_test(pagerank_empty_graph_name EXPECT 2 MAX_S 10
-  REGEX "shoal pagerank: error: --graph: empty file name"
+  REGEX "shoal pagerank: error: --graph: empty (file name|value)"
   COMMAND sh -c "exec \"$0\" pagerank --cores 1 --graph ''" $<TARGET_FILE:shoal-driver>)
 shoal_app_test(pagerank_huge_id EXPECT 2 MAX_S 10
   REGEX "shoal pagerank: error: --graph [^ ]*huge_id.txt:3: vertex id 300000000: 300000001 vertices, more than the 2\\^30|--graph [^ ]*huge_id.txt:3: vertex id 300000000: a graph of"

@@ -49,7 +49,7 @@ shoal_app_test(randomwalk_fault_caught_sequential EXPECT 1 MAX_S 20 REGEX "\"val
 
 # Bad input: a clear message naming the flag and exit status 2.
 shoal_app_test(randomwalk_bad_vertices EXPECT 2 MAX_S 20
-  REGEX "shoal randomwalk: error: --vertices 1: out of range; expected 2 \\.\\. 2147483648"
+  REGEX "shoal randomwalk: error: --vertices: Value 1 not in range 2 to 2147483648"
   COMMAND shoal-driver randomwalk --vertices 1)
 shoal_app_test(randomwalk_bad_length NP 2 EXPECT 2 MAX_S 20
   REGEX "shoal randomwalk: error: --length 0: out of range"

@@ -93,3 +93,10 @@ shoal_app_test(uts_binomial_too_large EXPECT 2 MAX_S 10
 shoal_app_test(uts_geometric_fixed_custom_runs EXPECT zero MAX_S 30
   REGEX "\"nodes\":4130071.*\"validated\":true"
   COMMAND shoal-driver uts --cores 1 --impl sequential --type geometric --shape fixed --gen-mx 10 --b0 4 --seed 19 --json)
+# A flag the tree type does not use is refused, not ignored.
+shoal_app_test(uts_flag_not_for_type EXPECT 2 MAX_S 10
+  REGEX "shoal uts: error: --q: does not apply to a geometric tree \\(--type geometric\\)"
+  COMMAND shoal-driver uts --cores 1 --q -1)
+shoal_app_test(uts_shape_not_for_binomial EXPECT 2 MAX_S 10
+  REGEX "shoal uts: error: --shape: does not apply to a binomial tree"
+  COMMAND shoal-driver uts --cores 1 --type binomial --shape fixed --q 0.2 --m 4)

@@ -41,4 +41,18 @@ inline CLI::Validator file_name_check() {
       "FILE");
 }
 
+/// A message naming the first empty command-line argument, or "" when there
+/// is none. CLI11 takes `--seed ''` or `--hold-us ''` as "keep the default",
+/// so an empty value (a shell variable that was not set) would be ignored
+/// silently; the driver refuses it before parsing.
+inline std::string empty_argument(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] != '\0') continue;
+    return i > 1 && argv[i - 1][0] == '-'
+               ? printable(argv[i - 1]) + ": empty value"
+               : "argument " + std::to_string(i) + " is empty";
+  }
+  return {};
+}
+
 }  // namespace shoal_apps

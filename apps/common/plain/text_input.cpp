@@ -17,7 +17,7 @@ std::string printable(std::string_view s, std::size_t max_chars) {
   const std::size_t n = std::min(s.size(), max_chars);
   for (std::size_t i = 0; i < n; ++i) {
     const auto b = static_cast<unsigned char>(s[i]);
-    if (b >= 0x20 && b < 0x7f && b != '\\')
+    if (b >= 0x20 && b < 0x7f)
       out += static_cast<char>(b);
     else
       out += fmt::format("\\x{:02x}", b);

@@ -23,8 +23,9 @@ namespace shoal_apps {
 inline constexpr std::size_t max_line_bytes = std::size_t{1} << 16;
 
 /// `s` as it may appear in a message: at most `max_chars` characters (then
-/// "..."), every byte outside printable ASCII written as \xNN, so binary
-/// garbage or a huge token cannot flood or corrupt a terminal.
+/// "... (N bytes)"), every byte outside printable ASCII written as \xNN, so
+/// binary garbage or a huge token cannot flood or corrupt a terminal. A
+/// backslash stays as it is, so applying it twice changes nothing more.
 std::string printable(std::string_view s, std::size_t max_chars = 40);
 
 /// Opens `path` (the value of `flag`, e.g. "--graph") for reading. Throws
