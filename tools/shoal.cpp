@@ -204,7 +204,8 @@ int run_driver(int argc, char** argv) {
   const bool app_named = argc > 1 && argv[1][0] != '-';
   const std::string prefix = app_named ? fmt::format("shoal {}", argv[1]) : "shoal";
   if (const std::string empty = shoal_apps::empty_argument(argc, argv); !empty.empty()) {
-    if (shoal::myrank() == 0) std::fprintf(stderr, "%s: error: %s\n", prefix.c_str(), empty.c_str());
+    if (shoal::myrank() == 0)
+      std::fprintf(stderr, "%s: error: %s\n", prefix.c_str(), empty.c_str());
     return 2;
   }
   try {

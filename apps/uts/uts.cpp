@@ -72,9 +72,10 @@ void check_flags_apply(const uts_options& o, uts::tree_type type) {
   if (type != uts::tree_type::hybrid) unused.push_back(o.shift_flag);
   for (const CLI::Option* f : unused)
     if (f->count() > 0)
-      throw input_error(fmt::format("{}: does not apply to a {} tree (--type {}), so it would be "
-                                    "ignored",
-                                    f->get_name(), o.type, o.type));
+      throw input_error(
+          fmt::format("{}: does not apply to a {} tree (--type {}), so it would be "
+                      "ignored",
+                      f->get_name(), o.type, o.type));
 }
 
 /// The tree the command line asks for.

@@ -26,13 +26,13 @@ void check_fits_in_memory(std::int64_t vertices, std::int64_t edges, int ranks,
   const double need = bytes_per_edge * static_cast<double>(edges) +
                       bytes_per_vertex * static_cast<double>(vertices);
   const bool file = origin.starts_with("--graph");
-  check_memory(need, 0.8,
-               fmt::format("{}: a graph of {} vertices and {} edges needs about {} over {} "
-                           "process{}",
-                           origin, vertices, edges, human_bytes(need), ranks,
-                           ranks == 1 ? "" : "es"),
-               file ? "vertex ids should be 0 .. vertices - 1 with no gaps"
-                    : "lower --scale or --edgefactor");
+  check_memory(
+      need, 0.8,
+      fmt::format("{}: a graph of {} vertices and {} edges needs about {} over {} "
+                  "process{}",
+                  origin, vertices, edges, human_bytes(need), ranks, ranks == 1 ? "" : "es"),
+      file ? "vertex ids should be 0 .. vertices - 1 with no gaps"
+           : "lower --scale or --edgefactor");
 }
 
 namespace {

@@ -180,8 +180,7 @@ std::vector<str_key> read_pool(std::istream& in, const std::string& name) {
   return read_pool_lines(lines);
 }
 
-std::vector<str_key> read_pool_buffer(const char* data, std::size_t size,
-                                      const std::string& name) {
+std::vector<str_key> read_pool_buffer(const char* data, std::size_t size, const std::string& name) {
   memory_buffer buffer(data, size);
   std::istream in(&buffer);
   return read_pool(in, name);

@@ -48,9 +48,8 @@ inline CLI::Validator file_name_check() {
 inline std::string empty_argument(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (argv[i][0] != '\0') continue;
-    return i > 1 && argv[i - 1][0] == '-'
-               ? printable(argv[i - 1]) + ": empty value"
-               : "argument " + std::to_string(i) + " is empty";
+    return i > 1 && argv[i - 1][0] == '-' ? printable(argv[i - 1]) + ": empty value"
+                                          : "argument " + std::to_string(i) + " is empty";
   }
   return {};
 }

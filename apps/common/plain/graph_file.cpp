@@ -110,10 +110,11 @@ edge_list read_edge_list(graph_cursor& in) {
   do {
     const auto& t = in.tokens();
     if (looks_like_banner(in.line()))
-      in.fail(fmt::format("'{}' looks like a Matrix Market banner, which must be the first "
-                          "line of the file and read exactly \"%%MatrixMarket matrix "
-                          "coordinate <field> <symmetry>\"",
-                          in.shown()));
+      in.fail(
+          fmt::format("'{}' looks like a Matrix Market banner, which must be the first "
+                      "line of the file and read exactly \"%%MatrixMarket matrix "
+                      "coordinate <field> <symmetry>\"",
+                      in.shown()));
     if (t.empty() || t[0][0] == '#' || t[0][0] == '%') continue;
     if (t.size() < 2 || t.size() > 3 || (t.size() == 3 && !is_real(t[2])))
       in.fail(
@@ -136,42 +137,51 @@ struct mm_banner {
   mm_symmetry symmetry = mm_symmetry::general;
 };
 
+/// The banner's field word; complex (and anything unknown) is refused.
+mm_field field_named(const graph_cursor& in, std::string_view w) {
+  if (iequals(w, "pattern")) return mm_field::pattern;
+  if (iequals(w, "integer")) return mm_field::integer;
+  if (iequals(w, "real")) return mm_field::real;
+  if (iequals(w, "complex"))
+    in.fail("complex Matrix Market files are not supported (a graph's weights are real)");
+  in.fail(fmt::format("unknown Matrix Market field '{}': expected pattern, integer or real",
+                      printable(w)));
+}
+
+/// The banner's symmetry word. Hermitian needs complex values, refused above.
+mm_symmetry symmetry_named(const graph_cursor& in, std::string_view w) {
+  if (iequals(w, "general")) return mm_symmetry::general;
+  if (iequals(w, "symmetric")) return mm_symmetry::symmetric;
+  if (iequals(w, "skew-symmetric")) return mm_symmetry::skew;
+  if (iequals(w, "hermitian"))
+    in.fail("hermitian Matrix Market files are complex, which is not supported");
+  in.fail(
+      fmt::format("unknown Matrix Market symmetry '{}': expected general, symmetric or "
+                  "skew-symmetric",
+                  printable(w)));
+}
+
 /// Parses line 1 of a file that looks like a banner (the NIST rules above).
 mm_banner read_banner(const graph_cursor& in) {
   const auto& t = in.tokens();
   if (in.line().empty() || in.line()[0] != '%')
     in.fail("the Matrix Market banner must start in column 1 (no leading blanks)");
   if (t[0] != "%%MatrixMarket")
-    in.fail(fmt::format("unknown banner '{}': a Matrix Market file starts with "
-                        "\"%%MatrixMarket\", spelled exactly so",
-                        printable(t[0])));
+    in.fail(
+        fmt::format("unknown banner '{}': a Matrix Market file starts with "
+                    "\"%%MatrixMarket\", spelled exactly so",
+                    printable(t[0])));
   if (t.size() != 5)
-    in.fail(fmt::format("malformed banner '{}': expected \"%%MatrixMarket matrix coordinate "
-                        "<field> <symmetry>\"",
-                        in.shown()));
+    in.fail(
+        fmt::format("malformed banner '{}': expected \"%%MatrixMarket matrix coordinate "
+                    "<field> <symmetry>\"",
+                    in.shown()));
   if (!iequals(t[1], "matrix") || !iequals(t[2], "coordinate"))
-    in.fail(fmt::format("unsupported Matrix Market header '{}': only 'matrix coordinate' files "
-                        "describe graphs",
-                        in.shown()));
-  mm_banner b;
-  if (iequals(t[3], "pattern")) b.field = mm_field::pattern;
-  else if (iequals(t[3], "integer")) b.field = mm_field::integer;
-  else if (iequals(t[3], "real")) b.field = mm_field::real;
-  else if (iequals(t[3], "complex"))
-    in.fail("complex Matrix Market files are not supported (a graph's weights are real)");
-  else
-    in.fail(fmt::format("unknown Matrix Market field '{}': expected pattern, integer or real",
-                        printable(t[3])));
-  if (iequals(t[4], "general")) b.symmetry = mm_symmetry::general;
-  else if (iequals(t[4], "symmetric")) b.symmetry = mm_symmetry::symmetric;
-  else if (iequals(t[4], "skew-symmetric")) b.symmetry = mm_symmetry::skew;
-  else if (iequals(t[4], "hermitian"))
-    in.fail("hermitian Matrix Market files are complex, which is not supported");
-  else
-    in.fail(fmt::format("unknown Matrix Market symmetry '{}': expected general, symmetric or "
-                        "skew-symmetric",
-                        printable(t[4])));
-  return b;
+    in.fail(
+        fmt::format("unsupported Matrix Market header '{}': only 'matrix coordinate' files "
+                    "describe graphs",
+                    in.shown()));
+  return {field_named(in, t[3]), symmetry_named(in, t[4])};
 }
 
 /// The size line "rows cols entries" after the header and comments.
@@ -183,8 +193,8 @@ mm_size read_mm_size(graph_cursor& in, const mm_banner& b) {
   while (in.next()) {
     const auto& t = in.tokens();
     if (looks_like_banner(in.line()))
-      in.fail(fmt::format("a second Matrix Market banner '{}' (the first is on line 1)",
-                          in.shown()));
+      in.fail(
+          fmt::format("a second Matrix Market banner '{}' (the first is on line 1)", in.shown()));
     if (t.empty() || t[0][0] == '%') continue;
     if (t.size() != 3)
       in.fail(
@@ -209,7 +219,7 @@ void check_value(const graph_cursor& in, const mm_banner& b) {
                   (b.field != mm_field::real || is_real(t[2]));
   if (ok) return;
   in.fail(fmt::format("malformed entry '{}': expected {}", in.shown(),
-                      b.field == mm_field::pattern   ? "\"row column\" (a pattern file has no values)"
+                      b.field == mm_field::pattern ? "\"row column\" (a pattern file has no values)"
                       : b.field == mm_field::integer ? "\"row column integer-value\""
                                                      : "\"row column real-value\""));
 }
@@ -218,13 +228,15 @@ void check_value(const graph_cursor& in, const mm_banner& b) {
 void check_triangle(const graph_cursor& in, const mm_banner& b, std::int64_t i, std::int64_t j) {
   if (b.symmetry == mm_symmetry::general) return;
   if (b.symmetry == mm_symmetry::skew && i == j)
-    in.fail(fmt::format("entry ({}, {}) on the diagonal of a skew-symmetric matrix (its diagonal "
-                        "is zero and not stored)",
-                        i, j));
+    in.fail(
+        fmt::format("entry ({}, {}) on the diagonal of a skew-symmetric matrix (its diagonal "
+                    "is zero and not stored)",
+                    i, j));
   if (i < j)
-    in.fail(fmt::format("entry ({}, {}) above the diagonal: a symmetric Matrix Market file "
-                        "stores only the lower triangle (row >= column)",
-                        i, j));
+    in.fail(
+        fmt::format("entry ({}, {}) above the diagonal: a symmetric Matrix Market file "
+                    "stores only the lower triangle (row >= column)",
+                    i, j));
 }
 
 edge_list read_matrix_market(graph_cursor& in) {
@@ -232,8 +244,8 @@ edge_list read_matrix_market(graph_cursor& in) {
   const mm_size size = read_mm_size(in, b);
   edge_list g;
   g.vertices = std::max(size.rows, size.cols);
-  g.size_origin = fmt::format("{}:{}: the size line ({} x {})", in.name(), size.line, size.rows,
-                              size.cols);
+  g.size_origin =
+      fmt::format("{}:{}: the size line ({} x {})", in.name(), size.line, size.rows, size.cols);
   g.symmetric = b.symmetry != mm_symmetry::general;
   // A bounded reserve: the size line is not trusted until the entries are read.
   g.edges.reserve(static_cast<std::size_t>(std::min<std::int64_t>(size.entries, 1 << 16)));
@@ -241,8 +253,8 @@ edge_list read_matrix_market(graph_cursor& in) {
   while (in.next()) {
     const auto& t = in.tokens();
     if (looks_like_banner(in.line()))
-      in.fail(fmt::format("a second Matrix Market banner '{}' (the first is on line 1)",
-                          in.shown()));
+      in.fail(
+          fmt::format("a second Matrix Market banner '{}' (the first is on line 1)", in.shown()));
     if (t.empty() || t[0][0] == '%') continue;
     if (entries == size.entries)
       in.fail(fmt::format("more entries than the {} the size line (line {}) announces",

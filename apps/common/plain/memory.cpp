@@ -30,16 +30,17 @@ void check_memory(double need, double share, std::string_view claim, std::string
   const std::string tail = advice.empty() ? std::string() : fmt::format("; {}", advice);
   const double have = physical_bytes();
   if (have > 0 && need > share * have)
-    throw input_error(fmt::format("{}, more than this machine's {} of memory{}", claim,
-                                  human_bytes(have), tail));
+    throw input_error(
+        fmt::format("{}, more than this machine's {} of memory{}", claim, human_bytes(have), tail));
   // A `ulimit -v` bound is per process and the need is the job's: comparing
   // the two is conservative for several processes, but a single process would
   // otherwise die of bad_alloc part way through construction.
   const double limit = address_space_bytes();
   if (limit > 0 && need > share * limit)
-    throw input_error(fmt::format("{}, more than this process's address-space limit (ulimit -v) "
-                                  "of {}{}",
-                                  claim, human_bytes(limit), tail));
+    throw input_error(
+        fmt::format("{}, more than this process's address-space limit (ulimit -v) "
+                    "of {}{}",
+                    claim, human_bytes(limit), tail));
 }
 
 }  // namespace shoal_apps

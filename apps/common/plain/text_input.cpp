@@ -28,9 +28,10 @@ std::string printable(std::string_view s, std::size_t max_chars) {
 
 std::unique_ptr<std::istream> open_input(std::string_view flag, const std::string& path) {
   if (path.empty())
-    throw input_error(fmt::format("{} '': empty file name (leave the flag out to use the "
-                                  "generated input)",
-                                  flag));
+    throw input_error(
+        fmt::format("{} '': empty file name (leave the flag out to use the "
+                    "generated input)",
+                    flag));
   const std::string shown = printable(path, 200);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)

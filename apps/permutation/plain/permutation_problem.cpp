@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
-#include "common/plain/cli_checks.hpp"
 
 namespace shoal_apps::permutation {
 

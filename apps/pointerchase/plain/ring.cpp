@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "common/plain/input_error.hpp"
 #include "common/plain/cli_checks.hpp"
+#include "common/plain/input_error.hpp"
 
 namespace shoal_apps::pointerchase {
 
