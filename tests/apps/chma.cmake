@@ -119,3 +119,7 @@ shoal_app_test(chma_hostile_seed_negative EXPECT 2 MAX_S 20
 # A UTF-8 byte-order mark is skipped, not taken as part of the first string.
 shoal_app_test(chma_pool_bom EXPECT zero MAX_S 20 REGEX "pool of 2 strings.*\"validated\":true"
   COMMAND shoal-driver chma --cores 1 --pool ${chma_data}/pool_bom.txt --tasks 4 --length 10 --json)
+# A run that would take days is refused at once, not left to be killed.
+shoal_app_test(chma_hostile_too_many_steps EXPECT 2 MAX_S 20
+  REGEX "shoal chma: error: --tasks 1073741824 with --length 2147483647: 2\\.31e\\+18 steps, more than the 2\\^40"
+  COMMAND shoal-driver chma --cores 1 --tasks 1073741824 --length 2147483647)

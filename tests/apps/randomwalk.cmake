@@ -68,3 +68,7 @@ shoal_app_test(randomwalk_vertices_zero EXPECT 2 MAX_S 20
 shoal_app_test(randomwalk_seed_too_large EXPECT 2 MAX_S 20
   REGEX "shoal randomwalk: error: --seed: expected an integer 0 \\.\\. 18446744073709551615, got '18446744073709551616'"
   COMMAND shoal-driver randomwalk --seed 18446744073709551616)
+# A walk that would take days is refused at once, not left to be killed.
+shoal_app_test(randomwalk_too_many_steps EXPECT 2 MAX_S 20
+  REGEX "shoal randomwalk: error: --length 4294967295 with 131072 walkers \\(262144 vertices / 2\\): 5\\.63e\\+14 steps, more than the 2\\^40"
+  COMMAND shoal-driver randomwalk --length 4294967295)

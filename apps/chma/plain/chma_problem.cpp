@@ -130,6 +130,14 @@ void check_sizes(const chma_options& o, std::int64_t pool, int ranks) {
     throw input_error(fmt::format("--tasks {}: out of range; expected 1 .. 2^30", o.tasks));
   if (o.length < 1 || o.length > 0x7fffffffLL)
     throw input_error(fmt::format("--length {}: out of range; expected 1 .. 2147483647", o.length));
+  // Every step is replayed by the sequential reference: a run past the bound
+  // would take days, so it is refused rather than left to be killed.
+  const double steps = static_cast<double>(o.tasks) * static_cast<double>(o.length);
+  if (steps > 1099511627776.0)
+    throw input_error(
+        fmt::format("--tasks {} with --length {}: {:.3g} steps, more than the 2^40 (1.1e+12) a "
+                    "run may take; lower --tasks or --length",
+                    o.tasks, o.length, steps));
   if (o.populate < -1 || o.populate > pool)
     throw input_error(fmt::format("--populate {}: out of range; expected 0 .. {} (the pool's size)",
                                   o.populate, pool));
