@@ -4,6 +4,7 @@
 #include <shoal/shoal.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -156,6 +157,7 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
     reports.push_back(run_command(c));
   }
   if (shoal::myrank() != 0) return 0;
+  errno = 0;  // for stdout_written's reason
   if (json) {
     nlohmann::json all = nlohmann::json::array();
     for (const report& r : reports) all.push_back(r.to_json());

@@ -70,8 +70,8 @@ std::string report::summary() const {
 }
 
 bool stdout_written(std::string_view what) {
-  // A full disk or a closed pipe shows only at the flush or in the error flag.
-  errno = 0;
+  // A full disk or a closed pipe shows only at the flush or in the error flag
+  // (errno then tells why, if the caller cleared it before writing).
   if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return true;
   const int err = errno;
   std::fprintf(stderr, "%s: error: cannot write %.*s to standard output: %s\n",
@@ -82,6 +82,7 @@ bool stdout_written(std::string_view what) {
 
 bool print_report(const report& r, bool json) {
   const std::string text = json ? r.to_json().dump() + "\n" : r.summary();
+  errno = 0;
   std::fputs(text.c_str(), stdout);
   return stdout_written(fmt::format("the {} report", r.app()));
 }

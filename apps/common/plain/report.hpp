@@ -67,7 +67,8 @@ class report {
 /// non-zero, or the report is lost without a sign.
 [[nodiscard]] bool print_report(const report& r, bool json);
 
-/// Flushes stdout and checks it for a write error; on one prints
+/// Flushes stdout and checks it for a write error (clear errno before writing
+/// for the reason to be right); on one prints
 /// "<program>: error: cannot write <what> to standard output: <reason>" on
 /// stderr and returns false.
 [[nodiscard]] bool stdout_written(std::string_view what);
