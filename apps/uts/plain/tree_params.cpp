@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include <fmt/format.h>
 
@@ -89,8 +90,9 @@ double expected_branching(const tree_params& p, std::int64_t depth) {
     case tree_shape::expdec:
       return p.b0 * std::pow(d, -std::log(p.b0) / std::log(g));
     case tree_shape::cyclic:
-      return depth > 5 * std::int64_t{p.gen_mx} ? 0.0
-                                                : std::pow(p.b0, std::sin(2.0 * M_PI * d / g));
+      return depth > 5 * std::int64_t{p.gen_mx}
+                 ? 0.0
+                 : std::pow(p.b0, std::sin(2.0 * std::numbers::pi * d / g));
     case tree_shape::fixed:
       return depth < p.gen_mx ? p.b0 : 0.0;
     case tree_shape::linear:
