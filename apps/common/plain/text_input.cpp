@@ -1,5 +1,6 @@
 #include "common/plain/text_input.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
