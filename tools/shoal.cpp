@@ -4,6 +4,7 @@
 #include <shoal/shoal.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/report.hpp"
 
 namespace {
@@ -96,7 +98,9 @@ report run_command(const command& c) {
   try {
     c.run(ctx);
   } catch (const shoal_apps::input_error& e) {
-    shoal::abort_job(fmt::format("shoal {}: error: {}", c.spec->name, e.what()), 2);
+    // Messages may quote a flag's value raw (--tree, --type): escaped and cut.
+    shoal::abort_job(
+        fmt::format("shoal {}: error: {}", c.spec->name, shoal_apps::printable(e.what(), 1000)), 2);
   } catch (const std::exception& e) {
     shoal::abort_job(fmt::format("shoal {}: failed: {}", c.spec->name, e.what()), 1);
   }
@@ -153,6 +157,7 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
     reports.push_back(run_command(c));
   }
   if (shoal::myrank() != 0) return 0;
+  errno = 0;  // for stdout_written's reason
   if (json) {
     nlohmann::json all = nlohmann::json::array();
     for (const report& r : reports) all.push_back(r.to_json());
@@ -167,7 +172,7 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
     std::printf("job: %d rank(s) x %d core(s); every run validated against its reference: %s\n",
                 shoal::ranks(), shoal::cores() / shoal::ranks(), ok_all(reports) ? "yes" : "NO");
   }
-  std::fflush(stdout);
+  if (!shoal_apps::stdout_written("the suite's results")) return 1;
   return ok_all(reports) ? 0 : 1;
 }
 
@@ -198,16 +203,23 @@ int run_driver(int argc, char** argv) {
       cli.add_subcommand("suite", "every bundled app, validated, in about a minute and a half, one table");
   suite->add_flag("--json", suite_json, "print one JSON array of the apps' objects");
   if (argc > 1 && argv[1][0] != '-' && !names_an_app(cli, argv[1])) return 2;
+  const bool app_named = argc > 1 && argv[1][0] != '-';
+  const std::string prefix = app_named ? fmt::format("shoal {}", argv[1]) : "shoal";
+  if (const std::string empty = shoal_apps::empty_argument(argc, argv); !empty.empty()) {
+    if (shoal::myrank() == 0)
+      std::fprintf(stderr, "%s: error: %s\n", prefix.c_str(), empty.c_str());
+    return 2;
+  }
   try {
     cli.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --help-all, --version
     return shoal::myrank() == 0 ? cli.exit(e) : 0;
   } catch (const CLI::ParseError& e) {
-    // A refused command line exits 2, named like other bad input.
-    const bool app_named = argc > 1 && argv[1][0] != '-';
+    // A refused command line exits 2, named like other bad input; CLI11 quotes
+    // the value, which may be binary or huge: escaped and cut.
     if (shoal::myrank() == 0)
-      std::fprintf(stderr, "shoal%s%s: error: %s\n", app_named ? " " : "", app_named ? argv[1] : "",
-                   e.what());
+      std::fprintf(stderr, "%s: error: %s\n", prefix.c_str(),
+                   shoal_apps::printable(e.what(), 400).c_str());
     return 2;
   }
   if (suite->parsed()) return run_suite(apps, suite_json);
@@ -215,7 +227,7 @@ int run_driver(int argc, char** argv) {
     if (!c.cmd->parsed()) continue;
     const report r = run_command(c);
     if (shoal::myrank() != 0) return 0;
-    shoal_apps::print_report(r, c.json);
+    if (!shoal_apps::print_report(r, c.json)) return 1;
     return r.validated() ? 0 : 1;
   }
   return 2;

@@ -105,19 +105,21 @@ struct input {
 
 input load_input(const options& o) {
   input in;
+  std::string origin = "--scale/--edgefactor";
   if (!o.graph.file.empty()) {
     shoal_apps::edge_list list = shoal_apps::read_graph_file(o.graph.file);
     in.vertices = list.vertices;
     in.edges = static_cast<std::int64_t>(list.edges.size());
     in.file_edges = std::move(list.edges);
+    origin = "--graph " + list.size_origin;
   } else {
     in.vertices = shoal_apps::kronecker_vertices(o.graph);
     in.edges = shoal_apps::kronecker_edge_count(o.graph);
   }
-  gb::check_fits_in_memory(in.vertices, in.edges, rank_count());
+  gb::check_fits_in_memory(in.vertices, in.edges, rank_count(), origin);
   if (in.vertices > shoal_baseline::max_vertices)
     throw shoal_apps::input_error(
-        fmt::format("--scale/--graph: {} vertices, more than the baseline's 2^32", in.vertices));
+        fmt::format("{}: {} vertices, more than the baseline's 2^32", origin, in.vertices));
   if (o.graph.root >= in.vertices)
     throw shoal_apps::input_error(fmt::format(
         "--root {}: no such vertex (the graph has {} vertices)", o.graph.root, in.vertices));
@@ -230,7 +232,8 @@ int run_with(const options& o, input& in) {
   const gb::search_results out = search_all(g, o, keys, all_edges);
   int ok = out.ok ? 1 : 0;
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (my_rank() == 0) shoal_apps::print_report(make_report(o, in, out, construction_s), o.json);
+  if (my_rank() == 0 && !shoal_apps::print_report(make_report(o, in, out, construction_s), o.json))
+    return 1;
   return ok == 1 ? 0 : 1;
 }
 

@@ -73,11 +73,11 @@ void collectively(const char* program, F&& fn) {
 }
 
 /// Prints the report on rank 0 (the job's shape: one core per rank; no runtime
-/// counters) and returns the exit status: 0 when validated, else 1.
+/// counters) and returns the exit status: 0 when validated and written, else 1.
 inline int print_rank0_report(shoal_apps::report& out, bool json) {
   out.set_shape(rank_count(), rank_count());
   out.set_stats(nlohmann::json::object());
-  shoal_apps::print_report(out, json);
+  if (!shoal_apps::print_report(out, json)) return 1;
   return out.validated() ? 0 : 1;
 }
 

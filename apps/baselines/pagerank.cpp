@@ -295,8 +295,8 @@ int run(int argc, char** argv) {
     shoal_apps::report r("pagerank", o.combining() ? "mpi-alltoallv-combining" : "mpi-alltoallv");
     r.set_shape(ranks, ranks);
     pr::fill_report(r, o.problem, out);
-    shoal_apps::print_report(r, o.json);
-    ok = r.validated() ? 1 : 0;
+    const bool written = shoal_apps::print_report(r, o.json);
+    ok = written && r.validated() ? 1 : 0;
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return ok == 1 ? 0 : 1;

@@ -23,6 +23,7 @@
 #include "bfs/plain/search_report.hpp"
 #include "bfs/search.hpp"
 #include "common/app.hpp"
+#include "common/plain/memory.hpp"
 #include "common/plain/progress.hpp"
 
 namespace shoal_apps {
@@ -41,23 +42,45 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// Throws input_error when the parent array (8 bytes a vertex, in the
+/// global heap) would not fit in --heap-mb: found before the input is spread
+/// and the CSR built, not by global_alloc after that work.
+void check_fits_in_heap(std::int64_t vertices, const std::string& origin) {
+  const shoal::config& c = shoal::current_config();
+  const double heap = static_cast<double>(c.heap_mb) * 1024.0 * 1024.0;
+  const int cores_here = shoal::cores() / shoal::ranks();
+  // Blocks are dealt round-robin: each core may hold one block more.
+  const double need = 8.0 * static_cast<double>(vertices) / shoal::ranks() +
+                      static_cast<double>(c.block_bytes) * cores_here;
+  if (need <= heap) return;
+  throw input_error(fmt::format(
+      "{}: a graph of {} vertices needs about {} of global heap per process for its parent "
+      "array, more than --heap-mb {} ({}); raise --heap-mb or use more processes{}",
+      origin, vertices, human_bytes(need), c.heap_mb, human_bytes(heap),
+      origin.starts_with("--graph") ? ", or number the vertices 0 .. vertices - 1 with no gaps"
+                                    : ""));
+}
+
 /// The input's shape; reads --graph into g_file_edges (every process).
 graph_shape load_input(const bfs_options& o) {
   graph_shape s;
   s.scale = o.graph.scale;
   s.edgefactor = o.graph.edgefactor;
   s.seed = o.graph.seed;
+  std::string origin = "--scale/--edgefactor";
   if (!o.graph.file.empty()) {
     edge_list list = read_graph_file(o.graph.file);
     s.from_file = true;
     s.vertices = list.vertices;
     s.edges = static_cast<std::int64_t>(list.edges.size());
+    origin = "--graph " + list.size_origin;
     g_file_edges = std::move(list.edges);
   } else {
     s.vertices = kronecker_vertices(o.graph);
     s.edges = kronecker_edge_count(o.graph);
   }
-  check_fits_in_memory(s.vertices, s.edges, shoal::ranks());
+  check_fits_in_memory(s.vertices, s.edges, shoal::ranks(), origin);
+  check_fits_in_heap(s.vertices, origin);
   if (o.graph.root >= s.vertices)
     throw input_error(fmt::format("--root {}: no such vertex (the graph has {} vertices)",
                                   o.graph.root, s.vertices));

@@ -32,6 +32,9 @@ struct uts_options {
   std::int64_t seed = 0;
   CLI::Option* tree_flag = nullptr;
   std::vector<CLI::Option*> custom;  // flags that describe a tree of one's own
+  std::vector<CLI::Option*> geometric_only;  // --shape, --gen-mx: no use to a binomial tree
+  std::vector<CLI::Option*> binomial_only;   // --q, --m: no use to a geometric tree
+  CLI::Option* shift_flag = nullptr;         // hybrid trees only
 };
 
 void declare_options(CLI::App& cmd, uts_options& o) {
@@ -54,6 +57,25 @@ void declare_options(CLI::App& cmd, uts_options& o) {
       cmd.add_option("--shift", p.shift, "hybrid: binomial from depth shift * gen_mx")
           ->capture_default_str(),
   };
+  o.geometric_only = {o.custom[1], o.custom[2]};
+  o.binomial_only = {o.custom[5], o.custom[6]};
+  o.shift_flag = o.custom[7];
+}
+
+/// Refuses a tree flag the chosen --type does not use (it would be ignored).
+void check_flags_apply(const uts_options& o, uts::tree_type type) {
+  std::vector<const CLI::Option*> unused;
+  if (type == uts::tree_type::binomial)
+    unused.insert(unused.end(), o.geometric_only.begin(), o.geometric_only.end());
+  if (type == uts::tree_type::geometric)
+    unused.insert(unused.end(), o.binomial_only.begin(), o.binomial_only.end());
+  if (type != uts::tree_type::hybrid) unused.push_back(o.shift_flag);
+  for (const CLI::Option* f : unused)
+    if (f->count() > 0)
+      throw input_error(
+          fmt::format("{}: does not apply to a {} tree (--type {}), so it would be "
+                      "ignored",
+                      f->get_name(), o.type, o.type));
 }
 
 /// The tree the command line asks for.
@@ -79,6 +101,7 @@ chosen_tree choose_custom(const uts_options& o) {
   if (!uts::parse_shape(o.shape, c.params.shape))
     throw input_error(
         fmt::format("--shape {}: unknown shape (linear, expdec, cyclic, fixed)", o.shape));
+  check_flags_apply(o, c.params.type);
   if (o.seed < 0 || o.seed > 0xffffffffLL)
     throw input_error(fmt::format("--seed {}: must be in [0, 4294967295] (4 bytes)", o.seed));
   c.params.seed = static_cast<std::uint32_t>(o.seed);

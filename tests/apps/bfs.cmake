@@ -99,3 +99,78 @@ shoal_app_test(bfs_no_search_key EXPECT 2 MAX_S 30
 shoal_app_test(bfs_no_search_key_2x1 NP 2 EXPECT 2 MAX_S 30
   REGEX "shoal bfs: error: the graph has no edge other than self-loops: no search key"
   COMMAND shoal-driver bfs --cores 1 --graph ${bfs_data}/loops_only.txt)
+
+# Hostile graph files (issue 16): every one ends with status 2 and a message
+# naming the file, the line and what was wrong; none is read as something else.
+set(bfs_hostile ${SHOAL_APP_TEST_DATA}/hostile)
+foreach(case
+    "banner_lower_case.mtx;banner_lower_case.mtx:1: unknown banner '%%matrixmarket': a Matrix Market file starts with \"%%MatrixMarket\""
+    "banner_leading_space.mtx;banner_leading_space.mtx:1: the Matrix Market banner must start in column 1"
+    "banner_misspelled.mtx;banner_misspelled.mtx:1: unknown banner '%%MatrixMarkt'"
+    "banner_line2.mtx;banner_line2.mtx:2: '%%MatrixMarket matrix coordinate pattern general' looks like a Matrix Market banner, which must be the first line"
+    "complex.mtx;complex.mtx:1: complex Matrix Market files are not supported"
+    "hermitian.mtx;hermitian.mtx:1: hermitian Matrix Market files are complex"
+    "entry_junk.mtx;entry_junk.mtx:3: malformed entry '1 2 junk': expected \"row column real-value\""
+    "pattern_with_value.mtx;pattern_with_value.mtx:3: malformed entry '1 2 5': expected \"row column\""
+    "symmetric_upper.mtx;symmetric_upper.mtx:4: entry \\(2, 3\\) above the diagonal"
+    "symmetric_not_square.mtx;symmetric_not_square.mtx:2: a symmetric matrix must be square, this one is 3 x 4"
+    "too_many_entries.mtx;too_many_entries.mtx:5: more entries than the 2 the size line \\(line 2\\) announces"
+    "edge_junk.txt;edge_junk.txt:2: malformed line '1 2 junk'"
+    "garbage.txt;garbage.txt:2: malformed line '\\\\x01\\\\x02\\\\xff\\\\x1b.31m 1': expected") # '.': a lone bracket would split the list wrongly
+  list(GET case 0 file)
+  list(GET case 1 re)
+  get_filename_component(name ${file} NAME_WE)
+  shoal_app_test(bfs_hostile_${name} EXPECT 2 MAX_S 10 REGEX "shoal bfs: error: [^ ]*${re}"
+    COMMAND shoal-driver bfs --cores 1 --graph ${bfs_hostile}/${file})
+endforeach()
+# One large id must be refused before the input is spread and the CSR built
+# (it took 38 s and 4 GB to reach "global heap exhausted"), naming its line.
+shoal_app_test(bfs_hostile_huge_id_heap EXPECT 2 MAX_S 10
+  REGEX "error: --graph [^ ]*huge_id.txt:3: vertex id 300000000: a graph of 300000001 vertices needs about [0-9.]+ GiB of global heap per process for its parent array, more than --heap-mb 1024"
+  COMMAND shoal-driver bfs --cores 1 --graph ${bfs_hostile}/huge_id.txt)
+# An id of 2^31 blames the file and line, not --scale/--edgefactor.
+shoal_app_test(bfs_hostile_id_2_31 EXPECT 2 MAX_S 10
+  REGEX "error: --graph [^ ]*id_2_31.txt:2: vertex id 2147483648: a graph of 2147483649 vertices"
+  COMMAND shoal-driver bfs --cores 1 --graph ${bfs_hostile}/id_2_31.txt)
+# A file without line ends ends at the line-length bound, not out of memory.
+shoal_app_test(bfs_hostile_dev_zero EXPECT 2 MAX_S 10
+  REGEX "error: /dev/zero:1: line longer than 65536 bytes"
+  COMMAND shoal-driver bfs --cores 1 --graph /dev/zero)
+shoal_app_test(bfs_hostile_directory EXPECT 2 MAX_S 10
+  REGEX "error: --graph [^ ]*hostile: is a directory, not a file"
+  COMMAND shoal-driver bfs --cores 1 --graph ${bfs_hostile})
+# A UTF-8 byte-order mark at the start is skipped (a 3-cycle: depth 1, 3 reached).
+shoal_app_test(bfs_hostile_bom EXPECT zero MAX_S 10
+  REGEX "\"depth\":1,\"edges\":3,\"reached\":3,\"root\":0.*${bfs_ok}"
+  COMMAND shoal-driver bfs --cores 1 --graph ${bfs_hostile}/bom.txt --root 0 --json)
+# A huge id is cut in the message, not echoed whole.
+# (60,000 digits: a longer line stops at the line-length bound first.)
+string(REPEAT "9" 60000 bfs_long_id)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/long_id.txt "0 1\n1 ${bfs_long_id}\n")
+shoal_app_test(bfs_hostile_long_id EXPECT 2 MAX_S 10
+  REGEX "long_id.txt:2: vertex id 9999999999999999999999999999999999999999\\.\\.\\. \\(60000 bytes\\) out of range \\[0, 1099511627775\\]\n"
+  COMMAND shoal-driver bfs --cores 1 --graph ${CMAKE_CURRENT_BINARY_DIR}/long_id.txt)
+# Flags: an empty file name, a file with generator flags, a negative root, seeds
+# outside 0 .. 2^64 - 1.
+shoal_app_test(bfs_hostile_empty_graph_name EXPECT 2 MAX_S 10
+  REGEX "shoal bfs: error: --graph: empty (file name|value)"
+  COMMAND sh -c "exec \"$0\" bfs --cores 1 --graph ''" $<TARGET_FILE:shoal-driver>)
+shoal_app_test(bfs_hostile_graph_and_scale EXPECT 2 MAX_S 10
+  REGEX "shoal bfs: error: --scale excludes --graph"
+  COMMAND shoal-driver bfs --cores 1 --graph ${bfs_data}/small.txt --scale 5)
+shoal_app_test(bfs_hostile_negative_root EXPECT 2 MAX_S 10
+  REGEX "shoal bfs: error: --root: Value -1 not in range 0 to 1099511627776"
+  COMMAND shoal-driver bfs --cores 1 --scale 5 --root -1)
+foreach(seed "18446744073709551616" "1e23" "-1")
+  shoal_app_test(bfs_hostile_seed_${seed} EXPECT 2 MAX_S 10
+    REGEX "shoal bfs: error: --seed: expected an integer 0 \\.\\. 18446744073709551615, got '${seed}'"
+    COMMAND shoal-driver bfs --cores 1 --scale 5 --seed ${seed})
+endforeach()
+# ulimit -v is a memory bound too: a message, not bad_alloc part way.
+shoal_app_test(bfs_hostile_ulimit_v EXPECT 2 MAX_S 20
+  REGEX "shoal bfs: error: --scale/--edgefactor: a graph of 4194304 vertices .* address-space limit \\(ulimit -v\\)"
+  COMMAND sh -c "ulimit -v 2500000 && exec \"$0\" bfs --cores 1 --scale 22" $<TARGET_FILE:shoal-driver>)
+# A report that cannot be written is an error, not a silent exit 0.
+shoal_app_test(bfs_hostile_stdout_full EXPECT 1 MAX_S 20
+  REGEX "shoal: error: cannot write the bfs report to standard output: No space left on device"
+  COMMAND sh -c "exec \"$0\" bfs --cores 1 --scale 8 --roots 2 --json > /dev/full" $<TARGET_FILE:shoal-driver>)

@@ -98,3 +98,28 @@ shoal_app_test(chma_bad_populate EXPECT 2 MAX_S 20
 shoal_app_test(chma_too_large EXPECT 2 MAX_S 20
   REGEX "shoal chma: error: --pool-size/--pool: a pool of 268435456 strings needs about .* more than this machine's"
   COMMAND shoal-driver chma --pool-size 268435456)
+
+# Hostile flags and pool files (issue 16): status 2 and a message naming them.
+shoal_app_test(chma_hostile_empty_pool_name EXPECT 2 MAX_S 20
+  REGEX "shoal chma: error: --pool: empty (file name|value)"
+  COMMAND sh -c "exec \"$0\" chma --cores 1 --pool ''" $<TARGET_FILE:shoal-driver>)
+shoal_app_test(chma_hostile_pool_dev_zero EXPECT 2 MAX_S 20
+  REGEX "shoal chma: error: /dev/zero:1: line longer than 65536 bytes"
+  COMMAND shoal-driver chma --cores 1 --pool /dev/zero)
+shoal_app_test(chma_hostile_pool_directory EXPECT 2 MAX_S 20
+  REGEX "shoal chma: error: --pool [^ ]*chma: is a directory, not a file"
+  COMMAND shoal-driver chma --cores 1 --pool ${chma_data})
+# -1 means "half the pool" inside; from the user it is refused, not taken so.
+shoal_app_test(chma_hostile_populate_negative EXPECT 2 MAX_S 20
+  REGEX "shoal chma: error: --populate: Value -1 not in range 0 to 268435456"
+  COMMAND shoal-driver chma --cores 1 --populate -1)
+shoal_app_test(chma_hostile_seed_negative EXPECT 2 MAX_S 20
+  REGEX "shoal chma: error: --seed: expected an integer 0 \\.\\. 18446744073709551615, got '-1'"
+  COMMAND shoal-driver chma --cores 1 --seed -1)
+# A UTF-8 byte-order mark is skipped, not taken as part of the first string.
+shoal_app_test(chma_pool_bom EXPECT zero MAX_S 20 REGEX "pool of 2 strings.*\"validated\":true"
+  COMMAND shoal-driver chma --cores 1 --pool ${chma_data}/pool_bom.txt --tasks 4 --length 10 --json)
+# A run that would take days is refused at once, not left to be killed.
+shoal_app_test(chma_hostile_too_many_steps EXPECT 2 MAX_S 20
+  REGEX "shoal chma: error: --tasks 1073741824 with --length 2147483647: 2\\.31e\\+18 steps, more than the 2\\^40"
+  COMMAND shoal-driver chma --cores 1 --tasks 1073741824 --length 2147483647)

@@ -84,3 +84,31 @@ shoal_app_test(pagerank_tolerance_zero EXPECT 2 MAX_S 10
 shoal_app_test(pagerank_iterations_zero EXPECT 2 MAX_S 10
   REGEX "--iterations: Value 0 not in range 1 to"
   COMMAND shoal-driver pagerank --cores 2 --iterations 0)
+
+# Matrix Market symmetry (issue 16): a symmetric file stores each undirected
+# edge once, below the diagonal, and stands for links both ways. The triangle
+# has 6 links, so every vertex ranks 1/3 (read as 3 links it would not).
+set(pr_hostile ${SHOAL_APP_TEST_DATA}/hostile)
+set(pr_third "0\\.33333333[0-9]*")
+shoal_app_test(pagerank_symmetric_mtx EXPECT zero MAX_S 10
+  REGEX "\"input_edges\":6,.*\"top_ranks\":..\"rank\":${pr_third},\"vertex\":[0-2]},{\"rank\":${pr_third},\"vertex\":[0-2]},{\"rank\":${pr_third},.*${pr_ok}"
+  COMMAND shoal-driver pagerank --cores 2 --graph ${pr_hostile}/triangle_symmetric.mtx --json)
+# Skew-symmetric: the path 1-2-3 stored as two entries, four links; the
+# middle vertex ranks first.
+shoal_app_test(pagerank_skew_symmetric_mtx EXPECT zero MAX_S 10
+  REGEX "\"input_edges\":4,.*\"top_ranks\":..\"rank\":0\\.4[0-9]*,\"vertex\":1}.*${pr_ok}"
+  COMMAND shoal-driver pagerank --cores 1 --graph ${pr_hostile}/path_skew.mtx --json)
+# Integer values are read (and ignored): a 3-cycle, every vertex 1/3.
+shoal_app_test(pagerank_integer_mtx EXPECT zero MAX_S 10
+  REGEX "\"input_edges\":3,.*\"rank\":${pr_third}.*${pr_ok}"
+  COMMAND shoal-driver pagerank --cores 1 --graph ${pr_hostile}/cycle_integer.mtx --json)
+# Flags: a file fixes the graph, so generator flags with it are refused.
+shoal_app_test(pagerank_graph_and_seed EXPECT 2 MAX_S 10
+  REGEX "shoal pagerank: error: --seed excludes --graph"
+  COMMAND shoal-driver pagerank --cores 1 --graph ${pr_hostile}/cycle_integer.mtx --seed 3)
+shoal_app_test(pagerank_empty_graph_name EXPECT 2 MAX_S 10
+  REGEX "shoal pagerank: error: --graph: empty (file name|value)"
+  COMMAND sh -c "exec \"$0\" pagerank --cores 1 --graph ''" $<TARGET_FILE:shoal-driver>)
+shoal_app_test(pagerank_huge_id EXPECT 2 MAX_S 10
+  REGEX "shoal pagerank: error: --graph [^ ]*huge_id.txt:3: vertex id 300000000: 300000001 vertices, more than the 2\\^30|--graph [^ ]*huge_id.txt:3: vertex id 300000000: a graph of"
+  COMMAND shoal-driver pagerank --cores 1 --graph ${pr_hostile}/huge_id.txt)

@@ -49,7 +49,7 @@ shoal_app_test(randomwalk_fault_caught_sequential EXPECT 1 MAX_S 20 REGEX "\"val
 
 # Bad input: a clear message naming the flag and exit status 2.
 shoal_app_test(randomwalk_bad_vertices EXPECT 2 MAX_S 20
-  REGEX "shoal randomwalk: error: --vertices 1: out of range; expected 2 \\.\\. 2147483648"
+  REGEX "shoal randomwalk: error: --vertices: Value 1 not in range 2 to 2147483648"
   COMMAND shoal-driver randomwalk --vertices 1)
 shoal_app_test(randomwalk_bad_length NP 2 EXPECT 2 MAX_S 20
   REGEX "shoal randomwalk: error: --length 0: out of range"
@@ -61,3 +61,14 @@ shoal_app_test(randomwalk_too_large EXPECT 2 MAX_S 20
   COMMAND shoal-driver randomwalk --scale 31 --edgefactor 64)
 shoal_app_test(randomwalk_bad_fault EXPECT 2 MAX_S 20 REGEX "--inject-fault 4096: no such walker"
   COMMAND shoal-driver randomwalk --scale 12 --inject-fault 4096)
+# --vertices 0 is refused, not taken as "use --scale" (issue 16).
+shoal_app_test(randomwalk_vertices_zero EXPECT 2 MAX_S 20
+  REGEX "shoal randomwalk: error: --vertices: Value 0 not in range 2 to 2147483648"
+  COMMAND shoal-driver randomwalk --vertices 0)
+shoal_app_test(randomwalk_seed_too_large EXPECT 2 MAX_S 20
+  REGEX "shoal randomwalk: error: --seed: expected an integer 0 \\.\\. 18446744073709551615, got '18446744073709551616'"
+  COMMAND shoal-driver randomwalk --seed 18446744073709551616)
+# A walk that would take days is refused at once, not left to be killed.
+shoal_app_test(randomwalk_too_many_steps EXPECT 2 MAX_S 20
+  REGEX "shoal randomwalk: error: --length 4294967295 with 131072 walkers \\(262144 vertices / 2\\): 5\\.63e\\+14 steps, more than the 2\\^40"
+  COMMAND shoal-driver randomwalk --length 4294967295)

@@ -78,3 +78,25 @@ shoal_app_test(uts_bad_number EXPECT 2 MAX_S 30 REGEX "--b0"
 shoal_app_test(uts_in_memory_heap_too_small EXPECT 1 MAX_S 30
   REGEX "global heap exhausted.*raise --heap-mb"
   COMMAND shoal-driver uts --tree T3 --impl in-memory --heap-mb 16 --cores 2)
+# Trees whose expected size is far past any run are refused at once (issue 16):
+# they ran until killed. The bound is 1e10 expected nodes.
+shoal_app_test(uts_geometric_fixed_too_large EXPECT 2 MAX_S 10
+  REGEX "shoal uts: error: --b0 4 with --gen-mx 40 \\(geometric \\(fixed\\).*\\): the expected tree has about 1\\.6[0-9]*e\\+24 nodes, more than the 1e\\+10"
+  COMMAND shoal-driver uts --cores 1 --type geometric --shape fixed --gen-mx 40 --b0 4)
+shoal_app_test(uts_geometric_b0_too_large EXPECT 2 MAX_S 10
+  REGEX "shoal uts: error: --b0 1000000000 with --gen-mx 6 .*: the expected tree has about [0-9.]+e\\+[0-9]+ nodes"
+  COMMAND shoal-driver uts --cores 1 --b0 1e9)
+shoal_app_test(uts_binomial_too_large EXPECT 2 MAX_S 10
+  REGEX "shoal uts: error: --b0 1000000000 with --q 0\\.24 and --m 4 .*: the expected tree has about 2\\.5e\\+10 nodes"
+  COMMAND shoal-driver uts --cores 1 --type binomial --b0 1e9 --q 0.24 --m 4)
+# A tree just under the bound's neighbourhood still runs: T1 as custom flags.
+shoal_app_test(uts_geometric_fixed_custom_runs EXPECT zero MAX_S 30
+  REGEX "\"nodes\":4130071.*\"validated\":true"
+  COMMAND shoal-driver uts --cores 1 --impl sequential --type geometric --shape fixed --gen-mx 10 --b0 4 --seed 19 --json)
+# A flag the tree type does not use is refused, not ignored.
+shoal_app_test(uts_flag_not_for_type EXPECT 2 MAX_S 10
+  REGEX "shoal uts: error: --q: does not apply to a geometric tree \\(--type geometric\\)"
+  COMMAND shoal-driver uts --cores 1 --q -1)
+shoal_app_test(uts_shape_not_for_binomial EXPECT 2 MAX_S 10
+  REGEX "shoal uts: error: --shape: does not apply to a binomial tree"
+  COMMAND shoal-driver uts --cores 1 --type binomial --shape fixed --q 0.2 --m 4)

@@ -14,8 +14,10 @@ namespace shoal_apps::bfs {
 
 /// Throws shoal_apps::input_error when a graph of `vertices` and `edges` would
 /// not fit in this machine's memory with `ranks` processes (an estimate of the
-/// bytes the app needs, compared with physical memory), naming the flag.
-void check_fits_in_memory(std::int64_t vertices, std::int64_t edges, int ranks);
+/// bytes the app needs, compared with physical memory), naming `origin`: the
+/// flags, or for a file what set its size ("--graph FILE:LINE: vertex id N").
+void check_fits_in_memory(std::int64_t vertices, std::int64_t edges, int ranks,
+                          const std::string& origin = "--scale/--edgefactor");
 
 /// `count` distinct search keys chosen at random (from `seed`) among vertices
 /// whose degree (self-loops excluded) is > 0, in a deterministic order. Fewer

@@ -21,14 +21,18 @@ constexpr double bytes_per_vertex = 8 + 5 * 8;
 
 }  // namespace
 
-void check_fits_in_memory(std::int64_t vertices, std::int64_t edges, int ranks) {
+void check_fits_in_memory(std::int64_t vertices, std::int64_t edges, int ranks,
+                          const std::string& origin) {
   const double need = bytes_per_edge * static_cast<double>(edges) +
                       bytes_per_vertex * static_cast<double>(vertices);
-  check_memory(need, 0.8,
-               fmt::format("--scale/--edgefactor: a graph of {} vertices and {} edges needs about "
-                           "{} over {} process{}",
-                           vertices, edges, human_bytes(need), ranks, ranks == 1 ? "" : "es"),
-               "lower --scale or --edgefactor");
+  const bool file = origin.starts_with("--graph");
+  check_memory(
+      need, 0.8,
+      fmt::format("{}: a graph of {} vertices and {} edges needs about {} over {} "
+                  "process{}",
+                  origin, vertices, edges, human_bytes(need), ranks, ranks == 1 ? "" : "es"),
+      file ? "vertex ids should be 0 .. vertices - 1 with no gaps"
+           : "lower --scale or --edgefactor");
 }
 
 namespace {

@@ -4,16 +4,23 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
+#include <istream>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
+#include "common/plain/text_input.hpp"
 
 namespace shoal_apps::chma {
+
+namespace {
+constexpr std::int64_t max_pool = std::int64_t{1} << 28;
+}  // namespace
 
 void add_chma_options(CLI::App& cmd, chma_options& o) {
   auto* size = cmd.add_option("--pool-size", o.pool_size,
@@ -22,12 +29,16 @@ void add_chma_options(CLI::App& cmd, chma_options& o) {
   cmd.add_option("--pool", o.pool_file,
                  "read the pool from FILE instead: one string per line, 1 .. 20 printable "
                  "ASCII characters")
+      ->check(file_name_check())
       ->excludes(size);
+  // -1 stands for "half the pool" inside; a user's -1 is refused, not taken as it.
   cmd.add_option("--populate", o.populate,
-                 "the map starts with the first N strings of the pool (default: half the pool)");
+                 "the map starts with the first N strings of the pool (default: half the pool)")
+      ->check(CLI::Range(std::int64_t{0}, max_pool));
   cmd.add_option("--tasks", o.tasks, "concurrent tasks (W)")->capture_default_str();
   cmd.add_option("--length", o.length, "steps of each task (L)")->capture_default_str();
   cmd.add_option("--seed", o.seed, "seed of the generated pool and of every task's inputs")
+      ->check(unsigned_64_check())
       ->capture_default_str();
   cmd.add_option("--inject-fault", o.corrupt_task,
                  "testing: this task inserts wrong strings (validation must fail)")
@@ -40,8 +51,6 @@ std::string chma_problem::describe() const {
 }
 
 namespace {
-
-constexpr std::int64_t max_pool = std::int64_t{1} << 28;
 
 /// String i of the generated pool: 2 .. 20 letters, an upper-case one then
 /// lower case (so no reverse is a pool string: rule (R)).
@@ -61,7 +70,7 @@ str_key generated_string(std::uint64_t seed, std::uint64_t i) {
 }
 
 /// Checks one line of a pool file; throws input_error with FILE:LINE.
-void check_line(const std::string& path, std::int64_t line, const std::string& s) {
+void check_line(const std::string& path, std::int64_t line, std::string_view s) {
   if (s.empty())
     throw input_error(
         fmt::format("{}:{}: empty line; each line must hold a string of 1 .. {} "
@@ -80,22 +89,16 @@ void check_line(const std::string& path, std::int64_t line, const std::string& s
                                   line, s.size(), max_chars));
 }
 
-std::vector<str_key> read_pool(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(fmt::format("--pool {}: cannot open the file", path));
+std::vector<str_key> read_pool_lines(line_reader& in) {
   std::vector<str_key> pool;
-  std::string s;
-  std::int64_t line = 0;
-  while (std::getline(in, s)) {
-    ++line;
-    if (!s.empty() && s.back() == '\r') s.pop_back();  // CRLF line ends
-    check_line(path, line, s);
+  std::string_view line;
+  while (in.next(line)) {
+    check_line(in.name(), in.number(), line);
     if (static_cast<std::int64_t>(pool.size()) >= max_pool)
-      throw input_error(fmt::format("{}:{}: more than {} strings", path, line, max_pool));
-    pool.push_back(make_key(s));
+      in.fail(fmt::format("more than {} strings", max_pool));
+    pool.push_back(make_key(line));
   }
-  if (in.bad()) throw input_error(fmt::format("--pool {}: read error", path));
-  if (pool.empty()) throw input_error(fmt::format("--pool {}: no strings in the file", path));
+  if (pool.empty()) throw input_error(fmt::format("--pool {}: no strings in the file", in.name()));
   return pool;
 }
 
@@ -127,6 +130,14 @@ void check_sizes(const chma_options& o, std::int64_t pool, int ranks) {
     throw input_error(fmt::format("--tasks {}: out of range; expected 1 .. 2^30", o.tasks));
   if (o.length < 1 || o.length > 0x7fffffffLL)
     throw input_error(fmt::format("--length {}: out of range; expected 1 .. 2147483647", o.length));
+  // Every step is replayed by the sequential reference: a run past the bound
+  // would take days, so it is refused rather than left to be killed.
+  const double steps = static_cast<double>(o.tasks) * static_cast<double>(o.length);
+  if (steps > 1099511627776.0)
+    throw input_error(
+        fmt::format("--tasks {} with --length {}: {:.3g} steps, more than the 2^40 (1.1e+12) a "
+                    "run may take; lower --tasks or --length",
+                    o.tasks, o.length, steps));
   if (o.populate < -1 || o.populate > pool)
     throw input_error(fmt::format("--populate {}: out of range; expected 0 .. {} (the pool's size)",
                                   o.populate, pool));
@@ -155,7 +166,8 @@ chma_problem make_problem(const chma_options& o, int ranks) {
     for (std::size_t i = 0; i < p.pool.size(); ++i) p.pool[i] = generated_string(o.seed, i);
   } else {
     p.pool_name = o.pool_file;
-    p.pool = read_pool(o.pool_file);
+    const std::unique_ptr<std::istream> in = open_input("--pool", o.pool_file);
+    p.pool = read_pool(*in, printable(o.pool_file, 200));
     check_sizes(o, static_cast<std::int64_t>(p.pool.size()), ranks);
   }
   const auto pool = static_cast<std::int64_t>(p.pool.size());
@@ -169,6 +181,17 @@ chma_problem make_problem(const chma_options& o, int ranks) {
   p.corrupt_task = o.corrupt_task;
   if (!o.pool_file.empty()) check_interleaving_rule(p);
   return p;
+}
+
+std::vector<str_key> read_pool(std::istream& in, const std::string& name) {
+  line_reader lines(in, name);
+  return read_pool_lines(lines);
+}
+
+std::vector<str_key> read_pool_buffer(const char* data, std::size_t size, const std::string& name) {
+  memory_buffer buffer(data, size);
+  std::istream in(&buffer);
+  return read_pool(in, name);
 }
 
 sequential_result run_sequential(const chma_problem& p, bool keep_keys) {

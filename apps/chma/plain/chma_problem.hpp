@@ -28,7 +28,9 @@
 // refused with FILE:LINE of both strings.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,14 @@ inline str_key faulty(const str_key& x) noexcept {
 /// Checks the options, reads or generates the pool and checks it; throws
 /// input_error naming the flag, or FILE:LINE for the pool file.
 chma_problem make_problem(const chma_options& o, int ranks);
+
+/// Reads a pool (one string of 1 .. max_chars printable ASCII characters a
+/// line; CRLF line ends and a leading UTF-8 byte-order mark allowed) from a
+/// stream or a buffer, without the runtime (tests, fuzz targets). Throws
+/// input_error "<name>:<line>: ..." for a bad line, a line over
+/// max_line_bytes, or an empty pool. Rule (R) is checked by make_problem.
+std::vector<str_key> read_pool(std::istream& in, const std::string& name);
+std::vector<str_key> read_pool_buffer(const char* data, std::size_t size, const std::string& name);
 
 /// A digest of a map's contents: the sum of key_hash over its keys (any
 /// order), with the number of keys and the accesses that built it.

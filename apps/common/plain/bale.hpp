@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
 #include "common/plain/mix.hpp"
@@ -56,6 +57,7 @@ inline void add_bale_options(CLI::App& cmd, bale_options& o, const std::string& 
                              request, max_requests_per_core))
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "seed of the random index streams (any 64-bit number)")
+      ->check(unsigned_64_check())
       ->capture_default_str();
   // Fault injection for the tests: the validation must catch it (exit 1).
   cmd.add_flag("--corrupt", o.corrupt, "spoil one result after the timed phase (tests)")->group("");

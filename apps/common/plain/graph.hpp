@@ -14,7 +14,9 @@
 // the union of the slices is always the same edge list.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -51,14 +53,35 @@ void kronecker_edges(const graph_options& o, std::int64_t first, std::int64_t la
 
 /// A graph read from a file: whitespace-separated "u v" pairs per line (lines
 /// starting with # or % are comments), or Matrix Market coordinate format
-/// (header "%%MatrixMarket matrix coordinate ...", 1-based ids, a size line,
-/// optional values ignored). Throws shoal_apps::input_error naming the file,
-/// the line and what was wrong (missing, unreadable, malformed, truncated,
-/// vertex id out of range or negative).
+/// (banner "%%MatrixMarket matrix coordinate pattern|integer|real
+/// general|symmetric|skew-symmetric" on line 1, 1-based ids, a size line,
+/// values checked and ignored). Throws shoal_apps::input_error naming the
+/// file, the line and what was wrong (missing, unreadable, a directory,
+/// malformed, a misplaced or misspelled banner, truncated, a line longer than
+/// max_line_bytes, vertex id out of range or negative).
 struct edge_list {
   std::int64_t vertices = 0;
+  /// The edges as stored; 0-based.
   std::vector<edge> edges;
+  /// A symmetric or skew-symmetric Matrix Market file: each stored edge
+  /// (u, v) with u != v also stands for (v, u) (add_mirrored_edges adds them;
+  /// an undirected consumer such as BFS need not).
+  bool symmetric = false;
+  /// What set the vertex count, for messages: "FILE:LINE: vertex id N" or
+  /// "FILE:LINE: the size line (R x C)".
+  std::string size_origin;
 };
+
+/// Reads `path` (the value of --graph; an empty name is refused).
 edge_list read_graph_file(const std::string& path);
+/// The same reader on a stream or a buffer (no runtime needed: for tests and
+/// fuzz targets); `name` starts every message.
+edge_list read_graph(std::istream& in, const std::string& name);
+edge_list read_graph_buffer(const char* data, std::size_t size, const std::string& name);
+
+/// Makes a symmetric list directed: appends (v, u) for every stored (u, v)
+/// with u != v, then clears `symmetric`. For consumers that follow links in
+/// one direction (PageRank).
+void add_mirrored_edges(edge_list& g);
 
 }  // namespace shoal_apps

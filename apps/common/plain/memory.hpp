@@ -24,9 +24,13 @@ inline double physical_bytes() {
 /// (three significant digits).
 std::string human_bytes(double bytes);
 
+/// This process's address-space limit (RLIMIT_AS, `ulimit -v`) in bytes; 0
+/// when there is none.
+double address_space_bytes();
+
 /// Throws input_error when a run needing `need` bytes on this machine would
-/// use more than `share` (a fraction, e.g. 0.8) of its physical memory;
-/// never when that memory is unknown. The message is `claim` (which names
+/// use more than `share` (a fraction, e.g. 0.8) of its physical memory or of
+/// the address-space limit; never when that memory is unknown. The message is `claim` (which names
 /// the flags and the need, e.g. "--elements 9: the arrays need 3 GiB"), then
 /// ", more than this machine's <memory> of memory", then "; <advice>" when
 /// `advice` is not empty. Set-up only (reads the machine once).

@@ -1,7 +1,9 @@
 #include "common/plain/report.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -67,10 +69,22 @@ std::string report::summary() const {
   return s;
 }
 
-void print_report(const report& r, bool json) {
+bool stdout_written(std::string_view what) {
+  // A full disk or a closed pipe shows only at the flush or in the error flag
+  // (errno then tells why, if the caller cleared it before writing).
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return true;
+  const int err = errno;
+  std::fprintf(stderr, "%s: error: cannot write %.*s to standard output: %s\n",
+               program_invocation_short_name, static_cast<int>(what.size()), what.data(),
+               err != 0 ? std::strerror(err) : "write error");
+  return false;
+}
+
+bool print_report(const report& r, bool json) {
   const std::string text = json ? r.to_json().dump() + "\n" : r.summary();
+  errno = 0;
   std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
+  return stdout_written(fmt::format("the {} report", r.app()));
 }
 
 double median(std::vector<double> v) {

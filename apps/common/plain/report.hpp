@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -60,8 +61,17 @@ class report {
   nlohmann::json stats_ = nlohmann::json::object();
 };
 
-/// Prints `r` on stdout: its JSON object (one line) when `json`, else its summary.
-void print_report(const report& r, bool json);
+/// Prints `r` on stdout: its JSON object (one line) when `json`, else its
+/// summary. Returns false, after a message on stderr, when the output could
+/// not be written (a full disk, a closed pipe): the caller must then exit
+/// non-zero, or the report is lost without a sign.
+[[nodiscard]] bool print_report(const report& r, bool json);
+
+/// Flushes stdout and checks it for a write error (clear errno before writing
+/// for the reason to be right); on one prints
+/// "<program>: error: cannot write <what> to standard output: <reason>" on
+/// stderr and returns false.
+[[nodiscard]] bool stdout_written(std::string_view what);
 
 /// Median of `v` (0 for an empty vector).
 double median(std::vector<double> v);

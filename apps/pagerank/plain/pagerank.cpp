@@ -9,22 +9,31 @@
 
 #include <fmt/format.h>
 
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
 
 namespace shoal_apps::pagerank {
 
 void add_pagerank_options(CLI::App& cmd, pagerank_options& o) {
-  cmd.add_option("--scale", o.graph.scale, "Kronecker graph of 2^scale vertices")
-      ->check(CLI::Range(1, 40))
-      ->capture_default_str();
-  cmd.add_option("--edgefactor", o.graph.edgefactor, "edges per vertex of the Kronecker graph")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  cmd.add_option("--seed", o.graph.seed, "seed of the Kronecker generator")->capture_default_str();
+  auto* scale = cmd.add_option("--scale", o.graph.scale, "Kronecker graph of 2^scale vertices")
+                    ->check(CLI::Range(1, 40))
+                    ->capture_default_str();
+  auto* edgefactor =
+      cmd.add_option("--edgefactor", o.graph.edgefactor, "edges per vertex of the Kronecker graph")
+          ->check(CLI::Range(1, 1024))
+          ->capture_default_str();
+  auto* seed = cmd.add_option("--seed", o.graph.seed, "seed of the Kronecker generator")
+                   ->check(unsigned_64_check())
+                   ->capture_default_str();
+  // A file fixes the graph: the generator's flags would be silently ignored.
   cmd.add_option("--graph", o.graph.file,
                  "read the graph from FILE (edge list \"u v\" per line, 0-based, or Matrix "
-                 "Market coordinate; each line a link u -> v) instead of generating it");
+                 "Market coordinate; each line a link u -> v) instead of generating it")
+      ->check(file_name_check())
+      ->excludes(scale)
+      ->excludes(edgefactor)
+      ->excludes(seed);
   cmd.add_option("--tolerance", o.tolerance,
                  "stop once the L1 norm of an iteration's change of the ranks (summing to 1) "
                  "is below this (> 0)")
@@ -74,21 +83,23 @@ void check_fits(std::int64_t vertices, std::int64_t edges, const memory_shape& m
 
 input_size size_input(const pagerank_options& o, const memory_shape& m) {
   input_size s;
+  std::string origin = "--scale";
   if (!o.graph.file.empty()) {
     edge_list list = read_graph_file(o.graph.file);
+    add_mirrored_edges(list);  // PageRank follows links one way: a symmetric entry is two
     s.vertices = list.vertices;
     s.edges = static_cast<std::int64_t>(list.edges.size());
     s.file_edges = std::move(list.edges);
-    check_fits(s.vertices, s.edges, m, "--graph " + o.graph.file);
+    origin = "--graph " + list.size_origin;
+    check_fits(s.vertices, s.edges, m, origin);
   } else {
     s.vertices = kronecker_vertices(o.graph);
     s.edges = kronecker_edge_count(o.graph);
     check_fits(s.vertices, s.edges, m, "--scale/--edgefactor");
   }
   if (s.vertices > (std::int64_t{1} << 30))
-    throw input_error(fmt::format("{}: {} vertices, more than the 2^30 this app takes",
-                                  o.graph.file.empty() ? "--scale" : "--graph " + o.graph.file,
-                                  s.vertices));
+    throw input_error(
+        fmt::format("{}: {} vertices, more than the 2^30 this app takes", origin, s.vertices));
   if (s.vertices == 0)
     throw input_error(fmt::format("--graph {}: the graph has no vertex", o.graph.file));
   return s;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
 
@@ -12,7 +13,9 @@ void add_permutation_options(CLI::App& cmd, permutation_options& o) {
   cmd.add_option("--elements", o.elements,
                  "N: elements of each of the data, perm and data_perm arrays, over all cores")
       ->capture_default_str();
-  cmd.add_option("--seed", o.seed, "seed of the data and perm permutations")->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed of the data and perm permutations")
+      ->check(unsigned_64_check())
+      ->capture_default_str();
 }
 
 void check_options(const permutation_options& o) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
 
 namespace shoal_apps::pointerchase {
@@ -24,7 +25,9 @@ void add_chase_options(CLI::App& cmd, chase_options& o) {
   cmd.add_option("--rounds", o.rounds,
                  "laps the token makes around the ring of all cores (one message per hop)")
       ->capture_default_str();
-  cmd.add_option("--seed", o.seed, "seed of the ring's random order")->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed of the ring's random order")
+      ->check(unsigned_64_check())
+      ->capture_default_str();
 }
 
 void check_options(const chase_options& o) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
 
@@ -15,6 +16,7 @@ void add_walk_options(CLI::App& cmd, walk_options& o) {
                     ->capture_default_str();
   cmd.add_option("--vertices", o.vertices,
                  "graph of exactly this many vertices (2 .. 2^31), instead of --scale")
+      ->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 31))
       ->excludes(scale);
   cmd.add_option("--edgefactor", o.edgefactor,
                  "undirected edges generated per vertex (each vertex's degree is at least this)")
@@ -22,6 +24,7 @@ void add_walk_options(CLI::App& cmd, walk_options& o) {
       ->capture_default_str();
   cmd.add_option("--length", o.length, "steps of each walk (L)")->capture_default_str();
   cmd.add_option("--seed", o.seed, "seed of the graph, the start vertices and every step")
+      ->check(unsigned_64_check())
       ->capture_default_str();
   cmd.add_option("--inject-fault", o.corrupt_walker,
                  "testing: send this walker astray on its first step (validation must fail)")
@@ -50,6 +53,11 @@ void check_graph_fits(std::int64_t vertices, std::int64_t edges, int ranks) {
 }
 }  // namespace
 
+namespace {
+/// The most steps (walkers x length) a run may take: hours on one core.
+constexpr double max_walk_steps = 1099511627776.0;  // 2^40
+}  // namespace
+
 walk_problem make_problem(const walk_options& o, int ranks) {
   constexpr std::int64_t max_vertices = std::int64_t{1} << 31;
   const std::int64_t v = o.vertices > 0 ? o.vertices : std::int64_t{1} << o.scale;
@@ -71,6 +79,14 @@ walk_problem make_problem(const walk_options& o, int ranks) {
                                   o.corrupt_walker, p.walkers));
   p.corrupt_walker = o.corrupt_walker;
   check_graph_fits(v, p.edges, ranks);
+  // Every step is checked again by the sequential reference: a run past the
+  // bound would take days, so it is refused rather than left to be killed.
+  const double steps = static_cast<double>(p.walkers) * static_cast<double>(p.length);
+  if (steps > max_walk_steps)
+    throw input_error(fmt::format(
+        "--length {} with {} walkers ({} vertices / 2): {:.3g} steps, more than the 2^40 "
+        "({:.3g}) a run may take; lower --length or --scale/--vertices",
+        o.length, p.walkers, v, steps, max_walk_steps));
   return p;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include <fmt/format.h>
 
@@ -79,7 +80,70 @@ std::string check_geometric(const tree_params& p) {
   return "";
 }
 
+/// b_d of tree_rules::branching, repeated here so the estimate needs no
+/// tree_rules (tree_params is below it).
+double expected_branching(const tree_params& p, std::int64_t depth) {
+  if (depth == 0) return p.b0;
+  const double d = static_cast<double>(depth);
+  const double g = p.gen_mx;
+  switch (p.shape) {
+    case tree_shape::expdec:
+      return p.b0 * std::pow(d, -std::log(p.b0) / std::log(g));
+    case tree_shape::cyclic:
+      return depth > 5 * std::int64_t{p.gen_mx}
+                 ? 0.0
+                 : std::pow(p.b0, std::sin(2.0 * std::numbers::pi * d / g));
+    case tree_shape::fixed:
+      return depth < p.gen_mx ? p.b0 : 0.0;
+    case tree_shape::linear:
+      break;
+  }
+  return p.b0 * (1.0 - d / g);
+}
+
+/// Mean of min(X, max_children), X geometric with mean b: the sum over
+/// k = 1 .. max_children of P(X >= k) = r^k, r = b / (1 + b).
+double mean_geometric_children(double b) {
+  if (!(b > 0)) return 0;
+  const double r = b / (1.0 + b);
+  return r == 1.0 ? max_children : r * (1.0 - std::pow(r, max_children)) / (1.0 - r);
+}
+
+/// The deepest level a geometric shape can reach (expdec has none).
+std::int64_t last_geometric_depth(const tree_params& p) {
+  switch (p.shape) {
+    case tree_shape::cyclic:
+      return 5 * std::int64_t{p.gen_mx};
+    case tree_shape::fixed:
+    case tree_shape::linear:
+      return p.gen_mx;
+    case tree_shape::expdec:
+      break;
+  }
+  return std::int64_t{1} << 40;
+}
+
 }  // namespace
+
+double expected_nodes(const tree_params& p) {
+  const double binomial_subtree = 1.0 / (1.0 - p.q * std::min(p.m, max_children));
+  if (p.type == tree_type::binomial) return 1.0 + std::floor(p.b0) * binomial_subtree;
+  // Level by level: nodes expected at depth d times their mean children.
+  const double shift_depth = p.type == tree_type::hybrid ? std::ceil(p.shift * p.gen_mx) : 1e300;
+  const std::int64_t last = last_geometric_depth(p);
+  constexpr std::int64_t max_steps = std::int64_t{1} << 22;
+  double total = 0;
+  double level = 1;
+  std::int64_t d = 0;
+  for (; d <= last && d < max_steps; ++d) {
+    if (static_cast<double>(d) >= shift_depth) return total + level * binomial_subtree;
+    total += level;
+    if (total > 1e30 || level < 1e-12) return total;
+    level *= mean_geometric_children(expected_branching(p, d));
+  }
+  // A very deep tree: count the levels not walked at the last level's size.
+  return d > last ? total : total + level * static_cast<double>(last - d + 1);
+}
 
 const std::vector<named_tree>& named_trees() {
   static const std::vector<named_tree> trees = make_named_trees();
@@ -107,7 +171,21 @@ std::string check_params(const tree_params& p) {
     std::string why = check_binomial(p);
     if (!why.empty()) return why;
   }
-  if (uses_geometric(p)) return check_geometric(p);
+  if (uses_geometric(p)) {
+    std::string why = check_geometric(p);
+    if (!why.empty()) return why;
+  }
+  // Geometric trees have no q * m < 1 rule: their size follows b0 and gen_mx.
+  const double nodes = expected_nodes(p);
+  if (nodes > max_expected_nodes) {
+    const bool binomial = p.type == tree_type::binomial;
+    return fmt::format(
+        "{} ({}): the expected tree has about {:.3g} nodes, more than the {:.0e} a run may "
+        "search (the largest named tree, T1XL, has 1.6e9); lower {}",
+        binomial ? fmt::format("--b0 {} with --q {} and --m {}", p.b0, p.q, p.m)
+                 : fmt::format("--b0 {} with --gen-mx {}", p.b0, p.gen_mx),
+        describe(p), nodes, max_expected_nodes, binomial ? "--b0, --q or --m" : "--b0 or --gen-mx");
+  }
   return "";
 }
 

@@ -75,7 +75,17 @@ const named_tree* find_named_tree(const std::string& name);
 /// "T1, T2, ..." for messages.
 std::string named_tree_list();
 
-/// Why `p` cannot be searched (naming the flag), or "" when it can.
+/// The expected number of nodes of a tree with `p` (the mean of each
+/// level's child count, capped at max_children, summed level by level); may
+/// be +inf or huge. `p` must pass the other checks of check_params.
+double expected_nodes(const tree_params& p);
+
+/// The largest expected tree a run may search: six times T1XL, about ten
+/// minutes on one core; larger ones would run for hours or never end.
+inline constexpr double max_expected_nodes = 1e10;
+
+/// Why `p` cannot be searched (naming the flag), or "" when it can; this
+/// includes an expected size over max_expected_nodes.
 std::string check_params(const tree_params& p);
 
 /// Parses a type or shape name; false when unknown.
