@@ -179,10 +179,8 @@ bool names_an_app(CLI::App& cli, const std::string& word) {
     if (sub->get_name() == word) return true;
     known += " " + sub->get_name();
   }
-  if (shoal::myrank() == 0)
-    std::fprintf(stderr, "shoal: error: unknown app '%s' (known:%s; see shoal --help)\n",
-                 word.c_str(), known.c_str());
-  return false;
+  shoal::leave_job(
+      fmt::format("shoal: error: unknown app '{}' (known:{}; see shoal --help)", word, known), 2);
 }
 
 int run_driver(int argc, char** argv) {
@@ -204,11 +202,12 @@ int run_driver(int argc, char** argv) {
     return shoal::myrank() == 0 ? cli.exit(e) : 0;
   } catch (const CLI::ParseError& e) {
     // A refused command line exits 2, named like other bad input.
+    // Every rank leaves: rank 0 prints each different message once, and a
+    // rank alone in its error ends the job instead of hanging it.
     const bool app_named = argc > 1 && argv[1][0] != '-';
-    if (shoal::myrank() == 0)
-      std::fprintf(stderr, "shoal%s%s: error: %s\n", app_named ? " " : "", app_named ? argv[1] : "",
-                   e.what());
-    return 2;
+    shoal::leave_job(fmt::format("shoal{}{}: error: {}", app_named ? " " : "",
+                                 app_named ? argv[1] : "", e.what()),
+                     2);
   }
   if (suite->parsed()) return run_suite(apps, suite_json);
   for (const command& c : commands) {

@@ -56,6 +56,11 @@ struct config {
   /// (e.g. "future #3", "barrier", "delegate::call to core #2"). A core that
   /// computes is never idle, so a long computation never trips it. 0 = off.
   int watchdog_s = 60;
+  /// --join-s, in [1, 86400]: how long a rank of a job of several processes
+  /// waits for the others at start-up (MPI_Init and the start-up checks) and
+  /// at exit (every rank leaves together) before it ends the job, naming the
+  /// ranks that did not come.
+  int join_s = 30;
   /// --stats: print runtime counters at finalize.
   bool stats = false;
   /// --verbose: print the effective configuration at init.

@@ -90,7 +90,12 @@ constexpr std::array int_options{
     make_int_option<&config::watchdog_s, 0, 86400>(
         "watchdog-s", rule::none,
         "end a job whose cores all wait without progress for this many s, naming each "
-        "core's wait (0 = off)"),
+        "core's wait (0 = off); in a job of several processes also how long a silent "
+        "rank (stopped, unreachable) may go unheard"),
+    make_int_option<&config::join_s, 1, 86400>(
+        "join-s", rule::none,
+        "how long a rank waits for the others at start-up and at exit before it ends the job "
+        "naming the missing ranks"),
 };
 
 constexpr std::array bool_options{

@@ -95,6 +95,10 @@ std::exception_ptr run_root(const inline_task& root) {
   SHOAL_CHECK(g_rt != nullptr, "shoal::run() called before shoal::init()");
   SHOAL_CHECK(!g_info.running, "shoal::run() called while the runtime is already running");
   runtime_state& rt = *g_rt;
+  // Counted over the process's life (init/finalize cycles too): a peer that
+  // left after fewer runs ends the job here rather than hanging this one.
+  static std::uint64_t runs_started = 0;
+  current_transport()->note_run_started(++runs_started);
   // Relaxed (were seq_cst): no core thread runs yet; starting them below
   // orders these stores before all their reads.
   rt.root_done.store(false, std::memory_order_relaxed);
@@ -157,7 +161,8 @@ void setup(const config& cfg) {
   SHOAL_CHECK(g_rt == nullptr, "shoal::init() called twice without finalize()");
   auto rt = std::make_unique<runtime_state>();
   rt->cfg = cfg;
-  transport& net = obtain_transport(cfg.transport);
+  transport& net = obtain_transport(cfg.transport, cfg.join_s);
+  net.watch_peers(cfg.watchdog_s, cfg.join_s);
   check_job_consistency(net, cfg);
   g_info = process_info{};
   ++g_init_epoch;
