@@ -714,7 +714,7 @@ TEST_F(worker_limit_deaths, CapDeadlockIsReportedNotMistakenForQuiescence) {
         });
         std::_Exit(0);
       },
-      ::testing::ExitedWithCode(1),
+      ::testing::ExitedWithCode(shoal::exit_status::fatal),
       "deadlock: 1 tasks wait for a worker.*raise --max-workers-per-core");
 }
 

@@ -8,7 +8,9 @@
 #include "shoal/global_completion_event.hpp"
 #include "shoal/stats.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
 #include <memory>
 #include <string_view>
 #include <thread>
@@ -156,14 +158,14 @@ teardown_report last_teardown() noexcept {
 
 namespace {
 
-void setup(const config& cfg) {
+void setup(const config& cfg, const std::vector<std::string>& args) {
   using namespace detail;
   SHOAL_CHECK(g_rt == nullptr, "shoal::init() called twice without finalize()");
   auto rt = std::make_unique<runtime_state>();
   rt->cfg = cfg;
   transport& net = obtain_transport(cfg.transport, cfg.join_s);
   net.watch_peers(cfg.watchdog_s, cfg.join_s);
-  check_job_consistency(net, cfg);
+  check_job_consistency(net, cfg, args);
   g_info = process_info{};
   ++g_init_epoch;
   g_info.rank = net.rank();
@@ -208,14 +210,16 @@ void init(int& argc, char** argv) {
     std::fflush(stderr);
     std::_Exit(2);
   }
-  setup(cfg);
+  // The application's arguments (shoal's flags removed): every rank must
+  // have the same, or it would silently run with rank 0's values.
+  setup(cfg, std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
 }
 
 void init(const config& cfg) {
   config c = cfg;
   c.resolve();
   c.validate();
-  setup(c);
+  setup(c, {});
 }
 
 global_completion_event& default_gce() noexcept { return *detail::g_rt->default_gce; }

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace shoal::detail {
 
@@ -138,8 +139,10 @@ std::unique_ptr<transport> make_mpi_transport(int join_s);
 std::uint64_t build_fingerprint();
 
 /// Checks that every rank runs the same binary with the same job-shaping
-/// configuration (cores, heap, block and buffer sizes); otherwise every rank
-/// exits with status 2 and rank 0 says which rank differs in what.
-void check_job_consistency(transport& t, const config& cfg);
+/// configuration (cores, heap, block and buffer sizes) and the same
+/// application arguments `args` (a hash of them travels); otherwise every
+/// rank exits with status 2, rank 0 says which rank differs in what, and
+/// ranks with other arguments show theirs.
+void check_job_consistency(transport& t, const config& cfg, const std::vector<std::string>& args);
 
 }  // namespace shoal::detail
