@@ -5,17 +5,19 @@
 #include "shoal/runtime.hpp"
 
 #include "shoal/detail/aggregator.hpp"
+#include "shoal/exit_status.hpp"
 #include "shoal/global_completion_event.hpp"
 #include "shoal/stats.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <string>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "runtime/progress_thread.hpp"
@@ -111,19 +113,20 @@ std::exception_ptr run_root(const inline_task& root) {
     runtime_state* rt;
   } frame{root, &rt};
   root_frame* fp = &frame;
-  if (g_info.rank == 0) rt.schedulers[0]->spawn_private(inline_task::make([fp] {
-    try {
-      fp->task();
-    } catch (...) {
-      fp->rt->root_error = std::current_exception();
-    }
-    {
-      lock_guard lock(fp->rt->root_mu);
-      // Release: root_error is written before wait_*() reads root_done.
-      fp->rt->root_done.store(true, std::memory_order_release);
-    }
-    fp->rt->root_cv.notify_one();
-  }));
+  if (g_info.rank == 0)
+    rt.schedulers[0]->spawn_private(inline_task::make([fp] {
+      try {
+        fp->task();
+      } catch (...) {
+        fp->rt->root_error = std::current_exception();
+      }
+      {
+        lock_guard lock(fp->rt->root_mu);
+        // Release: root_error is written before wait_*() reads root_done.
+        fp->rt->root_done.store(true, std::memory_order_release);
+      }
+      fp->rt->root_cv.notify_one();
+    }));
   // The root runs on rank 0 only. Relaxed (was seq_cst): this thread alone
   // reads it, and the core threads start after.
   if (g_info.rank != 0) rt.root_done.store(true, std::memory_order_relaxed);
@@ -158,6 +161,32 @@ teardown_report last_teardown() noexcept {
 
 namespace {
 
+}  // namespace
+
+// Threads made without an explicit size (ours, MPI's, the C++ library's)
+// get RLIMIT_STACK as their stack, and so does the main thread: under
+// `ulimit -s 16` the process died by SIGSEGV with no message, at random,
+// often before main(). Checked as the program starts (a constructor that
+// runs before other initialisers) and refused with a message.
+constexpr rlim_t min_stack_limit = rlim_t{1} << 20;
+
+[[gnu::constructor(101)]] void check_stack_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_STACK, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return;
+  if (r.rlim_cur >= min_stack_limit) return;
+  char msg[200];
+  const int n = std::snprintf(msg, sizeof msg,
+                              "shoal: error: the stack size limit (ulimit -s) is %llu KiB; shoal's "
+                              "threads need at least %llu KiB: raise it (ulimit -s 8192)\n",
+                              static_cast<unsigned long long>(r.rlim_cur >> 10),
+                              static_cast<unsigned long long>(min_stack_limit >> 10));
+  ssize_t ignored = write(STDERR_FILENO, msg, static_cast<std::size_t>(n));
+  (void)ignored;
+  _exit(exit_status::usage);
+}
+
+namespace {
+
 void setup(const config& cfg, const std::vector<std::string>& args) {
   using namespace detail;
   SHOAL_CHECK(g_rt == nullptr, "shoal::init() called twice without finalize()");
@@ -178,15 +207,18 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
   g_rt->heap = std::make_unique<global_heap>(static_cast<std::size_t>(cfg.heap_mb) << 20, cfg.cores,
                                              static_cast<std::size_t>(cfg.block_bytes));
   if (net.ranks() > 1)
-    g_rt->net = std::make_unique<network>(
-        net, static_cast<std::size_t>(cfg.network_bytes), 4,
-        static_cast<std::size_t>(cfg.cores) * static_cast<std::size_t>(cfg.buffers_per_core) *
-            static_cast<std::size_t>(cfg.aggregation_bytes));
+    g_rt->net = std::make_unique<network>(net, static_cast<std::size_t>(cfg.network_bytes), 4,
+                                          static_cast<std::size_t>(cfg.cores) *
+                                              static_cast<std::size_t>(cfg.buffers_per_core) *
+                                              static_cast<std::size_t>(cfg.aggregation_bytes));
   build_cores(*g_rt);
   make_event_table(cfg.cores);
   g_rt->default_gce.reset(global_completion_event::make_default());
   reset_barrier(cfg.cores);
   install_overflow_handler(static_cast<std::size_t>(cfg.stack_kb) * 1024);
+  if (g_info.rank == 0)
+    for (const std::string& w : config::unknown_env(environ))
+      std::fprintf(stderr, "shoal: warning: %s\n", w.c_str());
   if (cfg.verbose && g_info.rank == 0)
     std::fprintf(stderr, "shoal: configuration (%d ranks, transport %s)\n%s", net.ranks(),
                  net.name(), cfg.describe().c_str());

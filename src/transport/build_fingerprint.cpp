@@ -61,7 +61,7 @@ void check_job_consistency(transport& t, const config& cfg, const std::vector<st
     std::uint64_t binary, arguments;
     std::int64_t cores, heap_mb, block_bytes, aggregation_bytes, network_bytes;
   };
-  const shape mine{build_fingerprint(), hash_arguments(args), cfg.cores,       cfg.heap_mb,
+  const shape mine{build_fingerprint(), hash_arguments(args),  cfg.cores,        cfg.heap_mb,
                    cfg.block_bytes,     cfg.aggregation_bytes, cfg.network_bytes};
   std::vector<shape> all(static_cast<std::size_t>(t.ranks()));
   t.allgather(&mine, all.data(), sizeof(shape));
@@ -109,6 +109,5 @@ void check_job_consistency(transport& t, const config& cfg, const std::vector<st
   t.barrier();  // let every rank print before anyone tears the job down
   t.abort(2);
 }
-
 
 }  // namespace shoal::detail

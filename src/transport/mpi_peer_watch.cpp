@@ -102,7 +102,7 @@ void mpi_peer_watch::start(int silent_s, int join_s) {
 void mpi_peer_watch::note_run_started(std::uint64_t runs) {
   // Relaxed: a counter the thread reads on its next pass; nothing else hangs on it.
   runs_.store(runs, std::memory_order_relaxed);
-  judge();  // a peer that left before this run ends the job now, not a period later
+  judge(false);  // a peer that left before this run ends the job now, not a period later
 }
 
 void mpi_peer_watch::loop() {
@@ -111,7 +111,7 @@ void mpi_peer_watch::loop() {
     const auto period = period_for(silent_s_);
     lock.unlock();
     exchange();
-    judge();
+    judge(true);
     lock.lock();
     wake_.wait_for(lock, period, [this] { return stop_; });
   }
@@ -149,7 +149,7 @@ void mpi_peer_watch::exchange() {
   }
 }
 
-void mpi_peer_watch::judge() {
+void mpi_peer_watch::judge(bool silences) {
   const auto now = clock::now();
   const std::uint64_t runs = runs_.load(std::memory_order_relaxed);  // see note_run_started
   std::string lost;
@@ -166,12 +166,14 @@ void mpi_peer_watch::judge() {
             "make the same calls (run the same command line on every rank)",
             p, runs_text(d.runs), reason_of(p, d.status, d.why), rank_, runs);
         status = d.status > 0 ? d.status : exit_status::usage;
-      } else if (!d.left && !heard_[i] && now - started_ > std::chrono::seconds(join_s_)) {
+      } else if (!silences || d.left) {
+        continue;  // heard_ and last_seen_ belong to the thread
+      } else if (!heard_[i] && now - started_ > std::chrono::seconds(join_s_)) {
         lost = fmt::format(
             "rank {} never answered within {} s (--join-s): it is not a shoal process of this "
             "job, or it exited or stopped before start-up",
             p, join_s_);
-      } else if (!d.left && heard_[i] && silent_s_ > 0 &&
+      } else if (heard_[i] && silent_s_ > 0 &&
                  now - last_seen_[i] > std::chrono::seconds(silent_s_)) {
         lost = fmt::format(
             "rank {} has not answered for {} s (--watchdog-s): its process is stopped, hung "

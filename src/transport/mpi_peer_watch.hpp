@@ -79,7 +79,9 @@ class mpi_peer_watch {
 
   void loop();
   void exchange();  // sends heartbeats, receives what arrived
-  void judge();     // ends the job when a peer is lost
+  /// Ends the job when a peer is lost: departed after fewer runs, or (with
+  /// `silences`, the thread only) never heard or silent too long.
+  void judge(bool silences);
   void send_leave(int status, const std::string& why);
   bool everyone_left();
   [[noreturn]] void end_job(const std::string& what, int status);
@@ -95,10 +97,10 @@ class mpi_peer_watch {
   std::vector<MPI_Request> leaves_;
   std::vector<char> leave_message_;
 
-  std::mutex state_mu_;                  // guards departed_, leaving_, the limits
-  std::condition_variable wake_;         // with state_mu_: stop and leave are prompt
-  std::vector<departure> departed_;      // by rank
-  bool leaving_ = false;                 // this rank has sent its leave
+  std::mutex state_mu_;              // guards departed_, leaving_, the limits
+  std::condition_variable wake_;     // with state_mu_: stop and leave are prompt
+  std::vector<departure> departed_;  // by rank
+  bool leaving_ = false;             // this rank has sent its leave
   bool stop_ = false;
   int silent_s_ = 0;
   int join_s_ = 30;

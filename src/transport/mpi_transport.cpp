@@ -1,9 +1,9 @@
 // The MPI transport: with mpi_peer_watch.cpp (liveness and departure), the
 // only files of shoal that include <mpi.h>.
-#include "transport/transport.hpp"
-
 #include "shoal/detail/thread_safety.hpp"
 #include "shoal/exit_status.hpp"
+
+#include "transport/transport.hpp"
 
 #ifdef SHOAL_HAVE_MPI
 
@@ -146,9 +146,7 @@ class mpi_transport final : public transport {
     left_ = true;
     if (watch_ != nullptr) watch_->leave(status, why);
   }
-  [[noreturn]] void abort(int status) noexcept override {
-    abort_mpi_job(mu_, status);
-  }
+  [[noreturn]] void abort(int status) noexcept override { abort_mpi_job(mu_, status); }
 
   ~mpi_transport() override {
     for (char* p : owned_) std::free(p);
@@ -278,9 +276,8 @@ class mpi_transport final : public transport {
   }
 
   void post_receive(int i) {
-    MPI_Irecv(recv_buffers_[static_cast<std::size_t>(i)], static_cast<int>(max_bytes_),
-              MPI_BYTE, MPI_ANY_SOURCE, message_tag, comm_,
-              &recv_requests_[static_cast<std::size_t>(i)]);
+    MPI_Irecv(recv_buffers_[static_cast<std::size_t>(i)], static_cast<int>(max_bytes_), MPI_BYTE,
+              MPI_ANY_SOURCE, message_tag, comm_, &recv_requests_[static_cast<std::size_t>(i)]);
     posted_.push_back(i);
   }
 

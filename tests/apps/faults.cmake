@@ -69,3 +69,4 @@ shoal_app_test(faults_segv_signal_ends_the_job EXPECT nonzero MAX_S 30
   REGEX "fatal on rank 1: signal SIGSEGV sent by process [0-9]+"
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh SEGV 2
           ${SHOAL_MPIEXEC} -np 2 ${shoal_exe} ${long_run})
+

@@ -45,12 +45,9 @@
 //       job must end within seconds naming rank K (and its reason), not hang.
 #include "shoal/shoal.hpp"
 
-#include <sys/resource.h>
-
-#include <csignal>
-
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +56,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/resource.h>
 
 namespace {
 
@@ -186,7 +185,9 @@ int children_of(std::uint64_t key, int depth) {
   return depth >= limit ? 0 : static_cast<int>((key >> 8) % 4);
 }
 
-std::uint64_t child_key(std::uint64_t key, int i) { return mix(key * 31 + static_cast<std::uint64_t>(i) + 1); }
+std::uint64_t child_key(std::uint64_t key, int i) {
+  return mix(key * 31 + static_cast<std::uint64_t>(i) + 1);
+}
 
 std::uint64_t seed_key(int run, int core, int s) {
   return mix((static_cast<std::uint64_t>(run) << 40) ^ (static_cast<std::uint64_t>(core) << 20) ^
