@@ -148,6 +148,7 @@ std::exception_ptr run_root(const inline_task& root) {
   // otherwise a fast rank's next root could send to cores still finishing
   // this run, which would then run next-run messages in this one.
   if (rt.net != nullptr) rt.net->with_transport([](transport& t) { t.barrier(); });
+  current_transport()->note_run_ended();
   g_info.running = false;
   record_teardown(rt);
   return rt.root_error;
@@ -159,9 +160,7 @@ teardown_report last_teardown() noexcept {
 
 }  // namespace detail
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // Threads made without an explicit size (ours, MPI's, the C++ library's)
 // get RLIMIT_STACK as their stack, and so does the main thread: under

@@ -99,9 +99,15 @@ void mpi_peer_watch::start(int silent_s, int join_s) {
   thread_ = std::thread([this] { loop(); });
 }
 
+void mpi_peer_watch::note_run_ended() {
+  // Relaxed: read by this thread's leave() (same thread) and nothing else.
+  in_run_.store(false, std::memory_order_relaxed);
+}
+
 void mpi_peer_watch::note_run_started(std::uint64_t runs) {
   // Relaxed: a counter the thread reads on its next pass; nothing else hangs on it.
   runs_.store(runs, std::memory_order_relaxed);
+  in_run_.store(true, std::memory_order_relaxed);
   judge(false);  // a peer that left before this run ends the job now, not a period later
 }
 
@@ -162,7 +168,7 @@ void mpi_peer_watch::judge(bool silences) {
       if (p == rank_) continue;
       if (d.left && d.runs < runs) {
         lost = fmt::format(
-            "rank {} left the job after {} ({}), while rank {} started run {}: every rank must "
+            "rank {} left the job after {} ({}), while rank {} is in run {}: every rank must "
             "make the same calls (run the same command line on every rank)",
             p, runs_text(d.runs), reason_of(p, d.status, d.why), rank_, runs);
         status = d.status > 0 ? d.status : exit_status::usage;
@@ -207,7 +213,10 @@ void mpi_peer_watch::send_leave(int status, const std::string& why) {
   auto* m = reinterpret_cast<control_message*>(leave_message_.data());
   m->kind = leave_kind;
   m->status = status;
-  m->runs = runs_.load(std::memory_order_relaxed);  // see note_run_started
+  // Runs finished: a rank that leaves in the middle of run k has finished
+  // k - 1, so peers inside run k see at once that it will not finish it.
+  const std::uint64_t started = runs_.load(std::memory_order_relaxed);  // see note_run_started
+  m->runs = in_run_.load(std::memory_order_relaxed) ? started - 1 : started;
   const std::size_t n = std::min(why.size(), why_bytes - 1);
   std::memcpy(m->why, why.data(), n);
   m->why[n] = '\0';
@@ -242,9 +251,12 @@ void mpi_peer_watch::leave(int status, const std::string& why) {
     }
     if (clock::now() - since > std::chrono::seconds(join_s)) {
       std::string missing;
-      for (int p = 0; p < ranks_; ++p)
-        if (p != rank_ && !departed_[static_cast<std::size_t>(p)].left)
-          missing += fmt::format("{}{}", missing.empty() ? "" : ", ", p);
+      {
+        std::lock_guard lock(state_mu_);
+        for (int p = 0; p < ranks_; ++p)
+          if (p != rank_ && !departed_[static_cast<std::size_t>(p)].left)
+            missing += fmt::format("{}{}", missing.empty() ? "" : ", ", p);
+      }
       end_job(fmt::format("{}; rank(s) {} did not finish within {} s (--join-s) after this rank "
                           "left: every rank must make the same calls",
                           reason_of(rank_, status, why), missing, join_s),

@@ -9,7 +9,7 @@
 // - heartbeat: a small message to every peer every `period` (a tenth of the
 //   silence limit, 20-500 ms), sent only when the previous one to that peer
 //   has gone out (at most one in flight per peer);
-// - leave(runs, status, why): the sender's last message; after it the sender
+// - leave(runs finished, status, why): the sender's last message; after it the sender
 //   sends nothing more, so a rank that has seen every peer's leave has
 //   received all they sent and may call MPI_Finalize.
 // A thread of this class drains the messages and judges, every period:
@@ -17,8 +17,9 @@
 //   this job, or it exited or stopped before start-up);
 // - a peer heard from, then silent for silent_s (when > 0): named (stopped,
 //   hung outside shoal, or unreachable);
-// - a peer that left after fewer runs than this rank started: named with its
-//   reason (the ranks did not make the same calls).
+// - a peer that left having finished fewer runs than this rank started:
+//   named with its reason (the ranks did not make the same calls, or it
+//   exited in the middle of a run).
 // The thread takes the transport's MPI lock for each MPI call, so the
 // process still makes one MPI call at a time (MPI_THREAD_SERIALIZED).
 #pragma once
@@ -58,8 +59,9 @@ class mpi_peer_watch {
 
   /// Starts the thread, or retunes its limits (a later init()).
   void start(int silent_s, int join_s);
-  /// See transport::note_run_started.
+  /// See transport::note_run_started / note_run_ended.
   void note_run_started(std::uint64_t runs);
+  void note_run_ended();
   /// Called while waiting (since `since`) for a collective named `what`:
   /// ends the job when a peer has left and the collective has not finished
   /// within a grace time after (that peer will never join it).
@@ -105,6 +107,7 @@ class mpi_peer_watch {
   int silent_s_ = 0;
   int join_s_ = 30;
   std::atomic<std::uint64_t> runs_{0};  // started by this rank
+  std::atomic<bool> in_run_{false};     // between note_run_started and note_run_ended
   std::thread thread_;
 };
 

@@ -141,6 +141,9 @@ class mpi_transport final : public transport {
   void note_run_started(std::uint64_t runs) override {
     if (watch_ != nullptr) watch_->note_run_started(runs);
   }
+  void note_run_ended() override {
+    if (watch_ != nullptr) watch_->note_run_ended();
+  }
   void leave(int status, const std::string& why) override {
     if (left_) return;
     left_ = true;

@@ -16,7 +16,7 @@
 //   peer and ends the job, naming the rank, when a peer stays silent for the
 //   watchdog time (a stopped process, a lost link). A process that exits
 //   announces its departure (leave(), or at exit) with how many runs it
-//   started; a peer that started more runs, or waits in a collective the
+//   finished; a peer that started more runs, or waits in a collective the
 //   departed rank will never join, ends the job naming it and why. The
 //   departing rank itself waits at most join_s for every peer to depart too
 //   (the job's collective shutdown) and otherwise ends the job.
@@ -101,6 +101,8 @@ class transport {
   /// starts the same runs). Ends the job at once when a peer has departed
   /// after fewer runs. Main thread.
   virtual void note_run_started(std::uint64_t runs) { (void)runs; }
+  /// The run started last has ended on every rank (after its closing barrier).
+  virtual void note_run_ended() {}
   /// This process leaves the job with exit status `status` because of `why`
   /// (empty: a plain exit). Waits for every peer to leave too, then returns
   /// (the caller exits); ends the whole job when they do not within join_s.

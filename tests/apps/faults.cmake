@@ -40,11 +40,14 @@ shoal_app_test(faults_rank1_local_transport_refused EXPECT nonzero MAX_S 20
 if(TARGET mpi_stress)
   set(stress $<TARGET_FILE:mpi_stress>)
   shoal_app_test(faults_rank1_leaves_with_a_reason_ends_the_job EXPECT 2 MAX_S 20
-    REGEX "fatal on rank 0: rank 1 left the job after 0 runs of shoal::run\\(\\) \\(stress: rank asked to leave by --leave-on-rank\\), while rank 0 started run 1"
+    REGEX "fatal on rank 0: rank 1 left the job after 0 runs of shoal::run\\(\\) \\(stress: rank asked to leave by --leave-on-rank\\), while rank 0 is in run 1"
     COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores 1 --leave-on-rank 1)
   shoal_app_test(faults_rank1_exits_0_ends_the_job EXPECT 2 MAX_S 20
     REGEX "rank 1 left the job after 0 runs of shoal::run\\(\\) \\(rank 1's process exited\\)"
     COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores 1 --exit-on-rank 1)
+  shoal_app_test(faults_rank1_exits_in_a_run_ends_the_job EXPECT 2 MAX_S 20
+    REGEX "rank 1 left the job after 0 runs of shoal::run\\(\\) \\(rank 1's process exited\\), while rank 0 is in run 1"
+    COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores 1 --exit-in-run-on-rank 1)
   shoal_app_test(faults_rank0_exits_0_ends_the_job EXPECT 2 MAX_S 20
     REGEX "rank 0 left the job after 0 runs"
     COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores 1 --exit-on-rank 0)

@@ -43,6 +43,8 @@
 //       Rank K leaves before the first run, by shoal::leave_job (status 2,
 //       with a reason) or by returning 0 from main; the other ranks run: the
 //       job must end within seconds naming rank K (and its reason), not hang.
+//   mpi_stress --exit-in-run-on-rank K
+//       A task on rank K calls std::exit(0) in the middle of a run: likewise.
 #include "shoal/shoal.hpp"
 
 #include <atomic>
@@ -400,6 +402,16 @@ int leave_on_rank(int k, bool plain_exit) {
   return fail("the job went on after rank " + std::to_string(k) + " left");
 }
 
+int exit_in_run_on_rank(int k) {
+  shoal::run([k] {
+    shoal::on_all_cores([k] {
+      if (shoal::myrank() == k && shoal::mycore() % shoal::local_cores() == 0) std::exit(0);
+      std::this_thread::sleep_for(std::chrono::seconds(60));
+    });
+  });
+  return fail("the job went on after rank " + std::to_string(k) + " exited in a run");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -430,6 +442,9 @@ int main(int argc, char** argv) {
     status = throw_on_rank(static_cast<int>(flag_value(argc, argv, "--throw-on-rank", 1)));
   } else if (has_flag(argc, argv, "--leave-on-rank")) {
     status = leave_on_rank(static_cast<int>(flag_value(argc, argv, "--leave-on-rank", 1)), false);
+  } else if (has_flag(argc, argv, "--exit-in-run-on-rank")) {
+    status =
+        exit_in_run_on_rank(static_cast<int>(flag_value(argc, argv, "--exit-in-run-on-rank", 1)));
   } else if (has_flag(argc, argv, "--exit-on-rank")) {
     status = leave_on_rank(static_cast<int>(flag_value(argc, argv, "--exit-on-rank", 1)), true);
   } else {
