@@ -171,8 +171,9 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
   return ok_all(reports) ? 0 : 1;
 }
 
-/// Whether `word` is one of cli's subcommands; says which are when it is not
-/// (CLI11 would only say that a subcommand is required).
+/// Whether `word` is one of cli's subcommands; when it is not, leaves the job
+/// (status 2) saying which are (CLI11 would only say that a subcommand is
+/// required).
 bool names_an_app(CLI::App& cli, const std::string& word) {
   std::string known;
   for (const CLI::App* sub : cli.get_subcommands({})) {

@@ -114,12 +114,14 @@ void mpi_peer_watch::note_run_started(std::uint64_t runs) {
 void mpi_peer_watch::loop() {
   std::unique_lock lock(state_mu_);
   while (!stop_) {
-    const auto period = period_for(silent_s_);
+    // While this rank leaves, look often: the peers' leaves end the wait.
+    const bool was_leaving = leaving_;
+    const auto period = was_leaving ? std::chrono::milliseconds(2) : period_for(silent_s_);
     lock.unlock();
     exchange();
     judge(true);
     lock.lock();
-    wake_.wait_for(lock, period, [this] { return stop_; });
+    wake_.wait_for(lock, period, [&] { return stop_ || leaving_ != was_leaving; });
   }
 }
 
@@ -225,6 +227,7 @@ void mpi_peer_watch::send_leave(int status, const std::string& why) {
     std::lock_guard lock(state_mu_);
     leaving_ = true;
   }
+  wake_.notify_all();
   lock_guard mpi(mpi_mu_);
   for (int p = 0; p < ranks_; ++p) {
     if (p == rank_) continue;
