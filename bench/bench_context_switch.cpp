@@ -56,7 +56,7 @@ void bm_yield(benchmark::State& state) {
   cfg.cores = 1;
   if (workers > 10'000) {
     cfg.max_workers_per_core = workers + 64;
-    cfg.stack_kb = 16;
+    cfg.stack_kb = 32;
   }
   runtime_scope rt(cfg);
   double total_secs = 0;

@@ -324,7 +324,7 @@ TEST_F(collective_misuse, ACoreThatSkipsACollectiveLeavesTheOthersWaitingUnderIt
                     if (shoal::mycore() == 0) (void)shoal::allgather(7);
                   },
                   1),
-              ::testing::ExitedWithCode(1), "core 0: .*1 waiting on allgather #3");
+              ::testing::ExitedWithCode(shoal::exit_status::fatal), "core 0: .*1 waiting on allgather #3");
 }
 
 }  // namespace

@@ -163,14 +163,14 @@ TEST_F(completion_misuse, FinishInAHandlerIsNamed) {
   EXPECT_EXIT(run_to_death([] {
                 shoal::send(1, [] { shoal::finish([] {}); });
               }),
-              ::testing::ExitedWithCode(1), "shoal::finish outside a task");
+              ::testing::ExitedWithCode(shoal::exit_status::fatal), "shoal::finish outside a task");
 }
 
 TEST_F(completion_misuse, WaitInAHandlerIsNamed) {
   EXPECT_EXIT(run_to_death([] {
                 shoal::send(1, [] { shoal::default_gce().wait(); });
               }),
-              ::testing::ExitedWithCode(1), "global_completion_event::wait\\(\\) outside a task");
+              ::testing::ExitedWithCode(shoal::exit_status::fatal), "global_completion_event::wait\\(\\) outside a task");
 }
 
 TEST_F(completion_misuse, TooManyEventsAliveIsNamed) {
@@ -179,7 +179,7 @@ TEST_F(completion_misuse, TooManyEventsAliveIsNamed) {
                 for (std::uint32_t k = 0; k < shoal::detail::max_events; ++k)
                   all.push_back(std::make_unique<shoal::global_completion_event>());
               }),
-              ::testing::ExitedWithCode(1), "too many global_completion_events .* at most 4095");
+              ::testing::ExitedWithCode(shoal::exit_status::fatal), "too many global_completion_events .* at most 4095");
 }
 
 TEST_F(completion_misuse, EnrollOutsideACoreIsNamed) {
@@ -188,7 +188,7 @@ TEST_F(completion_misuse, EnrollOutsideACoreIsNamed) {
         shoal::init(shoal_test::make_config(1));
         shoal::default_gce().enroll();
       },
-      ::testing::ExitedWithCode(1), "enrolled or completed outside a shoal core");
+      ::testing::ExitedWithCode(shoal::exit_status::fatal), "enrolled or completed outside a shoal core");
 }
 
 }  // namespace

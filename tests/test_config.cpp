@@ -206,6 +206,33 @@ TEST(ConfigEnv, OnlyExactNamesMatchAndTheFirstEntryWins) {
   EXPECT_EQ(parse({}, {"SHOAL_UNKNOWN_OPTION=abc", "PATH=/bin"}).cfg.cores, hardware_cores());
 }
 
+TEST(ConfigEnv, UnknownShoalVariableIsNamedWithTheClosestKnownOne) {
+  std::vector<std::string> env{"SHOAL_COREZ=4", "SHOAL_CORES=2", "PATH=/bin", "SHOAL_WATCHDOG=5"};
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const auto warnings = shoal::config::unknown_env(envp.data());
+  ASSERT_EQ(warnings.size(), 2U);
+  EXPECT_EQ(warnings[0],
+            "unknown environment variable SHOAL_COREZ ignored (closest known: SHOAL_CORES; see "
+            "--help-shoal)");
+  EXPECT_EQ(warnings[1],
+            "unknown environment variable SHOAL_WATCHDOG ignored (closest known: "
+            "SHOAL_WATCHDOG_S; see --help-shoal)");
+  EXPECT_TRUE(shoal::config::unknown_env(nullptr).empty());
+}
+
+TEST(ConfigHelp, OnlyCoresDefaultsToHardwareThreads) {
+  const std::string help = shoal::config::help();
+  EXPECT_NE(help.find("SHOAL_WATCHDOG_S            default 60;"), std::string::npos) << help;
+  EXPECT_NE(help.find("SHOAL_JOIN_S                default 30;"), std::string::npos) << help;
+  std::size_t count = 0;
+  for (std::size_t at = help.find("hardware threads"); at != std::string::npos;
+       at = help.find("hardware threads", at + 1))
+    ++count;
+  EXPECT_EQ(count, 1U) << help;
+}
+
 TEST(ConfigEnv, MalformedVariableNamesTheVariable) {
   EXPECT_EQ(parse_error({}, {"SHOAL_CORES=abc"}),
             "SHOAL_CORES (environment): expected an integer in [1, 4096], got 'abc'");
@@ -454,10 +481,10 @@ INSTANTIATE_TEST_SUITE_P(
                       [](shoal::config& c, std::int64_t v) { c.cores = static_cast<int>(v); }},
         boundary_case{"--stack-kb",
                       "SHOAL_STACK_KB",
-                      "a multiple of 4 in [16, 1048576]",
-                      16,
+                      "a multiple of 4 in [32, 1048576]",
+                      32,
                       1048576,
-                      {15, 12, 1048577, 1048580},
+                      {31, 16, 28, 1048577, 1048580},
                       {},
                       [](const shoal::config& c) -> std::int64_t { return c.stack_kb; },
                       [](shoal::config& c, std::int64_t v) { c.stack_kb = static_cast<int>(v); }},
@@ -526,15 +553,16 @@ INSTANTIATE_TEST_SUITE_P(
                       {"--cores=1"},
                       [](const shoal::config& c) -> std::int64_t { return c.block_bytes; },
                       [](shoal::config& c, std::int64_t v) { c.block_bytes = v; }},
-        boundary_case{"--watchdog-s",
-                      "SHOAL_WATCHDOG_S",
-                      "an integer in [0, 86400]",
-                      0,
-                      86400,
-                      {86401},
-                      {},
-                      [](const shoal::config& c) -> std::int64_t { return c.watchdog_s; },
-                      [](shoal::config& c, std::int64_t v) { c.watchdog_s = static_cast<int>(v); }}),
+        boundary_case{
+            "--watchdog-s",
+            "SHOAL_WATCHDOG_S",
+            "an integer in [0, 86400]",
+            0,
+            86400,
+            {86401},
+            {},
+            [](const shoal::config& c) -> std::int64_t { return c.watchdog_s; },
+            [](shoal::config& c, std::int64_t v) { c.watchdog_s = static_cast<int>(v); }}),
     [](const ::testing::TestParamInfo<boundary_case>& info) {
       std::string name;
       for (const char ch : info.param.flag) {
@@ -559,11 +587,14 @@ TEST(ConfigRules, BlockBytesMustBeAPowerOfTwo) {
 }
 
 TEST(ConfigRules, StackKbMustBeAMultipleOfFour) {
-  EXPECT_EQ(parse_error({"--stack-kb", "18"}),
-            "--stack-kb: must be a multiple of 4 in [16, 1048576], got '18'");
+  EXPECT_EQ(parse_error({"--stack-kb", "34"}),
+            "--stack-kb: must be a multiple of 4 in [32, 1048576], got '34'");
   EXPECT_EQ(parse_error({"--stack-kb=1048575"}),
-            "--stack-kb: must be a multiple of 4 in [16, 1048576], got '1048575'");
-  EXPECT_EQ(parse({"--stack-kb", "20"}).cfg.stack_kb, 20);
+            "--stack-kb: must be a multiple of 4 in [32, 1048576], got '1048575'");
+  EXPECT_EQ(parse({"--stack-kb", "36"}).cfg.stack_kb, 36);
+  // 16 KiB overflowed in the apps (gups): refused, naming the minimum.
+  EXPECT_EQ(parse_error({"--stack-kb", "16"}),
+            "--stack-kb: expected a multiple of 4 in [32, 1048576], got '16'");
   EXPECT_EQ(parse({"--stack-kb", "1048572"}).cfg.stack_kb, 1048572);
 }
 
@@ -652,7 +683,8 @@ TEST(ConfigCrossField, NetworkBufferHoldsOneAggregationBuffer) {
   EXPECT_EQ(parse_error({"--aggregation-bytes=4097", "--network-bytes=4096"}),
             "--network-bytes: 4096 bytes cannot hold one aggregation buffer of 4160 bytes "
             "(--aggregation-bytes 4097 rounded up to 64); raise --network-bytes or lower "
-            "--aggregation-bytes");
+            "--aggregation-bytes (checked on one process too, so that the same flags work under "
+            "mpirun)");
 }
 
 TEST(ConfigDescribe, OneLinePerFieldWithItsValue) {
@@ -669,6 +701,7 @@ TEST(ConfigDescribe, OneLinePerFieldWithItsValue) {
       {"--heap-mb", "1024"},
       {"--block-bytes", "64"},
       {"--watchdog-s", "60"},
+      {"--join-s", "30"},
       {"--stats", "true"},
       {"--verbose", "false"},
       {"--progress-thread", "false"},
@@ -691,7 +724,7 @@ TEST(ConfigHelp, ListsEveryFlagVariableDefaultAndRange) {
                            "an integer in [1, 4096]",
                            "--stack-kb",
                            "SHOAL_STACK_KB",
-                           "a multiple of 4 in [16, 1048576]",
+                           "a multiple of 4 in [32, 1048576]",
                            "--max-workers-per-core",
                            "SHOAL_MAX_WORKERS_PER_CORE",
                            "8192",

@@ -74,7 +74,7 @@ TEST_F(misuse, ExhaustedGlobalHeapNamesHeapMb) {
   shoal::config c = shoal_test::make_config(2);
   c.heap_mb = 16;
   EXPECT_EXIT(run_to_death(c, [] { shoal::global_alloc<std::int64_t>(std::int64_t{1} << 40); }),
-              ExitedWithCode(1), "global heap exhausted.*raise --heap-mb \\(now 16\\)");
+              ExitedWithCode(shoal::exit_status::fatal), "global heap exhausted.*raise --heap-mb \\(now 16\\)");
 }
 
 TEST_F(misuse, ElementThatDoesNotDivideTheBlockNamesBlockBytes) {
@@ -84,20 +84,20 @@ TEST_F(misuse, ElementThatDoesNotDivideTheBlockNamesBlockBytes) {
   static_assert(sizeof(three_words) == 24);
   EXPECT_EXIT(
       run_to_death(shoal_test::make_config(1), [] { shoal::global_alloc<three_words>(10); }),
-      ExitedWithCode(1),
+      ExitedWithCode(shoal::exit_status::fatal),
       "element of 24 bytes does not divide the block of 64 bytes.*--block-bytes");
 }
 
 TEST_F(misuse, NegativeElementCountIsFatal) {
   EXPECT_EXIT(
       run_to_death(shoal_test::make_config(1), [] { shoal::global_alloc<std::int64_t>(-1); }),
-      ExitedWithCode(1), "negative element count -1");
+      ExitedWithCode(shoal::exit_status::fatal), "negative element count -1");
 }
 
 TEST_F(misuse, GlobalAllocSizeOverflowIsAnError) {
   EXPECT_EXIT(run_to_death(shoal_test::make_config(2),
                            [] { shoal::global_alloc<std::uint64_t>(std::int64_t{1} << 61); }),
-              ExitedWithCode(1), "global_alloc: 2305843009213693952 elements of 8 bytes exceed");
+              ExitedWithCode(shoal::exit_status::fatal), "global_alloc: 2305843009213693952 elements of 8 bytes exceed");
 }
 
 // ---------------------------------------------------------------- workers
@@ -113,27 +113,27 @@ TEST_F(misuse, GlobalAllocSizeOverflowIsAnError) {
 TEST_F(misuse, WorkerStackOverflowIsReportedWithTheStackSize) {
   shoal::config c = shoal_test::make_config(1);
   c.stack_kb = 64;
-  EXPECT_EXIT(run_to_death(c, [] { shoal::spawn([] { recurse(0); }); }), ExitedWithCode(1),
+  EXPECT_EXIT(run_to_death(c, [] { shoal::spawn([] { recurse(0); }); }), ExitedWithCode(shoal::exit_status::fatal),
               "worker stack overflow on core 0 \\(stack 64 KiB; raise --stack-kb\\)");
 }
 
 TEST_F(misuse, RootTaskStackOverflowIsReportedToo) {
   shoal::config c = shoal_test::make_config(2);
   c.stack_kb = 128;
-  EXPECT_EXIT(run_to_death(c, [] { recurse(0); }), ExitedWithCode(1),
+  EXPECT_EXIT(run_to_death(c, [] { recurse(0); }), ExitedWithCode(shoal::exit_status::fatal),
               "worker stack overflow on core 0 \\(stack 128 KiB; raise --stack-kb\\)");
 }
 
 TEST_F(misuse, ExceptionEscapingANonRootTaskEndsTheJob) {
   EXPECT_EXIT(run_to_death(shoal_test::make_config(1),
                            [] { shoal::spawn([] { throw std::runtime_error("boom"); }); }),
-              ExitedWithCode(1), "fatal on rank 0 core 0: uncaught exception in a task: boom");
+              ExitedWithCode(shoal::exit_status::fatal), "fatal on rank 0 core 0: uncaught exception in a task: boom");
 }
 
 TEST_F(misuse, ExceptionEscapingATaskOnAnotherCoreNamesThatCore) {
   EXPECT_EXIT(run_to_death(shoal_test::make_config(2),
                            [] { shoal::send(1, [] { shoal::spawn([] { throw 7; }); }); }),
-              ExitedWithCode(1), "fatal on rank 0 core 1: uncaught exception of unknown type in a task");
+              ExitedWithCode(shoal::exit_status::fatal), "fatal on rank 0 core 1: uncaught exception of unknown type in a task");
 }
 
 // -------------------------------------------------------------- messages
@@ -150,14 +150,14 @@ TEST_F(misuse, MessageLargerThanAnAggregationBufferNamesTheFlag) {
                              big b{};
                              shoal::send(0, [b] { (void)b; });
                            }),
-              ExitedWithCode(1), "raise --aggregation-bytes");
+              ExitedWithCode(shoal::exit_status::fatal), "raise --aggregation-bytes");
 }
 
 TEST_F(misuse, BlockingDelegateFromAHandlerIsFatal) {
   EXPECT_EXIT(
       run_to_death(shoal_test::make_config(2),
                    [] { shoal::send(0, [] { shoal::delegate::call(1, [] { return 1; }); }); }),
-      ExitedWithCode(1), "delegate::call outside a task");
+      ExitedWithCode(shoal::exit_status::fatal), "delegate::call outside a task");
 }
 
 TEST_F(misuse, TooManyOpenChannelsIsFatal) {
@@ -166,7 +166,7 @@ TEST_F(misuse, TooManyOpenChannelsIsFatal) {
                              for (int i = 0; i < 300; ++i)
                                shoal::make_channel<int>([](const int&) {});
                            }),
-              ExitedWithCode(1), "too many typed channels open at once \\(at most 254\\)");
+              ExitedWithCode(shoal::exit_status::fatal), "too many typed channels open at once \\(at most 254\\)");
 }
 
 // ------------------------------------------- calls outside shoal::run()
@@ -190,17 +190,17 @@ std::string outside_message(const std::string& api) {
 }
 
 TEST_F(misuse, SendOutsideRunIsNamed) {
-  EXPECT_EXIT(outside_run([] { shoal::send(0, [] {}); }), ExitedWithCode(1),
+  EXPECT_EXIT(outside_run([] { shoal::send(0, [] {}); }), ExitedWithCode(shoal::exit_status::fatal),
               outside_message("shoal::send"));
 }
 
 TEST_F(misuse, FlushOutsideRunIsNamed) {
-  EXPECT_EXIT(outside_run([] { shoal::flush(); }), ExitedWithCode(1),
+  EXPECT_EXIT(outside_run([] { shoal::flush(); }), ExitedWithCode(shoal::exit_status::fatal),
               outside_message("shoal::flush"));
 }
 
 TEST_F(misuse, SpawnOutsideRunIsNamed) {
-  EXPECT_EXIT(outside_run([] { shoal::spawn([] {}); }), ExitedWithCode(1),
+  EXPECT_EXIT(outside_run([] { shoal::spawn([] {}); }), ExitedWithCode(shoal::exit_status::fatal),
               outside_message("shoal::spawn"));
 }
 
@@ -209,28 +209,28 @@ TEST_F(misuse, BlockingDelegateOutsideRunIsNamed) {
   EXPECT_EXIT(outside_run([] {
                 (void)shoal::delegate::read(shoal::global_ptr<std::int64_t>::make_2d(0, &x));
               }),
-              ExitedWithCode(1), outside_message("shoal::delegate::call"));
+              ExitedWithCode(shoal::exit_status::fatal), outside_message("shoal::delegate::call"));
 }
 
 TEST_F(misuse, AsyncDelegatesOutsideRunAreNamed) {
   static std::int64_t x = 0;
   const auto p = shoal::global_ptr<std::int64_t>::make_2d(0, &x);
-  EXPECT_EXIT(outside_run([p] { (void)shoal::delegate::async_read(p); }), ExitedWithCode(1),
+  EXPECT_EXIT(outside_run([p] { (void)shoal::delegate::async_read(p); }), ExitedWithCode(shoal::exit_status::fatal),
               outside_message("shoal::delegate::async_call"));
   EXPECT_EXIT(outside_run([p] { shoal::delegate::async_write(p, std::int64_t{1}); }),
-              ExitedWithCode(1), outside_message("shoal::delegate::post"));
+              ExitedWithCode(shoal::exit_status::fatal), outside_message("shoal::delegate::post"));
 }
 
 TEST_F(misuse, GlobalAllocAndFreeOutsideRunAreNamed) {
-  EXPECT_EXIT(outside_run([] { shoal::global_alloc<std::int64_t>(8); }), ExitedWithCode(1),
+  EXPECT_EXIT(outside_run([] { shoal::global_alloc<std::int64_t>(8); }), ExitedWithCode(shoal::exit_status::fatal),
               outside_message("shoal::global_alloc"));
   EXPECT_EXIT(
       outside_run([] { shoal::global_free(shoal::global_ptr<std::int64_t>::make_linear(0)); }),
-      ExitedWithCode(1), outside_message("shoal::global_free"));
+      ExitedWithCode(shoal::exit_status::fatal), outside_message("shoal::global_free"));
 }
 
 TEST_F(misuse, ChannelsOutsideRunAreNamed) {
-  EXPECT_EXIT(outside_run([] { shoal::make_channel<int>([](const int&) {}); }), ExitedWithCode(1),
+  EXPECT_EXIT(outside_run([] { shoal::make_channel<int>([](const int&) {}); }), ExitedWithCode(shoal::exit_status::fatal),
               outside_message("shoal::make_channel"));
   // A handle made in run() and used after it returned.
   EXPECT_EXIT(
@@ -240,17 +240,17 @@ TEST_F(misuse, ChannelsOutsideRunAreNamed) {
         shoal::run([&ch] { ch = shoal::make_channel<int>([](const int&) {}); });
         ch.send(0, 1);
       },
-      ExitedWithCode(1), outside_message("shoal::channel::send"));
+      ExitedWithCode(shoal::exit_status::fatal), outside_message("shoal::channel::send"));
 }
 
 TEST_F(misuse, LoopsAndSpmdHelpersOutsideRunAreNamed) {
-  EXPECT_EXIT(outside_run([] { shoal::on_all_cores([] {}); }), ExitedWithCode(1),
+  EXPECT_EXIT(outside_run([] { shoal::on_all_cores([] {}); }), ExitedWithCode(shoal::exit_status::fatal),
               outside_message("shoal::on_all_cores"));
   EXPECT_EXIT(outside_run([] { shoal::parallel_for(0, 10, 1, [](std::int64_t) {}); }),
-              ExitedWithCode(1), outside_message("shoal::parallel_for"));
-  EXPECT_EXIT(outside_run([] { shoal::yield(); }), ExitedWithCode(1),
+              ExitedWithCode(shoal::exit_status::fatal), outside_message("shoal::parallel_for"));
+  EXPECT_EXIT(outside_run([] { shoal::yield(); }), ExitedWithCode(shoal::exit_status::fatal),
               outside_message("shoal::yield"));
-  EXPECT_EXIT(outside_run([] { (void)shoal::allreduce_sum(std::int64_t{1}); }), ExitedWithCode(1),
+  EXPECT_EXIT(outside_run([] { (void)shoal::allreduce_sum(std::int64_t{1}); }), ExitedWithCode(shoal::exit_status::fatal),
               "shoal collective .* called outside shoal::run\\(\\)");
 }
 
@@ -259,7 +259,7 @@ TEST_F(misuse, WaitsOutsideRunAreNamed) {
                 shoal::completion_event e(1);
                 e.wait();
               }),
-              ExitedWithCode(1), outside_message("shoal::completion_event::wait"));
+              ExitedWithCode(shoal::exit_status::fatal), outside_message("shoal::completion_event::wait"));
   EXPECT_EXIT(
       {
         shoal::init(shoal_test::make_config(1));
@@ -272,7 +272,7 @@ TEST_F(misuse, WaitsOutsideRunAreNamed) {
         });
         (void)f.get();
       },
-      ExitedWithCode(1), outside_message("shoal::future::wait"));
+      ExitedWithCode(shoal::exit_status::fatal), outside_message("shoal::future::wait"));
   EXPECT_EXIT(
       {
         shoal::init(shoal_test::make_config(1));
@@ -280,7 +280,7 @@ TEST_F(misuse, WaitsOutsideRunAreNamed) {
         shoal::run([&] { p = shoal::make_promise_pair<int>().first; });
         p.set_value(1);
       },
-      ExitedWithCode(1), outside_message("shoal::promise::set_value"));
+      ExitedWithCode(shoal::exit_status::fatal), outside_message("shoal::promise::set_value"));
 }
 
 // --------------------------------------------------------------- channels
@@ -291,7 +291,7 @@ TEST_F(misuse, SendOnADefaultConstructedChannelIsNamed) {
                              shoal::channel<int> ch;
                              ch.send(1, 7);
                            }),
-              ExitedWithCode(1),
+              ExitedWithCode(shoal::exit_status::fatal),
               "fatal on rank 0 core 0: shoal::channel::send on a default-constructed or closed "
               "channel handle \\(id 0\\)");
 }
@@ -303,7 +303,7 @@ TEST_F(misuse, SendOnAClosedChannelIsNamed) {
                              ch.close();
                              ch.send(1, 7);
                            }),
-              ExitedWithCode(1),
+              ExitedWithCode(shoal::exit_status::fatal),
               "shoal::channel::send on a default-constructed or closed channel handle");
 }
 
@@ -315,7 +315,7 @@ TEST_F(misuse, SendOnAStaleCopyOfAClosedChannelIsNamedAtTheSender) {
                              ch.close();
                              copy.send(1, 7);
                            }),
-              ExitedWithCode(1),
+              ExitedWithCode(shoal::exit_status::fatal),
               "fatal on rank 0 core 0: shoal::channel::send on channel id [0-9]+, which is "
               "closed \\(a stale copy of a closed channel's handle\\)");
 }
@@ -330,7 +330,7 @@ TEST_F(misuse, PromiseSetTwiceIsNamed) {
                              p.set_value(2);
                              (void)f.get();
                            }),
-              ExitedWithCode(1),
+              ExitedWithCode(shoal::exit_status::fatal),
               "fatal on rank 0 core 0: shoal::promise::set_value called twice on the promise of "
               "future #[0-9]+ \\(set a promise exactly once\\)");
 }
@@ -347,7 +347,7 @@ TEST_F(misuse, PromiseSetTwiceFromAnotherCoreIsNamedAtHome) {
                              shoal::completion_event never(1);
                              never.wait();  // the second value arrives meanwhile
                            }),
-              ExitedWithCode(1), "fatal on rank 0 core 0: shoal::promise::set_value called twice");
+              ExitedWithCode(shoal::exit_status::fatal), "fatal on rank 0 core 0: shoal::promise::set_value called twice");
 }
 
 TEST_F(misuse, PromiseSetTwiceAfterItsFutureWasDroppedIsNamed) {
@@ -365,7 +365,7 @@ TEST_F(misuse, PromiseSetTwiceAfterItsFutureWasDroppedIsNamed) {
                              p.set_value(2);
                              later.first.set_value(3);
                            }),
-              ExitedWithCode(1), "shoal::promise::set_value called twice");
+              ExitedWithCode(shoal::exit_status::fatal), "shoal::promise::set_value called twice");
 }
 
 TEST_F(misuse, PromiseSetOnceStaysQuiet) {
@@ -392,7 +392,7 @@ TEST_F(misuse, LocalOnAnElementOfAnotherProcessIsNamed) {
                      const auto p = shoal::global_ptr<std::int64_t>::make_2d(5, &x);
                      *p.local() = 1;
                    }),
-      ExitedWithCode(1),
+      ExitedWithCode(shoal::exit_status::fatal),
       "fatal on rank 0 core 0: global_ptr::local\\(\\) on global_ptr\\(core 5, 0x[0-9a-f]+\\), "
       "an element of core 5 on rank 2, called on rank 0");
 }
@@ -416,7 +416,7 @@ TEST_F(misuse, LocalOnAnotherCoreOfThisProcessStaysAllowed) {
 // ------------------------------------------------------------- lifecycle
 
 TEST_F(misuse, RunBeforeInitIsFatal) {
-  EXPECT_EXIT(shoal::run([] {}), ExitedWithCode(1),
+  EXPECT_EXIT(shoal::run([] {}), ExitedWithCode(shoal::exit_status::fatal),
               "shoal::run\\(\\) called before shoal::init\\(\\)");
 }
 
@@ -426,7 +426,7 @@ TEST_F(misuse, InitTwiceIsFatal) {
         shoal::init(shoal_test::make_config(1));
         shoal::init(shoal_test::make_config(1));
       },
-      ExitedWithCode(1), "shoal::init\\(\\) called twice without finalize\\(\\)");
+      ExitedWithCode(shoal::exit_status::fatal), "shoal::init\\(\\) called twice without finalize\\(\\)");
 }
 
 }  // namespace
@@ -444,7 +444,7 @@ TEST_F(misuse, WatchdogEndsAJobThatMakesNoProgressAndSaysWhatItWaitsOn) {
                              shoal::completion_event never(1);
                              never.wait();
                            }),
-              ExitedWithCode(1),
+              ExitedWithCode(shoal::exit_status::fatal),
               "watchdog: no progress for 1 s \\(--watchdog-s\\); core 0: idle.*1 waiting on "
               "completion_event #0x[0-9a-f]+; core 1: idle");
 }
@@ -464,13 +464,13 @@ TEST_F(misuse, WatchdogNamesACollectiveCalledBySomeCoresOnly) {
                                if (shoal::mycore() == 0) (void)shoal::allreduce_sum(1);
                              });
                            }),
-              ExitedWithCode(1),
+              ExitedWithCode(shoal::exit_status::fatal),
               "watchdog: no progress for 2 s \\(--watchdog-s\\); core 0: idle.* waiting on "
               "[a-z_:]+ #");
 }
 
 TEST_F(misuse, WatchdogNamesABarrierCalledFromTheRootOnly) {
-  EXPECT_EXIT(run_to_death(watched(2), [] { shoal::barrier(); }), ExitedWithCode(1),
+  EXPECT_EXIT(run_to_death(watched(2), [] { shoal::barrier(); }), ExitedWithCode(shoal::exit_status::fatal),
               "watchdog: no progress for 2 s \\(--watchdog-s\\); core 0: idle.*1 waiting on "
               "barrier.*; core 1: idle");
 }
@@ -481,7 +481,7 @@ TEST_F(misuse, WatchdogNamesAFutureWhosePromiseIsNeverSet) {
                              auto pair = shoal::make_promise_pair<int>();
                              (void)pair.second.get();
                            }),
-              ExitedWithCode(1),
+              ExitedWithCode(shoal::exit_status::fatal),
               "watchdog: no progress for 2 s \\(--watchdog-s\\); core 0: idle.*1 waiting on "
               "future #[0-9]+");
 }
@@ -492,7 +492,7 @@ TEST_F(misuse, WatchdogNamesAFullEmptyWordByAddress) {
                              shoal::full_empty<int> cell;
                              (void)cell.read_fe();
                            }),
-              ExitedWithCode(1), "1 waiting on full_empty::read_fe #0x[0-9a-f]+");
+              ExitedWithCode(shoal::exit_status::fatal), "1 waiting on full_empty::read_fe #0x[0-9a-f]+");
 }
 
 TEST_F(misuse, WatchdogIsOnByDefault) { EXPECT_EQ(shoal_test::make_config(1).watchdog_s, 60); }

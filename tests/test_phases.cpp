@@ -95,7 +95,7 @@ TEST_F(phases_misuse, EndPhaseOnADefaultChannelIsNamed) {
                 shoal::channel<int> ch;
                 ch.end_phase();
               }),
-              ExitedWithCode(1), "channel::end_phase on a closed or default-constructed channel");
+              ExitedWithCode(shoal::exit_status::fatal), "channel::end_phase on a closed or default-constructed channel");
 }
 
 TEST_F(phases_misuse, EndPhaseOnAClosedChannelIsNamed) {
@@ -104,7 +104,7 @@ TEST_F(phases_misuse, EndPhaseOnAClosedChannelIsNamed) {
                 ch.close();
                 ch.end_phase();
               }),
-              ExitedWithCode(1), "channel::end_phase on a closed or default-constructed channel");
+              ExitedWithCode(shoal::exit_status::fatal), "channel::end_phase on a closed or default-constructed channel");
 }
 
 TEST_F(phases_misuse, DrainThroughAHandleOfAClosedChannelIsNamed) {
@@ -114,7 +114,7 @@ TEST_F(phases_misuse, DrainThroughAHandleOfAClosedChannelIsNamed) {
                 ch.close();
                 copy.drain();
               }),
-              ExitedWithCode(1), "channel::drain on channel [0-9]+, which is not open");
+              ExitedWithCode(shoal::exit_status::fatal), "channel::drain on channel [0-9]+, which is not open");
 }
 
 TEST_F(phases_misuse, EndPhaseFromAHandlerIsNamed) {
@@ -123,7 +123,7 @@ TEST_F(phases_misuse, EndPhaseFromAHandlerIsNamed) {
                 shoal::send(1, [ch] { ch.end_phase(); });
                 ch.drain();
               }),
-              ExitedWithCode(1), "channel::end_phase on channel [0-9]+ called outside a task");
+              ExitedWithCode(shoal::exit_status::fatal), "channel::end_phase on channel [0-9]+ called outside a task");
 }
 
 TEST_F(phases_misuse, BarrierFromAHandlerIsNamed) {
@@ -131,7 +131,7 @@ TEST_F(phases_misuse, BarrierFromAHandlerIsNamed) {
                 shoal::send(1, [] { shoal::barrier(); });
                 shoal::drain_messages();
               }),
-              ExitedWithCode(1), "barrier called outside a task");
+              ExitedWithCode(shoal::exit_status::fatal), "barrier called outside a task");
 }
 
 }  // namespace

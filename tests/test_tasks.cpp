@@ -205,7 +205,7 @@ TEST_P(suspended_workers, HundredThousandSuspendedWorkersAllResume) {
   constexpr std::int64_t n = 100'000;
   shoal::config cfg = config();
   cfg.max_workers_per_core = 200'000;
-  cfg.stack_kb = 16;
+  cfg.stack_kb = 32;
   suspend_shared sh;
   sh.per_core = n / ncores();
   ASSERT_EQ(sh.per_core * ncores(), n);
@@ -714,7 +714,7 @@ TEST_F(worker_limit_deaths, CapDeadlockIsReportedNotMistakenForQuiescence) {
         });
         std::_Exit(0);
       },
-      ::testing::ExitedWithCode(1),
+      ::testing::ExitedWithCode(shoal::exit_status::fatal),
       "deadlock: 1 tasks wait for a worker.*raise --max-workers-per-core");
 }
 

@@ -172,22 +172,22 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
     std::printf("job: %d rank(s) x %d core(s); every run validated against its reference: %s\n",
                 shoal::ranks(), shoal::cores() / shoal::ranks(), ok_all(reports) ? "yes" : "NO");
   }
-  if (!shoal_apps::stdout_written("the suite's results")) return 1;
+  if (!shoal_apps::stdout_written("the suite's results")) return shoal::exit_status::fatal;
   return ok_all(reports) ? 0 : 1;
 }
 
-/// Whether `word` is one of cli's subcommands; says which are when it is not
-/// (CLI11 would only say that a subcommand is required).
+/// Whether `word` is one of cli's subcommands; when it is not, leaves the job
+/// (status 2) saying which are (CLI11 would only say that a subcommand is
+/// required).
 bool names_an_app(CLI::App& cli, const std::string& word) {
   std::string known;
   for (const CLI::App* sub : cli.get_subcommands({})) {
     if (sub->get_name() == word) return true;
     known += " " + sub->get_name();
   }
-  if (shoal::myrank() == 0)
-    std::fprintf(stderr, "shoal: error: unknown app '%s' (known:%s; see shoal --help)\n",
-                 word.c_str(), known.c_str());
-  return false;
+  shoal::leave_job(
+      fmt::format("shoal: error: unknown app '{}' (known:{}; see shoal --help)",
+                  shoal_apps::printable(word, 40), known), 2);
 }
 
 int run_driver(int argc, char** argv) {
@@ -205,29 +205,26 @@ int run_driver(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-' && !names_an_app(cli, argv[1])) return 2;
   const bool app_named = argc > 1 && argv[1][0] != '-';
   const std::string prefix = app_named ? fmt::format("shoal {}", argv[1]) : "shoal";
-  if (const std::string empty = shoal_apps::empty_argument(argc, argv); !empty.empty()) {
-    if (shoal::myrank() == 0)
-      std::fprintf(stderr, "%s: error: %s\n", prefix.c_str(), empty.c_str());
-    return 2;
-  }
+  if (const std::string empty = shoal_apps::empty_argument(argc, argv); !empty.empty())
+    shoal::leave_job(fmt::format("{}: error: {}", prefix, empty), 2);
   try {
     cli.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --help-all, --version
     return shoal::myrank() == 0 ? cli.exit(e) : 0;
   } catch (const CLI::ParseError& e) {
-    // A refused command line exits 2, named like other bad input; CLI11 quotes
-    // the value, which may be binary or huge: escaped and cut.
-    if (shoal::myrank() == 0)
-      std::fprintf(stderr, "%s: error: %s\n", prefix.c_str(),
-                   shoal_apps::printable(e.what(), 400).c_str());
-    return 2;
+    // A refused command line exits 2, named like other bad input. CLI11 quotes
+    // the value, which may be binary or huge: escaped and cut. Every rank
+    // leaves: rank 0 prints each different message once, and a rank alone in
+    // its error ends the job instead of hanging it.
+    shoal::leave_job(
+        fmt::format("{}: error: {}", prefix, shoal_apps::printable(e.what(), 400)), 2);
   }
   if (suite->parsed()) return run_suite(apps, suite_json);
   for (const command& c : commands) {
     if (!c.cmd->parsed()) continue;
     const report r = run_command(c);
     if (shoal::myrank() != 0) return 0;
-    if (!shoal_apps::print_report(r, c.json)) return 1;
+    if (!shoal_apps::print_report(r, c.json)) return shoal::exit_status::fatal;  // output lost
     return r.validated() ? 0 : 1;
   }
   return 2;

@@ -56,6 +56,11 @@ struct config {
   /// (e.g. "future #3", "barrier", "delegate::call to core #2"). A core that
   /// computes is never idle, so a long computation never trips it. 0 = off.
   int watchdog_s = 60;
+  /// --join-s, in [1, 86400]: how long a rank of a job of several processes
+  /// waits for the others at start-up (MPI_Init and the start-up checks) and
+  /// at exit (every rank leaves together) before it ends the job, naming the
+  /// ranks that did not come.
+  int join_s = 30;
   /// --stats: print runtime counters at finalize.
   bool stats = false;
   /// --verbose: print the effective configuration at init.
@@ -81,12 +86,16 @@ struct config {
   /// that follows; a repeated flag keeps its last value; an integer flag at
   /// the end of argv without its value is an error ("--cores: missing
   /// value"). A malformed `SHOAL_*` variable is an error even when a flag
-  /// overrides it; unknown `SHOAL_*` names are ignored. On a throw, argc and
+  /// overrides it; unknown `SHOAL_*` names are ignored (see unknown_env). On a throw, argc and
   /// argv are left unchanged; when flags are removed, the new argv[argc] is
   /// set to null, as main() guarantees for the original.
   /// Who: the process's main thread, before the runtime starts. Cost: local,
   /// no messages.
   static config parse(int& argc, char** argv, char** envp);
+
+  /// One warning per `SHOAL_*` variable of `envp` that names no option
+  /// (e.g. a misspelling), with the closest known name. init() prints them.
+  static std::vector<std::string> unknown_env(char** envp);
 
   /// Replaces 0 (auto) fields by their effective values (cores = hardware
   /// threads, at least 1 and at most 4096). Idempotent.

@@ -45,6 +45,16 @@ void finalize();
 /// the program (bad input) on any rank, from any thread. Never returns.
 [[noreturn]] void abort_job(const std::string& message, int status);
 
+/// Ends this process with exit status `status` because of `message` (an
+/// error this rank found before or between runs, such as a bad command
+/// line; empty for none). In a job of several processes, every rank must
+/// leave the same way (any exit, at the same count of run() calls): then
+/// rank 0 prints each different message once and every rank exits with its
+/// status. When the other ranks go on instead, the job is ended within
+/// seconds (or --join-s) with `message`, naming this rank. Main thread, not
+/// inside run(). Never returns.
+[[noreturn]] void leave_job(const std::string& message, int status);
+
 /// Whether init() has run and finalize() has not.
 bool initialized() noexcept;
 

@@ -7,6 +7,7 @@
 #include "shoal/completion_event.hpp"
 #include "shoal/config.hpp"
 #include "shoal/delegate.hpp"
+#include "shoal/exit_status.hpp"
 #include "shoal/finish.hpp"
 #include "shoal/forall.hpp"
 #include "shoal/full_empty.hpp"

@@ -71,7 +71,8 @@ constexpr int_option make_int_option(std::string_view name, rule extra, std::str
 constexpr std::array int_options{
     make_int_option<&config::cores, 1, max_cores>(
         "cores", rule::none, "OS threads (cores) that run workers in this process"),
-    make_int_option<&config::stack_kb, 16, 1048576>("stack-kb", rule::multiple_of_4,
+    // 32 KiB at least: the apps' tasks were seen to overflow 16 KiB (gups).
+    make_int_option<&config::stack_kb, 32, 1048576>("stack-kb", rule::multiple_of_4,
                                                     "stack size of one worker in KiB"),
     make_int_option<&config::max_workers_per_core, 1, 1000000>(
         "max-workers-per-core", rule::none, "most workers (stacks) alive on one core"),
@@ -90,7 +91,12 @@ constexpr std::array int_options{
     make_int_option<&config::watchdog_s, 0, 86400>(
         "watchdog-s", rule::none,
         "end a job whose cores all wait without progress for this many s, naming each "
-        "core's wait (0 = off)"),
+        "core's wait (0 = off); in a job of several processes also how long a silent "
+        "rank (stopped, unreachable) may go unheard"),
+    make_int_option<&config::join_s, 1, 86400>(
+        "join-s", rule::none,
+        "how long a rank waits for the others at start-up and at exit before it ends the job "
+        "naming the missing ranks"),
 };
 
 constexpr std::array bool_options{
@@ -227,6 +233,30 @@ void apply_env(config& c, char** envp) {
   }
 }
 
+/// Edit distance between two short names (for "did you mean").
+std::size_t distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> known_env_names() {
+  std::vector<std::string> names;
+  for (const auto& option : int_options) names.push_back(env_name(option.name));
+  for (const auto& option : bool_options) names.push_back(env_name(option.name));
+  for (const auto& option : choice_options) names.push_back(env_name(option.name));
+  return names;
+}
+
 /// One "--name" or "--name=value" argument.
 struct flag {
   std::string_view name;
@@ -325,9 +355,12 @@ void check_network_buffer(const config& c) {
   // whole inside one network buffer.
   const std::int64_t stride = (c.aggregation_bytes + 63) / 64 * 64;
   if (c.network_bytes >= stride) return;
+  // Checked on one process too, where no network buffer is used: the same
+  // flags must work when the program is later started under mpirun.
   fail("--network-bytes",
        fmt::format("{} bytes cannot hold one aggregation buffer of {} bytes (--aggregation-bytes "
-                   "{} rounded up to 64); raise --network-bytes or lower --aggregation-bytes",
+                   "{} rounded up to 64); raise --network-bytes or lower --aggregation-bytes "
+                   "(checked on one process too, so that the same flags work under mpirun)",
                    c.network_bytes, stride, c.aggregation_bytes));
 }
 
@@ -362,6 +395,22 @@ config config::parse(int& argc, char** argv, char** envp) {
   c.validate();
   if (!kept.empty()) compact(argc, argv, kept);
   return c;
+}
+
+std::vector<std::string> config::unknown_env(char** envp) {
+  const std::vector<std::string> known = known_env_names();
+  std::vector<std::string> warnings;
+  for (char** entry = envp; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view text = *entry;
+    const std::string_view name = text.substr(0, text.find('='));
+    if (!name.starts_with("SHOAL_") || std::ranges::find(known, name) != known.end()) continue;
+    const auto closest = std::ranges::min_element(
+        known, {}, [name](const std::string& k) { return distance(name, k); });
+    warnings.push_back(
+        fmt::format("unknown environment variable {} ignored (closest known: {}; see --help-shoal)",
+                    name.substr(0, 64), *closest));
+  }
+  return warnings;
 }
 
 config& config::resolve() {
@@ -406,7 +455,9 @@ std::string config::help() {
       "shoal options (a flag overrides its SHOAL_* variable, which overrides the default):\n";
   for (const auto& option : int_options) {
     const std::int64_t value = option.get(defaults);
-    const std::string shown = value == 0 ? "hardware threads" : fmt::to_string(value);
+    // Only --cores means "hardware threads" by 0; another option's 0 is a value.
+    const bool hardware = option.name == "cores" && value == 0;
+    const std::string shown = hardware ? "hardware threads" : fmt::to_string(value);
     out += help_entry(flag_name(option.name) + " N", option.name,
                       fmt::format("{}; {}", shown, accepted(option)), option.meaning);
   }
@@ -416,11 +467,11 @@ std::string config::help() {
                       shown + "; 0, 1, true or false", option.meaning);
   }
   for (const auto& option : choice_options) {
-    out += help_entry(flag_name(option.name) + " WORD", option.name,
-                      fmt::format("{}; one of {}",
-                                  option.words[static_cast<std::size_t>(option.get(defaults))],
-                                  words_of(option)),
-                      option.meaning);
+    out += help_entry(
+        flag_name(option.name) + " WORD", option.name,
+        fmt::format("{}; one of {}", option.words[static_cast<std::size_t>(option.get(defaults))],
+                    words_of(option)),
+        option.meaning);
   }
   return out;
 }

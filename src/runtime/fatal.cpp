@@ -1,5 +1,6 @@
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/process_info.hpp"
+#include "shoal/exit_status.hpp"
 #include "shoal/runtime.hpp"
 
 #include <atomic>
@@ -18,7 +19,7 @@ namespace {
 
 // One message even when several cores fail at once: the first caller
 // prints and ends the process; later ones wait for that.
-[[noreturn]] void die(const std::string& line, int status = 1) {
+[[noreturn]] void die(const std::string& line, int status = exit_status::fatal) {
   static std::atomic_flag dying = ATOMIC_FLAG_INIT;
   // Seq_cst (default), kept: a once-only gate on the dying path; cost is moot.
   if (dying.test_and_set()) {
@@ -62,5 +63,18 @@ void fatal_outside_run(const char* api) {
 namespace shoal {
 
 void abort_job(const std::string& message, int status) { detail::die(message + "\n", status); }
+
+void leave_job(const std::string& message, int status) {
+  std::fflush(stdout);
+  if (initialized()) finalize();
+  detail::transport* t = detail::current_transport();
+  if (t != nullptr && t->ranks() > 1) {
+    t->leave(status, message);  // rank 0 prints the messages
+  } else if (!message.empty()) {
+    std::fprintf(stderr, "%s\n", message.c_str());
+  }
+  std::fflush(stderr);
+  std::exit(status);
+}
 
 }  // namespace shoal

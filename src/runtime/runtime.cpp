@@ -5,15 +5,19 @@
 #include "shoal/runtime.hpp"
 
 #include "shoal/detail/aggregator.hpp"
+#include "shoal/exit_status.hpp"
 #include "shoal/global_completion_event.hpp"
 #include "shoal/stats.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "runtime/progress_thread.hpp"
@@ -95,6 +99,10 @@ std::exception_ptr run_root(const inline_task& root) {
   SHOAL_CHECK(g_rt != nullptr, "shoal::run() called before shoal::init()");
   SHOAL_CHECK(!g_info.running, "shoal::run() called while the runtime is already running");
   runtime_state& rt = *g_rt;
+  // Counted over the process's life (init/finalize cycles too): a peer that
+  // left after fewer runs ends the job here rather than hanging this one.
+  static std::uint64_t runs_started = 0;
+  current_transport()->note_run_started(++runs_started);
   // Relaxed (were seq_cst): no core thread runs yet; starting them below
   // orders these stores before all their reads.
   rt.root_done.store(false, std::memory_order_relaxed);
@@ -105,19 +113,20 @@ std::exception_ptr run_root(const inline_task& root) {
     runtime_state* rt;
   } frame{root, &rt};
   root_frame* fp = &frame;
-  if (g_info.rank == 0) rt.schedulers[0]->spawn_private(inline_task::make([fp] {
-    try {
-      fp->task();
-    } catch (...) {
-      fp->rt->root_error = std::current_exception();
-    }
-    {
-      lock_guard lock(fp->rt->root_mu);
-      // Release: root_error is written before wait_*() reads root_done.
-      fp->rt->root_done.store(true, std::memory_order_release);
-    }
-    fp->rt->root_cv.notify_one();
-  }));
+  if (g_info.rank == 0)
+    rt.schedulers[0]->spawn_private(inline_task::make([fp] {
+      try {
+        fp->task();
+      } catch (...) {
+        fp->rt->root_error = std::current_exception();
+      }
+      {
+        lock_guard lock(fp->rt->root_mu);
+        // Release: root_error is written before wait_*() reads root_done.
+        fp->rt->root_done.store(true, std::memory_order_release);
+      }
+      fp->rt->root_cv.notify_one();
+    }));
   // The root runs on rank 0 only. Relaxed (was seq_cst): this thread alone
   // reads it, and the core threads start after.
   if (g_info.rank != 0) rt.root_done.store(true, std::memory_order_relaxed);
@@ -139,6 +148,7 @@ std::exception_ptr run_root(const inline_task& root) {
   // otherwise a fast rank's next root could send to cores still finishing
   // this run, which would then run next-run messages in this one.
   if (rt.net != nullptr) rt.net->with_transport([](transport& t) { t.barrier(); });
+  current_transport()->note_run_ended();
   g_info.running = false;
   record_teardown(rt);
   return rt.root_error;
@@ -150,15 +160,40 @@ teardown_report last_teardown() noexcept {
 
 }  // namespace detail
 
+namespace {}  // namespace
+
+// Threads made without an explicit size (ours, MPI's, the C++ library's)
+// get RLIMIT_STACK as their stack, and so does the main thread: under
+// `ulimit -s 16` the process died by SIGSEGV with no message, at random,
+// often before main(). Checked as the program starts (a constructor that
+// runs before other initialisers) and refused with a message.
+constexpr rlim_t min_stack_limit = rlim_t{1} << 20;
+
+[[gnu::constructor(101)]] void check_stack_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_STACK, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return;
+  if (r.rlim_cur >= min_stack_limit) return;
+  char msg[200];
+  const int n = std::snprintf(msg, sizeof msg,
+                              "shoal: error: the stack size limit (ulimit -s) is %llu KiB; shoal's "
+                              "threads need at least %llu KiB: raise it (ulimit -s 8192)\n",
+                              static_cast<unsigned long long>(r.rlim_cur >> 10),
+                              static_cast<unsigned long long>(min_stack_limit >> 10));
+  ssize_t ignored = write(STDERR_FILENO, msg, static_cast<std::size_t>(n));
+  (void)ignored;
+  _exit(exit_status::usage);
+}
+
 namespace {
 
-void setup(const config& cfg) {
+void setup(const config& cfg, const std::vector<std::string>& args) {
   using namespace detail;
   SHOAL_CHECK(g_rt == nullptr, "shoal::init() called twice without finalize()");
   auto rt = std::make_unique<runtime_state>();
   rt->cfg = cfg;
-  transport& net = obtain_transport(cfg.transport);
-  check_job_consistency(net, cfg);
+  transport& net = obtain_transport(cfg.transport, cfg.join_s);
+  net.watch_peers(cfg.watchdog_s, cfg.join_s);
+  check_job_consistency(net, cfg, args);
   g_info = process_info{};
   ++g_init_epoch;
   g_info.rank = net.rank();
@@ -171,15 +206,18 @@ void setup(const config& cfg) {
   g_rt->heap = std::make_unique<global_heap>(static_cast<std::size_t>(cfg.heap_mb) << 20, cfg.cores,
                                              static_cast<std::size_t>(cfg.block_bytes));
   if (net.ranks() > 1)
-    g_rt->net = std::make_unique<network>(
-        net, static_cast<std::size_t>(cfg.network_bytes), 4,
-        static_cast<std::size_t>(cfg.cores) * static_cast<std::size_t>(cfg.buffers_per_core) *
-            static_cast<std::size_t>(cfg.aggregation_bytes));
+    g_rt->net = std::make_unique<network>(net, static_cast<std::size_t>(cfg.network_bytes), 4,
+                                          static_cast<std::size_t>(cfg.cores) *
+                                              static_cast<std::size_t>(cfg.buffers_per_core) *
+                                              static_cast<std::size_t>(cfg.aggregation_bytes));
   build_cores(*g_rt);
   make_event_table(cfg.cores);
   g_rt->default_gce.reset(global_completion_event::make_default());
   reset_barrier(cfg.cores);
   install_overflow_handler(static_cast<std::size_t>(cfg.stack_kb) * 1024);
+  if (g_info.rank == 0)
+    for (const std::string& w : config::unknown_env(environ))
+      std::fprintf(stderr, "shoal: warning: %s\n", w.c_str());
   if (cfg.verbose && g_info.rank == 0)
     std::fprintf(stderr, "shoal: configuration (%d ranks, transport %s)\n%s", net.ranks(),
                  net.name(), cfg.describe().c_str());
@@ -203,14 +241,16 @@ void init(int& argc, char** argv) {
     std::fflush(stderr);
     std::_Exit(2);
   }
-  setup(cfg);
+  // The application's arguments (shoal's flags removed): every rank must
+  // have the same, or it would silently run with rank 0's values.
+  setup(cfg, std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
 }
 
 void init(const config& cfg) {
   config c = cfg;
   c.resolve();
   c.validate();
-  setup(c);
+  setup(c, {});
 }
 
 global_completion_event& default_gce() noexcept { return *detail::g_rt->default_gce; }

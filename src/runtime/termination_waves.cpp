@@ -23,7 +23,8 @@ std::chrono::microseconds next_pause(std::chrono::microseconds pause, bool moved
 // Job of several processes: every rank's main thread drives the network
 // when the cores do not, and runs termination waves (Active Pebbles 3.6):
 // non-blocking allreduces of (ranks not locally quiescent, batches sent,
-// batches received, ranks whose root is finished, busy ranks, progress).
+// batches received, ranks whose root is finished, tasks starved of a
+// worker, busy ranks, progress).
 // The job is over when a wave finds every rank quiescent, every sent batch
 // received and the root finished, with the same counts as the wave before
 // it: the counts are monotonic, so equal sums over two consecutive waves
@@ -34,7 +35,7 @@ void wait_terminated(runtime_state& rt) {
   const bool watched = rt.cfg.watchdog_s > 0;
   watchdog dog(rt);
   std::uint64_t signature = 0;
-  enum { not_quiet, sent, received, roots_done, busy, progress, fields };
+  enum { not_quiet, sent, received, roots_done, starved, busy, progress, fields };
   std::uint64_t wave[fields] = {};
   std::uint64_t previous[fields] = {1};
   bool in_flight = false;
@@ -55,6 +56,8 @@ void wait_terminated(runtime_state& rt) {
           quiet && wave[sent] == net.batches_sent() && wave[received] == net.batches_received() ? 0
                                                                                                 : 1;
       wave[roots_done] = root_done ? 1 : 0;
+      wave[starved] = 0;
+      for (const auto& sch : rt.schedulers) wave[starved] += sch->starved_tasks();
       // Busy: computing for a while, not a blip such as a steal request.
       wave[busy] = 0;
       for (const auto& sch : rt.schedulers)
@@ -77,6 +80,13 @@ void wait_terminated(runtime_state& rt) {
         continue;
       }
       if (finished && std::equal(wave, wave + fields - 2, previous)) break;
+      // Quiet everywhere with nothing in flight, over two waves with the
+      // same counts, yet tasks wait for a worker: nothing can wake the
+      // suspended workers that hold them up (the worker cap). The ranks
+      // that hold such tasks say so and end the job; every rank saw this.
+      const bool quiet = wave[not_quiet] == 0 && wave[sent] == wave[received];
+      if (quiet && wave[starved] > 0 && std::equal(wave, wave + fields - 2, previous))
+        fail_if_starved(rt);
       if (watched) dog.check(wave[progress], wave[busy] == 0);
       std::copy(wave, wave + fields, previous);
       if (finished) continue;  // confirm at once with a second wave

@@ -2,6 +2,8 @@
 
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/core_state.hpp"
+#include "shoal/detail/process_info.hpp"
+#include "shoal/exit_status.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -67,25 +69,71 @@ void append_text(char*& p, const char* s) {
   while (*s != '\0') *p++ = *s++;
 }
 
-// Async-signal-safe: no allocation, no stdio.
-void on_segv(int sig, siginfo_t* info, void* /*ucontext*/) {
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    default:
+      return "a crash signal";
+  }
+}
+
+void append_hex(char*& p, std::uintptr_t v) {
+  append_text(p, "0x");
+  char digits[2 * sizeof v];
+  int n = 0;
+  do {
+    digits[n++] = "0123456789abcdef"[v % 16];
+    v /= 16;
+  } while (v != 0);
+  while (n > 0) *p++ = digits[--n];
+}
+
+// Async-signal-safe: no allocation, no stdio. A worker's overflow into its
+// guard page is named as such; any other crash signal (a fault, or one sent
+// with kill) is named with the rank, then the default action ends the
+// process, so that the launcher ends the job with a non-zero status.
+void on_crash(int sig, siginfo_t* info, void* /*ucontext*/) {
   const core_state* s = tls_core_state;
   const worker_record* w = s != nullptr ? record_of(s->current) : nullptr;
   const auto* addr = static_cast<const char*>(info->si_addr);
-  if (w != nullptr && addr < w->stack_lo && addr >= w->stack_lo - stack_pool::guard_bytes) {
-    char msg[160];
-    char* p = msg;
-    append_text(p, "shoal: fatal: worker stack overflow on core ");
+  char msg[200];
+  char* p = msg;
+  append_text(p, "shoal: fatal on rank ");
+  append_number(p, static_cast<std::size_t>(g_info.rank));
+  if (sig == SIGSEGV && w != nullptr && addr < w->stack_lo &&
+      addr >= w->stack_lo - stack_pool::guard_bytes) {
+    append_text(p, ": worker stack overflow on core ");
     append_number(p, static_cast<std::size_t>(w->core));
     append_text(p, " (stack ");
     append_number(p, g_stack_bytes / 1024);
     append_text(p, " KiB; raise --stack-kb)\n");
     ssize_t ignored = write(STDERR_FILENO, msg, static_cast<std::size_t>(p - msg));
     (void)ignored;
-    _exit(1);
+    _exit(exit_status::fatal);
   }
-  // Not ours: restore the default action; returning re-executes the fault.
+  append_text(p, ": signal ");
+  append_text(p, signal_name(sig));
+  if (info->si_code <= 0) {  // SI_USER, SI_QUEUE, SI_TKILL: sent, not a fault
+    append_text(p, " sent by process ");
+    append_number(p, static_cast<std::size_t>(info->si_pid));
+  } else {
+    append_text(p, " at address ");
+    append_hex(p, reinterpret_cast<std::uintptr_t>(addr));
+  }
+  append_text(p, "\n");
+  ssize_t ignored = write(STDERR_FILENO, msg, static_cast<std::size_t>(p - msg));
+  (void)ignored;
+  // Raised again with the default action: the process ends by this signal
+  // when the handler returns (a sent signal would otherwise be swallowed).
   signal(sig, SIG_DFL);
+  raise(sig);
 }
 
 }  // namespace
@@ -153,10 +201,10 @@ void install_overflow_handler(std::size_t stack_bytes) {
   g_stack_bytes = round_up(stack_bytes, page_size());
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_segv;
+  sa.sa_sigaction = on_crash;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, nullptr);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(sig, &sa, nullptr);
 }
 
 void install_alt_stack() {

@@ -31,14 +31,38 @@ std::uint64_t build_fingerprint() {
   return hash;
 }
 
-void check_job_consistency(transport& t, const config& cfg) {
+namespace {
+
+std::uint64_t hash_arguments(const std::vector<std::string>& args) {
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a, each argument ended by a 0 byte
+  for (const std::string& a : args) {
+    for (const char ch : a) {
+      h ^= static_cast<unsigned char>(ch);
+      h *= 1099511628211ULL;
+    }
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string quoted(const std::vector<std::string>& args) {
+  std::string out;
+  for (const std::string& a : args) out += (out.empty() ? "" : " ") + a;
+  // Cut: a command line may be long, and the point is to see where it differs.
+  if (out.size() > 200) out = out.substr(0, 200) + "...";
+  return "'" + out + "'";
+}
+
+}  // namespace
+
+void check_job_consistency(transport& t, const config& cfg, const std::vector<std::string>& args) {
   if (t.ranks() == 1) return;
   struct shape {
-    std::uint64_t binary;
+    std::uint64_t binary, arguments;
     std::int64_t cores, heap_mb, block_bytes, aggregation_bytes, network_bytes;
   };
-  const shape mine{build_fingerprint(),   cfg.cores,        cfg.heap_mb, cfg.block_bytes,
-                   cfg.aggregation_bytes, cfg.network_bytes};
+  const shape mine{build_fingerprint(), hash_arguments(args),  cfg.cores,        cfg.heap_mb,
+                   cfg.block_bytes,     cfg.aggregation_bytes, cfg.network_bytes};
   std::vector<shape> all(static_cast<std::size_t>(t.ranks()));
   t.allgather(&mine, all.data(), sizeof(shape));
   std::string problem;
@@ -60,13 +84,29 @@ void check_job_consistency(transport& t, const config& cfg) {
           a.heap_mb, a.block_bytes, a.aggregation_bytes, a.network_bytes);
     }
   }
+  std::string differing;
+  for (std::size_t r = 1; r < all.size() && problem.empty(); ++r)
+    if (all[r].arguments != all[0].arguments) differing += fmt::format(" {}", r);
+  if (!differing.empty()) {
+    problem = fmt::format(
+        "ranks run different command lines: rank(s){} were given other arguments than rank 0's "
+        "{} (each rank's are below); pass the same arguments to every rank",
+        differing, quoted(args));
+  }
   if (problem.empty()) return;
-  // Every rank saw the same gathered data, so every rank stops here.
+  // Ranks whose arguments differ show theirs (only they know them), after
+  // rank 0's message.
+  const bool mine_differ = all[static_cast<std::size_t>(t.rank())].arguments != all[0].arguments;
   if (t.rank() == 0) {
     std::fprintf(stderr, "shoal: error: %s\n", problem.c_str());
     std::fflush(stderr);
   }
-  t.barrier();  // let rank 0 print before anyone tears the job down
+  t.barrier();
+  if (!differing.empty() && mine_differ) {
+    std::fprintf(stderr, "shoal: error: rank %d's arguments: %s\n", t.rank(), quoted(args).c_str());
+    std::fflush(stderr);
+  }
+  t.barrier();  // let every rank print before anyone tears the job down
   t.abort(2);
 }
 

@@ -1,36 +1,88 @@
-// The MPI transport: the only file of shoal that includes <mpi.h>.
-#include "transport/transport.hpp"
-
+// The MPI transport: with mpi_peer_watch.cpp (liveness and departure), the
+// only files of shoal that include <mpi.h>.
 #include "shoal/detail/thread_safety.hpp"
+#include "shoal/exit_status.hpp"
+
+#include "transport/transport.hpp"
 
 #ifdef SHOAL_HAVE_MPI
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include <mpi.h>
+
+#include "transport/mpi_peer_watch.hpp"
 
 namespace shoal::detail {
 namespace {
 
 bool g_we_initialised = false;
+transport* g_mpi = nullptr;  // the one mpi_transport, for the exit hook
 
+// A process that exits without leave() leaves here: MPI_Finalize waits for
+// every rank, so a rank that exits alone must not reach it (the job would
+// hang); leave() ends the job instead when the others do not follow.
 void finalize_at_exit() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  if (g_mpi != nullptr) g_mpi->leave(-1, {});
+  MPI_Finalize();
 }
+
+// MPI_Init waits for every rank of the job to start MPI; a rank that never
+// does (another program, or one that exited before) would hang it forever.
+// Ends the process after join_s: the launcher then ends the job, since a
+// rank that started MPI exited without finalizing.
+class init_timer {
+ public:
+  explicit init_timer(int join_s)
+      : thread_([this, join_s] {
+          std::unique_lock lock(mu_);
+          if (done_cv_.wait_for(lock, std::chrono::seconds(join_s), [this] { return done_; }))
+            return;
+          const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+          if (rank == nullptr) rank = std::getenv("PMI_RANK");
+          std::fprintf(stderr,
+                       "shoal: fatal on rank %s: MPI_Init did not finish within %d s (--join-s): "
+                       "some rank of the job never started MPI (a program other than shoal, or "
+                       "one that exited before start-up)\n",
+                       rank != nullptr ? rank : "?", join_s);
+          std::fflush(stderr);
+          std::_Exit(exit_status::fatal);
+        }) {}
+  ~init_timer() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
 
 class mpi_transport final : public transport {
  public:
-  mpi_transport() {
+  explicit mpi_transport(int join_s) {
     int initialised = 0;
     MPI_Initialized(&initialised);
     if (!initialised) {
       int provided = 0;
+      init_timer timer(join_s);
       // Serialized: shoal's cores take turns in MPI under mu_.
       if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
         std::fputs("shoal: error: MPI_Init_thread failed\n", stderr);
@@ -49,6 +101,8 @@ class mpi_transport final : public transport {
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &ranks_);
+    if (ranks_ > 1) watch_ = std::make_unique<mpi_peer_watch>(MPI_COMM_WORLD, mu_, rank_, ranks_);
+    g_mpi = this;
   }
 
   const char* name() const noexcept override { return "mpi"; }
@@ -56,23 +110,46 @@ class mpi_transport final : public transport {
   int ranks() const noexcept override { return ranks_; }
 
   void barrier() override {
-    lock_guard lock(mu_);
-    MPI_Barrier(comm_);
+    MPI_Request r = MPI_REQUEST_NULL;
+    {
+      lock_guard lock(mu_);
+      MPI_Ibarrier(comm_, &r);
+    }
+    wait_collective(r, "a barrier");
   }
   void allreduce_sum(std::uint64_t* v, int n) override {
-    lock_guard lock(mu_);
-    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_SUM, comm_);
+    MPI_Request r = MPI_REQUEST_NULL;
+    {
+      lock_guard lock(mu_);
+      MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_SUM, comm_, &r);
+    }
+    wait_collective(r, "an allreduce");
   }
   void allgather(const void* mine, void* all, std::size_t bytes) override {
-    lock_guard lock(mu_);
-    MPI_Allgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes), MPI_BYTE,
-                  comm_);
+    MPI_Request r = MPI_REQUEST_NULL;
+    {
+      lock_guard lock(mu_);
+      MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes),
+                     MPI_BYTE, comm_, &r);
+    }
+    wait_collective(r, "an allgather");
   }
-  [[noreturn]] void abort(int status) noexcept override {
-    // No lock: abort must work while another thread is inside MPI.
-    MPI_Abort(MPI_COMM_WORLD, status);
-    std::_Exit(status);  // MPI_Abort does not return; be sure
+
+  void watch_peers(int silent_s, int join_s) override {
+    if (watch_ != nullptr) watch_->start(silent_s, join_s);
   }
+  void note_run_started(std::uint64_t runs) override {
+    if (watch_ != nullptr) watch_->note_run_started(runs);
+  }
+  void note_run_ended() override {
+    if (watch_ != nullptr) watch_->note_run_ended();
+  }
+  void leave(int status, const std::string& why) override {
+    if (left_) return;
+    left_ = true;
+    if (watch_ != nullptr) watch_->leave(status, why);
+  }
+  [[noreturn]] void abort(int status) noexcept override { abort_mpi_job(mu_, status); }
 
   ~mpi_transport() override {
     for (char* p : owned_) std::free(p);
@@ -80,6 +157,7 @@ class mpi_transport final : public transport {
 
   void start_messages(std::size_t max_bytes, int receives) override {
     if (!recv_requests_.empty()) return;  // kept across init/finalize cycles
+    lock_guard lock(mu_);
     max_bytes_ = max_bytes;
     recv_buffers_.resize(static_cast<std::size_t>(receives));
     recv_requests_.assign(static_cast<std::size_t>(receives), MPI_REQUEST_NULL);
@@ -92,7 +170,28 @@ class mpi_transport final : public transport {
 
   void recycle(char* data) override { spare_.push_back(data); }
 
+  // Polls a started collective to its end, with mu_ free between tests (the
+  // heartbeat thread takes it), and ends the job when a peer has left: it
+  // will never join. Short yields first, since most collectives end at once.
+  void wait_collective(MPI_Request& r, const char* what) {
+    const auto since = std::chrono::steady_clock::now();
+    for (int round = 0;; ++round) {
+      int complete = 0;
+      {
+        lock_guard lock(mu_);
+        MPI_Test(&r, &complete, MPI_STATUS_IGNORE);
+      }
+      if (complete) return;
+      if (watch_ != nullptr && round % 64 == 63) watch_->check_waiting(what, since);
+      if (round < 1000)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+
   void send(int dest, const void* data, std::size_t bytes, void* token) override {
+    lock_guard lock(mu_);
     MPI_Request r = MPI_REQUEST_NULL;
     MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, message_tag, comm_, &r);
     send_requests_.push_back(r);
@@ -100,16 +199,20 @@ class mpi_transport final : public transport {
   }
 
   void start_allreduce_sum(std::uint64_t* v, int n) override {
+    lock_guard lock(mu_);
     MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_SUM, comm_, &collective_);
   }
   bool allreduce_done() override {
     if (collective_ == MPI_REQUEST_NULL) return true;
+    lock_guard lock(mu_);
     int complete = 0;
     MPI_Test(&collective_, &complete, MPI_STATUS_IGNORE);
     return complete != 0;
   }
 
   bool poll(const events& e, bool receive) override {
+    // Held across the callbacks too: they only queue what arrived or was sent.
+    lock_guard lock(mu_);
     bool any = false;
     if (!send_requests_.empty()) {
       int n = 0;
@@ -176,9 +279,8 @@ class mpi_transport final : public transport {
   }
 
   void post_receive(int i) {
-    MPI_Irecv(recv_buffers_[static_cast<std::size_t>(i)], static_cast<int>(max_bytes_),
-              MPI_BYTE, MPI_ANY_SOURCE, message_tag, comm_,
-              &recv_requests_[static_cast<std::size_t>(i)]);
+    MPI_Irecv(recv_buffers_[static_cast<std::size_t>(i)], static_cast<int>(max_bytes_), MPI_BYTE,
+              MPI_ANY_SOURCE, message_tag, comm_, &recv_requests_[static_cast<std::size_t>(i)]);
     posted_.push_back(i);
   }
 
@@ -191,7 +293,9 @@ class mpi_transport final : public transport {
   std::vector<void*> send_tokens_;
   std::vector<int> done_;
   std::deque<int> posted_;  // receive indices in posting order
-  annotated_mutex mu_;      // guards no field: serialises the collectives on comm_
+  annotated_mutex mu_;      // guards no field: one MPI call at a time (heartbeats too)
+  std::unique_ptr<mpi_peer_watch> watch_;  // jobs of several processes
+  bool left_ = false;
   MPI_Request collective_ = MPI_REQUEST_NULL;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
@@ -200,14 +304,16 @@ class mpi_transport final : public transport {
 
 }  // namespace
 
-std::unique_ptr<transport> make_mpi_transport() { return std::make_unique<mpi_transport>(); }
+std::unique_ptr<transport> make_mpi_transport(int join_s) {
+  return std::make_unique<mpi_transport>(join_s);
+}
 
 }  // namespace shoal::detail
 
 #else  // built without MPI
 
 namespace shoal::detail {
-std::unique_ptr<transport> make_mpi_transport() { return nullptr; }
+std::unique_ptr<transport> make_mpi_transport(int) { return nullptr; }
 }  // namespace shoal::detail
 
 #endif

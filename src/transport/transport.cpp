@@ -43,7 +43,7 @@ bool launched_by_mpi(int& ranks) noexcept {
   return false;
 }
 
-transport& obtain_transport(transport_kind kind) {
+transport& obtain_transport(transport_kind kind, int join_s) {
   int announced = 1;
   const bool by_launcher = launched_by_mpi(announced);
   transport_kind want = kind;
@@ -57,8 +57,13 @@ transport& obtain_transport(transport_kind kind) {
                       want == transport_kind::mpi ? "mpi" : "local", g_transport->name()));
     return *g_transport;
   }
+  if (want == transport_kind::local && by_launcher && announced > 1)
+    refuse(fmt::format(
+        "--transport local, but this process was started by an MPI launcher as one of {} "
+        "ranks: each would run alone; drop --transport local, or start one process",
+        announced));
   if (want == transport_kind::mpi) {
-    g_transport = make_mpi_transport();
+    g_transport = make_mpi_transport(join_s);
     if (g_transport == nullptr)
       refuse(
           "--transport mpi: this shoal was built without MPI (install libopenmpi-dev and "

@@ -11,6 +11,15 @@
 //   at a time (MPI_THREAD_SERIALIZED).
 // - abort() ends the whole job from any thread: every rank, promptly, with
 //   the launcher's exit status non-zero.
+// - Liveness (jobs of several processes, mpi_transport.cpp): from
+//   watch_peers() on, a thread of the transport sends a heartbeat to every
+//   peer and ends the job, naming the rank, when a peer stays silent for the
+//   watchdog time (a stopped process, a lost link). A process that exits
+//   announces its departure (leave(), or at exit) with how many runs it
+//   finished; a peer that started more runs, or waits in a collective the
+//   departed rank will never join, ends the job naming it and why. The
+//   departing rank itself waits at most join_s for every peer to depart too
+//   (the job's collective shutdown) and otherwise ends the job.
 #pragma once
 
 #include "shoal/config.hpp"
@@ -19,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace shoal::detail {
 
@@ -77,6 +87,30 @@ class transport {
   virtual void start_allreduce_sum(std::uint64_t* v, int n) = 0;
   /// Whether the started allreduce has finished (v then holds the sums).
   virtual bool allreduce_done() = 0;
+
+  // ---- Liveness and departure (see the contract above). Trivial for one process.
+
+  /// Starts (or, on a later init(), retunes) the heartbeat: a peer silent for
+  /// `silent_s` seconds ends the job (0: heartbeats off); `join_s` bounds the
+  /// waits at start-up and at exit for ranks that never come. Main thread.
+  virtual void watch_peers(int silent_s, int join_s) {
+    (void)silent_s;
+    (void)join_s;
+  }
+  /// This process has started its `runs`-th run (collective: every rank
+  /// starts the same runs). Ends the job at once when a peer has departed
+  /// after fewer runs. Main thread.
+  virtual void note_run_started(std::uint64_t runs) { (void)runs; }
+  /// The run started last has ended on every rank (after its closing barrier).
+  virtual void note_run_ended() {}
+  /// This process leaves the job with exit status `status` because of `why`
+  /// (empty: a plain exit). Waits for every peer to leave too, then returns
+  /// (the caller exits); ends the whole job when they do not within join_s.
+  /// Once per process; also run at exit for a process that did not call it.
+  virtual void leave(int status, const std::string& why) {
+    (void)status;
+    (void)why;
+  }
 };
 
 /// Whether this process was started by an MPI launcher (mpirun, mpiexec,
@@ -88,7 +122,8 @@ bool launched_by_mpi(int& ranks) noexcept;
 /// by an MPI launcher with more than one rank, else local). Made once;
 /// asking again returns the same one. Fails the job (exit 2) when `mpi` is
 /// asked for and cannot be had, or when a different kind was made before.
-transport& obtain_transport(transport_kind kind);
+/// `join_s` bounds the wait in MPI_Init for ranks that never start MPI.
+transport& obtain_transport(transport_kind kind, int join_s);
 
 /// The transport made by obtain_transport, or null.
 transport* current_transport() noexcept;
@@ -97,15 +132,19 @@ transport* current_transport() noexcept;
 std::unique_ptr<transport> make_local_transport();
 
 /// Made by mpi_transport.cpp; null when the library was built without MPI.
-std::unique_ptr<transport> make_mpi_transport();
+/// Ends the process (status 3) when MPI_Init has not returned within join_s:
+/// some rank of the job never started MPI, and MPI_Init would wait forever.
+std::unique_ptr<transport> make_mpi_transport(int join_s);
 
 /// A 64-bit hash of this process's executable file: ranks compare it at
 /// start-up and refuse to run different binaries together.
 std::uint64_t build_fingerprint();
 
 /// Checks that every rank runs the same binary with the same job-shaping
-/// configuration (cores, heap, block and buffer sizes); otherwise every rank
-/// exits with status 2 and rank 0 says which rank differs in what.
-void check_job_consistency(transport& t, const config& cfg);
+/// configuration (cores, heap, block and buffer sizes) and the same
+/// application arguments `args` (a hash of them travels); otherwise every
+/// rank exits with status 2, rank 0 says which rank differs in what, and
+/// ranks with other arguments show theirs.
+void check_job_consistency(transport& t, const config& cfg, const std::vector<std::string>& args);
 
 }  // namespace shoal::detail

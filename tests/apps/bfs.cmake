@@ -171,6 +171,6 @@ shoal_app_test(bfs_hostile_ulimit_v EXPECT 2 MAX_S 20
   REGEX "shoal bfs: error: --scale/--edgefactor: a graph of 4194304 vertices .* address-space limit \\(ulimit -v\\)"
   COMMAND sh -c "ulimit -v 2500000 && exec \"$0\" bfs --cores 1 --scale 22" $<TARGET_FILE:shoal-driver>)
 # A report that cannot be written is an error, not a silent exit 0.
-shoal_app_test(bfs_hostile_stdout_full EXPECT 1 MAX_S 20
+shoal_app_test(bfs_hostile_stdout_full EXPECT 3 MAX_S 20
   REGEX "shoal: error: cannot write the bfs report to standard output: No space left on device"
   COMMAND sh -c "exec \"$0\" bfs --cores 1 --scale 8 --roots 2 --json > /dev/full" $<TARGET_FILE:shoal-driver>)

@@ -16,6 +16,6 @@ endforeach()
 shoal_app_test(driver_binary_value_escaped EXPECT 2 MAX_S 10
   REGEX "shoal intsort: error: --class: \\\\x01\\\\x1bX not in"
   COMMAND sh -c "exec \"$0\" intsort --cores 1 --class \"$(printf '\\001\\033X')\"" $<TARGET_FILE:shoal-driver>)
-shoal_app_test(driver_summary_stdout_full EXPECT 1 MAX_S 10
+shoal_app_test(driver_summary_stdout_full EXPECT 3 MAX_S 10
   REGEX "shoal: error: cannot write the gups report to standard output: No space left on device"
   COMMAND sh -c "exec \"$0\" gups --cores 1 --log-table 10 > /dev/full" $<TARGET_FILE:shoal-driver>)

@@ -75,7 +75,7 @@ shoal_app_test(uts_bad_unknown_tree_np2 NP 2 EXPECT 2 MAX_S 30
 shoal_app_test(uts_bad_number EXPECT 2 MAX_S 30 REGEX "--b0"
   COMMAND shoal-driver uts --b0 many)
 # A tree too large for the global heap: the runtime's message names the flag to raise.
-shoal_app_test(uts_in_memory_heap_too_small EXPECT 1 MAX_S 30
+shoal_app_test(uts_in_memory_heap_too_small EXPECT 3 MAX_S 30
   REGEX "global heap exhausted.*raise --heap-mb"
   COMMAND shoal-driver uts --tree T3 --impl in-memory --heap-mb 16 --cores 2)
 # Trees whose expected size is far past any run are refused at once (issue 16):

@@ -39,14 +39,17 @@
 //   mpi_stress --throw-on-rank K
 //       A task on rank K's first core throws; the job must end non-zero with
 //       the exception's message, rank and core on stderr.
+//   mpi_stress --leave-on-rank K | --exit-on-rank K
+//       Rank K leaves before the first run, by shoal::leave_job (status 2,
+//       with a reason) or by returning 0 from main; the other ranks run: the
+//       job must end within seconds naming rank K (and its reason), not hang.
+//   mpi_stress --exit-in-run-on-rank K
+//       A task on rank K calls std::exit(0) in the middle of a run: likewise.
 #include "shoal/shoal.hpp"
-
-#include <sys/resource.h>
-
-#include <csignal>
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -55,6 +58,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/resource.h>
 
 namespace {
 
@@ -182,7 +187,9 @@ int children_of(std::uint64_t key, int depth) {
   return depth >= limit ? 0 : static_cast<int>((key >> 8) % 4);
 }
 
-std::uint64_t child_key(std::uint64_t key, int i) { return mix(key * 31 + static_cast<std::uint64_t>(i) + 1); }
+std::uint64_t child_key(std::uint64_t key, int i) {
+  return mix(key * 31 + static_cast<std::uint64_t>(i) + 1);
+}
 
 std::uint64_t seed_key(int run, int core, int s) {
   return mix((static_cast<std::uint64_t>(run) << 40) ^ (static_cast<std::uint64_t>(core) << 20) ^
@@ -384,6 +391,27 @@ int throw_on_rank(int k) {
   return fail("the job went on after a task threw on rank " + std::to_string(k));
 }
 
+// ---------------------------------------------------------------- leave early
+
+int leave_on_rank(int k, bool plain_exit) {
+  if (shoal::myrank() == k) {
+    if (plain_exit) return 0;  // main returns: the exit hook leaves
+    shoal::leave_job("stress: rank asked to leave by --leave-on-rank", 2);
+  }
+  shoal::run([] { std::this_thread::sleep_for(std::chrono::seconds(60)); });
+  return fail("the job went on after rank " + std::to_string(k) + " left");
+}
+
+int exit_in_run_on_rank(int k) {
+  shoal::run([k] {
+    shoal::on_all_cores([k] {
+      if (shoal::myrank() == k && shoal::mycore() % shoal::local_cores() == 0) std::exit(0);
+      std::this_thread::sleep_for(std::chrono::seconds(60));
+    });
+  });
+  return fail("the job went on after rank " + std::to_string(k) + " exited in a run");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -412,11 +440,19 @@ int main(int argc, char** argv) {
     status = kill_during_run(static_cast<int>(flag_value(argc, argv, "--kill-during-run", 1)));
   } else if (has_flag(argc, argv, "--throw-on-rank")) {
     status = throw_on_rank(static_cast<int>(flag_value(argc, argv, "--throw-on-rank", 1)));
+  } else if (has_flag(argc, argv, "--leave-on-rank")) {
+    status = leave_on_rank(static_cast<int>(flag_value(argc, argv, "--leave-on-rank", 1)), false);
+  } else if (has_flag(argc, argv, "--exit-in-run-on-rank")) {
+    status =
+        exit_in_run_on_rank(static_cast<int>(flag_value(argc, argv, "--exit-in-run-on-rank", 1)));
+  } else if (has_flag(argc, argv, "--exit-on-rank")) {
+    status = leave_on_rank(static_cast<int>(flag_value(argc, argv, "--exit-on-rank", 1)), true);
   } else {
     std::fputs(
         "usage: mpi_stress --flood N [--max-rss-mb M] | --cascade RUNS | --steal T | "
         "--deadlock | --deadlock-collective | --deadlock-barrier | --throw-on-rank K | "
-        "--misuse-local-on-rank K | --misuse-outside-run-on-rank K\n",
+        "--misuse-local-on-rank K | --misuse-outside-run-on-rank K | --leave-on-rank K | "
+        "--exit-on-rank K\n",
         stderr);
     status = 2;
   }
