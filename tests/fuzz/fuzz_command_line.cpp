@@ -1,6 +1,7 @@
 // Fuzz target: the driver's command line, parsed as `shoal` parses it but
 // without running a job. The input is the argument list, one argument per
-// line; argv[0] is "shoal". First the runtime's flags (config::parse, which
+// line; argv[0] is "shoal"; a line "SHOAL_<NAME>=<value>" is an environment
+// variable instead. First the runtime's flags (config::parse, which
 // removes them), then the driver's CLI11 parse with every bundled app. A
 // refusal is config_error or a CLI11 ParseError (the driver turns both into
 // a message and status 2); any other exception escaping is a finding: the
@@ -20,31 +21,50 @@ namespace {
 // More arguments than any real command line; keeps each run short.
 constexpr std::size_t max_arguments = 64;
 
-std::vector<std::string> split_lines(const std::uint8_t* data, std::size_t size) {
+struct command_line {
   std::vector<std::string> args{"shoal"};
+  std::vector<std::string> env;
+};
+
+command_line split_lines(const std::uint8_t* data, std::size_t size) {
+  command_line c;
   std::string current;
-  for (std::size_t i = 0; i < size && args.size() < max_arguments; ++i) {
+  const auto take = [&c](const std::string& line) {
+    if (c.args.size() + c.env.size() >= max_arguments) return;
+    if (line.rfind("SHOAL_", 0) == 0 && line.find('=') != std::string::npos) {
+      c.env.push_back(line);
+    } else {
+      c.args.push_back(line);
+    }
+  };
+  for (std::size_t i = 0; i < size; ++i) {
     if (data[i] == '\n') {
-      args.push_back(current);
+      take(current);
       current.clear();
     } else {
       current.push_back(static_cast<char>(data[i]));
     }
   }
-  if (!current.empty() && args.size() < max_arguments) args.push_back(current);
-  return args;
+  if (!current.empty()) take(current);
+  return c;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> p;
+  for (std::string& s : strings) p.push_back(s.data());
+  p.push_back(nullptr);
+  return p;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::vector<std::string> args = split_lines(data, size);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
+  command_line c = split_lines(data, size);
+  std::vector<char*> argv = pointers(c.args);
+  std::vector<char*> envp = pointers(c.env);
+  int argc = static_cast<int>(c.args.size());
   try {
-    (void)shoal::config::parse(argc, argv.data(), nullptr);
+    (void)shoal::config::parse(argc, argv.data(), envp.data());
   } catch (const shoal::config_error&) {
     return 0;
   }

@@ -128,7 +128,8 @@ def run_one(args, np, app_args):
     shoal = os.path.join(args.build, "bin", "shoal")
     cmd = [args.mpirun, "--oversubscribe", "-np", str(np), shoal] + app_args + [
         "--cores", str(args.cores), "--json"]
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               SOAK_RUN=args.marker)
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             text=True, start_new_session=True)
@@ -159,10 +160,22 @@ def run_one(args, np, app_args):
     }
 
 
-def leftover_ranks(rank_name):
-    me = os.getpid()
-    return [int(p) for p in os.listdir("/proc")
-            if p.isdigit() and int(p) != me and comm(int(p)) == rank_name]
+def leftover_ranks(rank_name, marker):
+    """Rank processes of this soak still alive: named like the driver and
+    carrying the soak's SOAK_RUN marker (the launcher passes its environment
+    to the ranks), so that other jobs on the machine are left alone."""
+    me, found = os.getpid(), []
+    tag = f"SOAK_RUN={marker}".encode()
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == me or comm(int(p)) != rank_name:
+            continue
+        try:
+            with open(f"/proc/{p}/environ", "rb") as f:
+                if tag in f.read().split(b"\0"):
+                    found.append(int(p))
+        except OSError:
+            pass
+    return found
 
 
 def main():
@@ -182,9 +195,7 @@ def main():
     if not os.access(shoal, os.X_OK):
         sys.exit(f"soak: error: {shoal} not found (build the driver first: make build)")
     rank_name = os.path.basename(shoal)[:15]
-    if leftover_ranks(rank_name):
-        sys.exit(f"soak: error: '{rank_name}' processes already run ({leftover_ranks(rank_name)}): "
-                 "their memory and CPU would skew the soak; end them first")
+    args.marker = f"{os.getpid()}-{time.time_ns()}"
     log_path = args.log or time.strftime("soak-%Y%m%dT%H%M%S.jsonl")
     deadline = time.monotonic() + args.minutes * 60
     runs, problems, i = [], [], 0
@@ -194,7 +205,7 @@ def main():
             i += 1
             r = run_one(args, np, app_args)
             r["run"] = i
-            r["leftover"] = leftover_ranks(rank_name)
+            r["leftover"] = leftover_ranks(rank_name, args.marker)
             runs.append(r)
             log.write(json.dumps(r) + "\n")
             log.flush()
