@@ -5,7 +5,7 @@ flags), one rank per host, interleaved, median of --reps runs each. Prints a
 table; every run must validate.
 
     tools/cluster/cluster.sh up
-    tools/cluster/bench-cluster.py [--build build] [--reps 3] [--np 3] [--cores 1]
+    tools/cluster/bench-cluster.py [--build build] [--reps 3] [--np 3] [--cores 1] [--local]
 """
 import argparse
 import json
@@ -16,14 +16,16 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 APPS = {
-    "gups": ["--log-table", "22"],
+    "gups": ["--log-table", "20"],
     "bfs": ["--scale", "16", "--roots", "16"],
     "histogram": ["--requests-per-core", "2000000"],
 }
 
 
 def run(args, exe, app, flags):
-    cmd = [os.path.join(HERE, "cluster.sh"), "run", "mpirun", "-np", str(args.np), exe]
+    launch = ["mpirun", "--oversubscribe"] if args.local else [
+        os.path.join(HERE, "cluster.sh"), "run", "mpirun"]
+    cmd = launch + ["-np", str(args.np), exe]
     if exe.endswith("/shoal"):  # the baselines are one app each, one core per rank
         cmd += [app] + flags + ["--cores", str(args.cores)]
     else:
@@ -47,11 +49,14 @@ def main():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--np", type=int, default=3)
     p.add_argument("--cores", type=int, default=1)
+    p.add_argument("--local", action="store_true",
+                   help="the same runs on this machine without the cluster (shared memory)")
     args = p.parse_args()
     bindir = os.path.abspath(os.path.join(args.build, "bin"))
     print(f"{'app':10s} {'shoal rate':>12s} {'baseline':>12s} {'unit':10s} {'ratio':>6s} "
           f"{'shoal s':>8s} {'base s':>8s}   (median of {args.reps}, np {args.np}, shoal "
-          f"--cores {args.cores}, one rank per host)")
+          f"--cores {args.cores}, "
+          f"{'one machine, shared memory' if args.local else 'one rank per host'})")
     for app, flags in APPS.items():
         shoal, base = [], []
         for _ in range(args.reps):  # interleaved: drift hits both alike

@@ -113,7 +113,10 @@ up() {
 
 # mpirun reads these from its environment: launch through the agent, map one
 # rank per host in turn, TCP only (no shared memory between "hosts"), on the
-# cluster's subnet only.
+# cluster's subnet only. The hosts share the machine's cores, so ranks are
+# oversubscribed although each host's slots are not: MPI must yield while it
+# waits (mpirun --oversubscribe would set this), or a busy-polling rank starves
+# the others (the MPI baselines ran 30x slower without it).
 mca_env() {
   cat <<EOF
 OMPI_MCA_plm_rsh_agent=$HERE/rsh-agent.sh
@@ -124,6 +127,7 @@ OMPI_MCA_btl=tcp,self
 OMPI_MCA_btl_tcp_if_include=$SUBNET.0/24
 OMPI_MCA_oob_tcp_if_include=$SUBNET.0/24
 OMPI_MCA_pml=ob1
+OMPI_MCA_mpi_yield_when_idle=1
 CLUSTER_PREFIX=$PREFIX
 EOF
 }
