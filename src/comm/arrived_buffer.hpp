@@ -10,7 +10,7 @@
 // - check_arrived() walks the whole buffer once, reading only inside
 //   [data, data + bytes), and says what is wrong with the first bad batch
 //   (its byte offset and the field) or returns an empty string. It never
-//   writes, allocates only for the message, and accepts exactly the buffers
+//   writes, allocates only for the message, and accepts only buffers
 //   the receive path can split and dispatch without reading or writing out
 //   of bounds: every batch inside the buffer, its destination a core of
 //   this process, its source a core of the sending rank, its stream known,
