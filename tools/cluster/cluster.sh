@@ -95,6 +95,9 @@ up() {
     ip -n "$SWITCH" link set "p$i" up
     ip -n "$ns" addr add "$SUBNET.$i/24" dev eth0
     ip -n "$ns" link set eth0 up
+    # Unacknowledged data gives up after ~6 s instead of ~15 min, so that a
+    # launcher sending to a host whose link is down fails and ends the job.
+    ip netns exec "$ns" sh -c 'echo 4 > /proc/sys/net/ipv4/tcp_retries2'
     shape "$ns" eth0
     echo "$ns slots=$SLOTS" >>"$STATE/hostfile"
   done
@@ -117,7 +120,12 @@ up() {
 # oversubscribed although each host's slots are not: MPI must yield while it
 # waits (mpirun --oversubscribe would set this), or a busy-polling rank starves
 # the others (the MPI baselines ran 30x slower without it). The cluster needs
-# root, so mpirun runs as root: OpenMPI wants that confirmed.
+# root, so mpirun runs as root: OpenMPI wants that confirmed. TCP keepalive on
+# the launcher's own connections (default: first probe after 300 s idle) lets
+# mpirun notice a host whose link is down within about 20 s, as a cluster's
+# resource manager would, instead of waiting for that host's daemon forever;
+# later than the runtime's own watchdog (5 s in test-cluster.sh), which
+# names the rank it lost.
 mca_env() {
   cat <<EOF
 OMPI_MCA_plm_rsh_agent=$HERE/rsh-agent.sh
@@ -129,6 +137,9 @@ OMPI_MCA_btl_tcp_if_include=$SUBNET.0/24
 OMPI_MCA_oob_tcp_if_include=$SUBNET.0/24
 OMPI_MCA_pml=ob1
 OMPI_MCA_mpi_yield_when_idle=1
+OMPI_MCA_oob_tcp_keepalive_time=10
+OMPI_MCA_oob_tcp_keepalive_intvl=3
+OMPI_MCA_oob_tcp_keepalive_probes=3
 OMPI_ALLOW_RUN_AS_ROOT=1
 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 CLUSTER_PREFIX=$PREFIX

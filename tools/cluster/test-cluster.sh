@@ -7,16 +7,18 @@
 #   test-cluster.sh [BUILD_DIR]
 #
 # Variables: CLUSTER_CTEST_ARGS (default -L ^mpi$: every distributed test),
-# CLUSTER_SKIP_CTEST=1, CLUSTER_SKIP_APPS=1, CLUSTER_LINK_DOWN_WATCHDOG_S (10), CLUSTER_LINK_DOWN_GRACE_S
-# (how long past the watchdog the job may take to end, 60), and cluster.sh's.
+# CLUSTER_SKIP_CTEST=1, CLUSTER_SKIP_APPS=1, CLUSTER_LINK_DOWN_WATCHDOG_S (5), CLUSTER_LINK_DOWN_GRACE_S
+# (how long past the watchdog the job may take to end, 60), CLUSTER_LINK_DOWN_REGEX
+# (the runtime's message that must name the lost rank), and cluster.sh's.
 set -uo pipefail
 
 BUILD=${1:-build}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CLUSTER=$HERE/cluster.sh
 SHOAL=$(cd "$BUILD" 2>/dev/null && pwd)/bin/shoal
-WATCHDOG_S=${CLUSTER_LINK_DOWN_WATCHDOG_S:-10}
+WATCHDOG_S=${CLUSTER_LINK_DOWN_WATCHDOG_S:-5}
 GRACE_S=${CLUSTER_LINK_DOWN_GRACE_S:-60}
+LINK_DOWN_REGEX=${CLUSTER_LINK_DOWN_REGEX:-shoal: fatal on rank [0-9]+: .*rank 2}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 [ -x "$SHOAL" ] || { echo "test-cluster: error: $BUILD/bin/shoal not built (make build)" >&2; exit 2; }
@@ -69,8 +71,9 @@ for a in "${apps[@]}"; do
 done
 
 # A link taken down mid-run: host 3's cable pulled while gups runs. The job
-# must end, non-zero, with a message, within the watchdog time (plus the
-# launcher's grace); a job still running past that is killed and reported.
+# must end, non-zero, within the watchdog time (plus the launcher's grace),
+# with the runtime's message naming the rank it lost; a job still running
+# past that is killed and reported.
 step "link down: host 3 unplugged during gups (--watchdog-s $WATCHDOG_S)"
 log=$(mktemp)
 start=$(date +%s.%N)
@@ -96,11 +99,15 @@ else
 fi
 elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a - 3 }')
 echo "link down: ended=$ended rc=$rc after ${elapsed}s from the unplug; last lines of output:"
-tail -n 8 "$log" | cut -c1-300
+tail -n 16 "$log" | cut -c1-300
 if [ $ended = 0 ]; then
   failed+=("link down: the job was still running ${limit}s after the unplug")
 elif [ "$rc" = 0 ]; then
   failed+=("link down: the job exited 0")
+elif ! grep -q -E "$LINK_DOWN_REGEX" "$log"; then
+  # The launcher notices the lost host too (cluster.sh turns on its TCP
+  # keepalive), but only the runtime can say which rank stopped answering.
+  failed+=("link down: the job ended, but no message from shoal matches '$LINK_DOWN_REGEX'")
 fi
 rm -f "$log"
 
