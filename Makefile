@@ -7,7 +7,14 @@
 #                   each validated, one summary table, about a minute and a half
 #   make demo       build, then run build/bin/shoal-demo (a small validated runtime demo)
 #   make test       build, then ctest (one process per test case), then asan-ci
-#                   (TEST_ASAN=0 skips it)
+#                   (TEST_ASAN=0 skips it), then fuzz (TEST_FUZZ=0 skips it)
+#   make fuzz       libFuzzer targets in a clang tree, build-fuzz/: every corpus file
+#                   replayed, then FUZZ_SECONDS (10) of fuzzing per target
+#   make test-cluster  3 emulated hosts (network namespaces, veth, tc; root):
+#                   the distributed tests and the apps across them, a link pulled
+#                   mid-run (tools/cluster/)
+#   make soak       SOAK_MINUTES (20) of mixed apps on 2 and 3 processes; fails on
+#                   a failed run or RSS growth (tools/soak/soak.py; not in CI)
 #   make bench      build, then the microbenchmarks (bench-micro) and the application
 #                   harness (bench-apps: apps vs MPI baselines, bench/results/latest.*)
 #   make bench-micro  run every build/bin/bench-* $(BENCH_ARGS)
@@ -21,10 +28,11 @@
 #                   3 processes x 2 cores and the worker-stack tests (what CI runs)
 #   make tsan       ThreadSanitizer tree in build-tsan/: the runtime's unit tests
 #   make docs       regenerate docs/layers.svg (the layer diagram) from docs/layers.dot
-#   make clean      remove build/, build-asan/ and build-tsan/
+#   make clean      remove build/, build-asan/, build-tsan/, build-mpich/ and build-fuzz/
 #
 # Variables: BUILD_DIR, ASAN_DIR, TSAN_DIR, BUILD_TYPE, TEST_ASAN, CMAKE_ARGS, JOBS, CTEST_ARGS,
-# BENCH_ARGS, RUN_ARGS, MPI_NP, MPI_CORES, BENCH_MPI_ARGS.
+# BENCH_ARGS, RUN_ARGS, MPI_NP, MPI_CORES, BENCH_MPI_ARGS, FUZZ_DIR, FUZZ_CXX, FUZZ_SECONDS,
+# TEST_FUZZ, SOAK_MINUTES, SOAK_ARGS.
 
 SHELL := /bin/bash
 MAKEFLAGS += --no-print-directory
@@ -78,7 +86,7 @@ HARNESS_ARGS ?=
 BENCH_PACKAGES := python3 gnuplot-nox
 
 .PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi \
-	asan asan-configure asan-ci tsan docs clean
+	asan asan-configure asan-ci tsan docs clean fuzz test-cluster soak
 
 all: build
 
@@ -117,6 +125,9 @@ test: build
 	$(CTEST) --test-dir $(BUILD_DIR) $(CTEST_FLAGS)
 ifneq ($(TEST_ASAN),0)
 	@$(MAKE) asan-ci
+endif
+ifneq ($(TEST_FUZZ),0)
+	@$(MAKE) fuzz
 endif
 
 # The whole suite once more against MPICH instead of OpenMPI (both can be
@@ -188,6 +199,33 @@ tsan: deps
 	TSAN_OPTIONS='$(TSAN_OPTIONS)' \
 	  $(CTEST) --test-dir $(TSAN_DIR) $(CTEST_FLAGS) -R '$(TSAN_TESTS)'
 
+# libFuzzer (tests/fuzz/): a clang tree of its own with every shoal target
+# instrumented (address, undefined, coverage); no MPI (OpenMPI is not built
+# for sanitizers and the targets need none). ctest label "fuzz": each
+# corpus replayed, then FUZZ_SECONDS of fuzzing per target.
+FUZZ_DIR     ?= build-fuzz
+FUZZ_CXX     ?= clang++
+FUZZ_SECONDS ?= 10
+TEST_FUZZ    ?= 1
+FUZZ_TARGETS := fuzz-edge_list fuzz-matrix_market fuzz-pool fuzz-command_line fuzz-arrived_buffer
+fuzz:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="clang libclang-rt-dev"
+	$(CMAKE) -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DSHOAL_FUZZ=ON -DSHOAL_FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	  -DSHOAL_SANITIZE=address,undefined,fuzzer-no-link -DSHOAL_WITH_MPI=OFF \
+	  -DSHOAL_BUILD_TESTS=OFF -DSHOAL_BUILD_BENCHMARKS=OFF -DSHOAL_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
+	$(CMAKE) --build $(FUZZ_DIR) -j$(JOBS) --target $(FUZZ_TARGETS)
+	$(CTEST) --test-dir $(FUZZ_DIR) $(CTEST_FLAGS) -L fuzz
+
+# Needs root (network namespaces): sudo when not root.
+test-cluster: build
+	$(SUDO) tools/cluster/test-cluster.sh $(BUILD_DIR)
+
+SOAK_MINUTES ?= 20
+SOAK_ARGS    ?=
+soak: build
+	python3 tools/soak/soak.py --build $(BUILD_DIR) --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
+
 # The layer diagram of docs/design.md: docs/layers.svg from docs/layers.dot.
 docs:
 	@command -v dot >/dev/null 2>&1 || { $(SUDO) apt-get update && \
@@ -195,4 +233,4 @@ docs:
 	dot -Tsvg docs/layers.dot -o docs/layers.svg
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(MPICH_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(MPICH_DIR) $(FUZZ_DIR)

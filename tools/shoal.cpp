@@ -15,71 +15,13 @@
 #include "common/app.hpp"
 #include "common/plain/cli_checks.hpp"
 #include "common/plain/report.hpp"
+#include "driver_cli.hpp"
 
 namespace {
 
 using shoal_apps::app_spec;
 using shoal_apps::report;
-
-std::vector<app_spec> all_apps() {
-  std::vector<app_spec> apps;
-#ifdef SHOAL_APP_GUPS
-  apps.push_back(shoal_apps::gups_app());
-#endif
-#ifdef SHOAL_APP_BFS
-  apps.push_back(shoal_apps::bfs_app());
-#endif
-#ifdef SHOAL_APP_UTS
-  apps.push_back(shoal_apps::uts_app());
-#endif
-#ifdef SHOAL_APP_PAGERANK
-  apps.push_back(shoal_apps::pagerank_app());
-#endif
-#ifdef SHOAL_APP_INTSORT
-  apps.push_back(shoal_apps::intsort_app());
-#endif
-#ifdef SHOAL_APP_RANDOMWALK
-  apps.push_back(shoal_apps::randomwalk_app());
-#endif
-#ifdef SHOAL_APP_CHMA
-  apps.push_back(shoal_apps::chma_app());
-#endif
-#ifdef SHOAL_APP_POINTERCHASE
-  apps.push_back(shoal_apps::pointerchase_app());
-#endif
-#ifdef SHOAL_APP_PERMUTATION
-  apps.push_back(shoal_apps::permutation_app());
-#endif
-#ifdef SHOAL_APP_HISTOGRAM
-  apps.push_back(shoal_apps::histogram_app());
-#endif
-#ifdef SHOAL_APP_INDEXGATHER
-  apps.push_back(shoal_apps::indexgather_app());
-#endif
-  return apps;
-}
-
-/// One app declared on a command: its runner and the driver's own options.
-struct command {
-  const app_spec* spec = nullptr;
-  CLI::App* cmd = nullptr;
-  shoal_apps::runner run;
-  std::string impl;
-  bool json = false;
-};
-
-/// Declares `spec` as a subcommand of `parent` into `c`, with the driver's
-/// --impl and --json bound to c's fields: so `c` must stay where it is.
-void declare(CLI::App& parent, const app_spec& spec, command& c) {
-  c.spec = &spec;
-  c.cmd = parent.add_subcommand(spec.name, spec.summary);
-  c.impl = spec.impls.front();
-  c.run = spec.declare(*c.cmd);
-  c.cmd->add_option("--impl", c.impl, "implementation")
-      ->check(CLI::IsMember(spec.impls))
-      ->capture_default_str();
-  c.cmd->add_flag("--json", c.json, "print one JSON object on stdout instead of the summary");
-}
+using shoal_tools::command;
 
 /// The runtime counters of this process since `before`.
 nlohmann::json stats_json(const shoal::core_stats& before) {
@@ -145,7 +87,7 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
     if (spec == nullptr) continue;  // not bundled in this build (SHOAL_APPS)
     CLI::App parser;
     command c;
-    declare(parser, *spec, c);
+    shoal_tools::declare(parser, *spec, c);
     std::vector<std::string> argv{e.app};
     argv.insert(argv.end(), e.args.begin(), e.args.end());
     std::reverse(argv.begin(), argv.end());  // CLI11 takes a reversed vector
@@ -191,17 +133,10 @@ bool names_an_app(CLI::App& cli, const std::string& word) {
 }
 
 int run_driver(int argc, char** argv) {
-  const std::vector<app_spec> apps = all_apps();
-  CLI::App cli{
-      "shoal: irregular parallel applications on the shoal runtime.\n"
-      "Runtime flags (--cores, --stats, ...: see --help-shoal) go anywhere on the line."};
-  cli.require_subcommand(1);
-  std::vector<command> commands(apps.size());  // never resized: options point into it
-  for (std::size_t i = 0; i < apps.size(); ++i) declare(cli, apps[i], commands[i]);
-  bool suite_json = false;
-  CLI::App* suite =
-      cli.add_subcommand("suite", "every bundled app, validated, in about a minute and a half, one table");
-  suite->add_flag("--json", suite_json, "print one JSON array of the apps' objects");
+  const std::vector<app_spec> apps = shoal_tools::all_apps();
+  const auto parsed = std::make_unique<shoal_tools::driver_cli>(apps);
+  CLI::App& cli = parsed->cli;
+  CLI::App* suite = parsed->suite;
   if (argc > 1 && argv[1][0] != '-' && !names_an_app(cli, argv[1])) return 2;
   const bool app_named = argc > 1 && argv[1][0] != '-';
   const std::string prefix = app_named ? fmt::format("shoal {}", argv[1]) : "shoal";
@@ -219,8 +154,8 @@ int run_driver(int argc, char** argv) {
     shoal::leave_job(
         fmt::format("{}: error: {}", prefix, shoal_apps::printable(e.what(), 400)), 2);
   }
-  if (suite->parsed()) return run_suite(apps, suite_json);
-  for (const command& c : commands) {
+  if (suite->parsed()) return run_suite(apps, parsed->suite_json);
+  for (const command& c : parsed->commands) {
     if (!c.cmd->parsed()) continue;
     const report r = run_command(c);
     if (shoal::myrank() != 0) return 0;

@@ -290,6 +290,10 @@ void aggregator::dispatch(buffer* b) {
                 "a batch for typed channel {} arrived, but that channel is not open in this "
                 "process (channels are not yet opened across processes)",
                 b->stream);
+    // The channel's receive loop reads count values: they must be the bytes.
+    SHOAL_CHECK(std::uint64_t{b->count} * e.value_bytes == b->bytes,
+                "a batch for typed channel {} holds {} bytes, not {} values of {} bytes", b->stream,
+                b->bytes, b->count, e.value_bytes);
     e.deliver(e.state, p, b->count);
     if (e.max_in_flight != 0) acknowledge(b);
   }

@@ -8,23 +8,13 @@
 #include <cstring>
 #include <new>
 
+#include "comm/arrived_buffer.hpp"
+
 namespace shoal::detail {
 namespace {
 network* g_network = nullptr;
 constexpr std::size_t align64(std::size_t n) { return (n + 63) & ~std::size_t{63}; }
 constexpr int receives_posted = 16;
-
-// Batches in an arrived network buffer: each is a 64-byte header (a copy of
-// the sender's buffer) and its payload padded to 64.
-int count_batches(const char* data, std::size_t bytes) {
-  int batches = 0;
-  for (std::size_t at = 0; at < bytes; ++batches) {
-    buffer header;
-    std::memcpy(static_cast<void*>(&header), data + at, sizeof header);
-    at += sizeof(buffer) + align64(header.bytes);
-  }
-  return batches;
-}
 }  // namespace
 
 network* this_network() noexcept { return g_network; }
@@ -119,17 +109,23 @@ void network::on_sent(void* self, void* token) {
   n->unsent_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-bool network::on_received(void* self, int, char* data, std::size_t bytes) {
+bool network::on_received(void* self, int source, char* data, std::size_t bytes) {
   auto* n = static_cast<network*>(self);
   n->drive_.assert_held();  // called back from net_.poll() in drive()
   if (bytes == 0) return false;
+  // Checked whole before any batch is split off: the walk below and the
+  // cores' dispatch trust every header and run length in it.
+  const arrived_limits lim{source, g_info.ranks, g_info.local_cores, g_info.rank, n->net_bytes_};
+  const std::string bad = check_arrived(data, bytes, lim);
+  SHOAL_CHECK(bad.empty(), "a malformed network buffer of {} bytes arrived from rank {}: {}", bytes,
+              source, bad);
   recv_block* rb = n->take_block(data);
+  int batches = 0;
+  for_each_batch(data, bytes, [&](std::size_t, const buffer&) { ++batches; });
   // Relaxed: published to the cores with the batches, by the ring pushes.
-  rb->batches.store(count_batches(data, bytes), std::memory_order_relaxed);
+  rb->batches.store(batches, std::memory_order_relaxed);
   n->held_.fetch_add(static_cast<std::int64_t>(n->net_bytes_), std::memory_order_relaxed);
-  for (std::size_t at = 0; at < bytes;) {
-    buffer header;
-    std::memcpy(static_cast<void*>(&header), data + at, sizeof header);
+  for_each_batch(data, bytes, [&](std::size_t at, const buffer& header) {
     // The batch is handled where it arrived: 64-byte aligned, since the
     // buffer is and every batch in it starts at a multiple of 64.
     auto* b = new (data + at) buffer(header);
@@ -137,7 +133,6 @@ bool network::on_received(void* self, int, char* data, std::size_t bytes) {
     b->owner = -1;  // came from the network: its core reports consumed()
     b->dirty_index = -1;
     b->block = rb;
-    at += sizeof(buffer) + align64(header.bytes);
     // Acq_rel: counted before the batch reaches its core, so a wave never
     // sees its effects without the receive (pairs with batches_received()).
     n->received_.fetch_add(1, std::memory_order_acq_rel);
@@ -147,7 +142,7 @@ bool network::on_received(void* self, int, char* data, std::size_t bytes) {
       // Release: to idle()'s acquire; a waiting batch keeps the net busy.
       n->pending_count_.store(n->pending_inbound_.size(), std::memory_order_release);
     }
-  }
+  });
   return true;
 }
 

@@ -213,7 +213,10 @@ std::pair<transfer*, future<void>> start(gbytes p, std::byte* local, std::int64_
 
 future<void> async_range_read(std::uint64_t global_bits, std::byte* local, std::int64_t bytes) {
   const gbytes p = gbytes::from_bits(global_bits);
-  auto [op, fut] = start(p, local, bytes);
+  // Not a structured binding: lambdas capture `op`, which clang before 16
+  // refuses for bindings (the fuzz tree builds with clang 14).
+  auto [started_op, fut] = start(p, local, bytes);
+  transfer* const op = started_op;
   for_each_run(p, bytes, [&](const range_run& r) {
     if (r.core == mycore()) {
       copy_local_run(p, r, op, true);
@@ -231,7 +234,8 @@ future<void> async_range_write(std::uint64_t global_bits, const std::byte* local
                                std::int64_t bytes) {
   const gbytes p = gbytes::from_bits(global_bits);
   // The span is only read: the transfer's pointer is shared with reads.
-  auto [op, fut] = start(p, const_cast<std::byte*>(local), bytes);
+  auto [started_op, fut] = start(p, const_cast<std::byte*>(local), bytes);
+  transfer* const op = started_op;  // captured below: see async_range_read
   for_each_run(p, bytes, [&](const range_run& r) {
     if (r.core == mycore()) {
       copy_local_run(p, r, op, false);

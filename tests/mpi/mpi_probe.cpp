@@ -10,8 +10,15 @@
 //                                     size (up to 64 KiB) to every rank, at
 //                                     most 8 in flight per destination;
 //                                     receivers check order and contents
+//   mpi_probe --garbage-from K --garbage dest|length
+//                                     rank K sends rank 0 a malformed network
+//                                     buffer (a batch for a core rank 0 does not
+//                                     have, or one longer than the buffer), then
+//                                     every rank runs a job: rank 0 must refuse
+//                                     the buffer with a message naming rank K
 //
 // Every rank checks what it can see itself; a wrong value exits non-zero.
+#include "shoal/detail/buffer.hpp"
 #include "shoal/shoal.hpp"
 
 #include <csignal>
@@ -157,6 +164,34 @@ int run_exchange(shoal::detail::transport& net, std::int64_t n) {
   return 0;
 }
 
+const char* string_flag(int argc, char** argv, const char* name) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
+  return "";
+}
+
+// Sends rank 0 one network buffer that the receive path must refuse, bypassing
+// this rank's network (which would never stage such a batch), and waits until
+// the send is done so that the network never sees its completion.
+void send_garbage(shoal::detail::transport& net, const std::string& kind) {
+  alignas(64) static char bytes[128] = {};
+  shoal::detail::buffer h;
+  h.stream = 0;
+  h.count = 1;
+  h.source = net.rank() * shoal::local_cores();
+  h.bytes = kind == "length" ? (1u << 30) : 16;
+  h.dest = kind == "length" ? 0 : (1 << 20);
+  std::memcpy(bytes, static_cast<const void*>(&h), sizeof h);
+  const std::int32_t run[2] = {0, 8};  // a run of one 8-byte closure
+  std::memcpy(bytes + sizeof h, run, sizeof run);
+  bool sent = false;
+  net.send(0, bytes, sizeof bytes, &sent);
+  const shoal::detail::transport::events e{
+      &sent, [](void* ctx, void*) { *static_cast<bool*>(ctx) = true; },
+      [](void*, int, char*, std::size_t) { return false; }};
+  while (!sent) net.poll(e, false);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,6 +213,20 @@ int main(int argc, char** argv) {
   if (fail_rank >= 0 || kill_rank >= 0) {
     net->barrier();  // the failed rank never arrives: the job must end anyway
     return fail("barrier passed although a rank failed");
+  }
+
+  const int garbage_from = flag_value(argc, argv, "--garbage-from");
+  if (garbage_from >= 0) {
+    if (rank == garbage_from) send_garbage(*net, string_flag(argc, argv, "--garbage"));
+    net->barrier();  // sent before any rank's network is driven
+    // Barriers keep every core polling its network until the buffer is met.
+    shoal::run([] {
+      shoal::on_all_cores([] {
+        for (int i = 0; i < 200; ++i) shoal::barrier();
+      });
+    });
+    shoal::finalize();
+    return fail("the malformed buffer was not refused");
   }
 
   if (exchange_n > 0) {

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# `make test-cluster`: the distributed tests and the apps across 3 emulated
+# hosts (cluster.sh), then a link taken down in the middle of a job. Sets
+# the cluster up, always tears it down (on failure and on Ctrl-C too), and
+# exits non-zero if any step failed.
+#
+#   test-cluster.sh [BUILD_DIR]
+#
+# Variables: CLUSTER_CTEST_ARGS (default -L ^mpi$: every distributed test),
+# CLUSTER_SKIP_CTEST=1, CLUSTER_SKIP_APPS=1, CLUSTER_LINK_DOWN_WATCHDOG_S (5), CLUSTER_LINK_DOWN_GRACE_S
+# (how long past the watchdog the job may take to end, 60), CLUSTER_LINK_DOWN_REGEX
+# (the runtime's message that must name the lost rank), and cluster.sh's.
+set -uo pipefail
+
+BUILD=${1:-build}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CLUSTER=$HERE/cluster.sh
+SHOAL=$(cd "$BUILD" 2>/dev/null && pwd)/bin/shoal
+WATCHDOG_S=${CLUSTER_LINK_DOWN_WATCHDOG_S:-5}
+GRACE_S=${CLUSTER_LINK_DOWN_GRACE_S:-60}
+LINK_DOWN_REGEX=${CLUSTER_LINK_DOWN_REGEX:-shoal: fatal on rank [0-9]+: .*rank 2}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+[ -x "$SHOAL" ] || { echo "test-cluster: error: $BUILD/bin/shoal not built (make build)" >&2; exit 2; }
+
+failed=()
+cleanup() { "$CLUSTER" down; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+"$CLUSTER" up || exit 2
+
+step() { echo; echo "== test-cluster: $*"; }
+
+if [ "${CLUSTER_SKIP_CTEST:-0}" != 1 ]; then
+  # shellcheck disable=SC2086  # the arguments are meant to split
+  step "ctest ${CLUSTER_CTEST_ARGS:--L ^mpi$} across the hosts"
+  "$CLUSTER" run ctest --test-dir "$BUILD" --output-on-failure --timeout 300 \
+    ${CLUSTER_CTEST_ARGS:--L ^mpi$} || failed+=("ctest ${CLUSTER_CTEST_ARGS:--L ^mpi$}")
+fi
+
+# Apps on 3 hosts (one rank each, 2 cores), each validated by itself.
+apps=(
+  "gups --log-table 20"
+  "gups --log-table 20 --impl delegate"
+  "bfs --scale 16 --roots 16"
+  "bfs --scale 16 --roots 16 --impl async"
+  "histogram --requests-per-core 1000000"
+  "indexgather --requests-per-core 500000"
+  "pagerank --scale 14"
+  "uts --tree T1"
+  "intsort --class W"
+  "chma --tasks 2048 --length 64"
+  "permutation --elements 1000000"
+  "randomwalk --scale 14 --length 64"
+  "pointerchase --rounds 5000"
+)
+[ "${CLUSTER_SKIP_APPS:-0}" = 1 ] && apps=()
+for a in "${apps[@]}"; do
+  step "mpirun -np 3 shoal $a --cores 2"
+  # shellcheck disable=SC2086
+  if out=$(timeout 300 "$CLUSTER" run mpirun -np 3 "$SHOAL" $a --cores 2 --json 2>&1) &&
+    grep -q '"validated":true' <<<"$out"; then
+    # The job's rate; apps that time several searches list more time_s fields.
+    grep -o -E '"(rate|rate_unit|validated)":("[^"]*"|[^,}]*)' <<<"$out" | tr '\n' ' '
+    echo
+  else
+    echo "$out" | tail -n 20
+    failed+=("$a")
+  fi
+done
+
+# A link taken down mid-run: host 3's cable pulled while gups runs. The job
+# must end, non-zero, within the watchdog time (plus the launcher's grace),
+# with the runtime's message naming the rank it lost; a job still running
+# past that is killed and reported.
+step "link down: host 3 unplugged during gups (--watchdog-s $WATCHDOG_S)"
+log=$(mktemp)
+"$CLUSTER" run mpirun -np 3 "$SHOAL" gups --log-table 24 --cores 2 --watchdog-s "$WATCHDOG_S" \
+  >"$log" 2>&1 &
+job=$!
+# Unplug once host 3's rank runs (start-up is slow on a loaded machine), and
+# 2 s into the job.
+host3=${CLUSTER_PREFIX:-shoal}-h3
+for ((t = 0; t < 300; t++)); do
+  for pid in $(ip netns pids "$host3" 2>/dev/null); do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = shoal ] && break 2
+  done
+  sleep 0.1
+done
+sleep 2
+unplugged=$(date +%s.%N)
+"$CLUSTER" link-down 3
+limit=$((WATCHDOG_S + GRACE_S))
+ended=0
+for ((t = 0; t < limit * 10; t++)); do
+  if ! kill -0 "$job" 2>/dev/null; then
+    ended=1
+    break
+  fi
+  sleep 0.1
+done
+if [ $ended = 1 ]; then
+  wait "$job"
+  rc=$?
+else
+  rc=timeout
+fi
+elapsed=$(awk -v a="$unplugged" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+echo "link down: ended=$ended rc=$rc after ${elapsed}s from the unplug; last lines of output:"
+tail -n 16 "$log" | cut -c1-300
+if [ $ended = 0 ]; then
+  failed+=("link down: the job was still running ${limit}s after the unplug")
+elif [ "$rc" = 0 ]; then
+  failed+=("link down: the job exited 0")
+elif ! grep -q -E "$LINK_DOWN_REGEX" "$log"; then
+  # The launcher notices the lost host too (cluster.sh turns on its TCP
+  # keepalive), but only the runtime can say which rank stopped answering.
+  failed+=("link down: the job ended, but no message from shoal matches '$LINK_DOWN_REGEX'")
+fi
+rm -f "$log"
+
+echo
+if [ ${#failed[@]} -eq 0 ]; then
+  echo "test-cluster: every step passed"
+  exit 0
+fi
+echo "test-cluster: ${#failed[@]} step(s) FAILED:"
+printf '  %s\n' "${failed[@]}"
+exit 1
