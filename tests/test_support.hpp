@@ -54,12 +54,29 @@ inline shoal::config make_config(int cores) {
   return c;
 }
 
-/// Ends the whole process (exit status 3) when not disarmed within `limit`.
-/// Costs one sleeping thread; allocates only when created.
+/// How much longer than in a Release build a test may take here: 4 under a
+/// sanitizer (a Debug ASan build runs 3-10x slower; the same factor as
+/// SHOAL_TEST_TIME_SCALE in cmake/shoal_options.cmake), else 1.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr int test_time_scale = 4;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr int test_time_scale = 4;
+#else
+inline constexpr int test_time_scale = 1;
+#endif
+#else
+inline constexpr int test_time_scale = 1;
+#endif
+
+/// Ends the whole process (exit status 3) when not disarmed within `limit`
+/// (times test_time_scale). Costs one sleeping thread; allocates only when
+/// created.
 class watchdog {
  public:
   explicit watchdog(std::chrono::seconds limit, std::string what = current_test_name())
-      : what_(std::move(what)), thread_([this, limit] { watch(limit); }) {}
+      : what_(std::move(what)),
+        thread_([this, scaled = limit * test_time_scale] { watch(scaled); }) {}
   watchdog(const watchdog&) = delete;
   watchdog& operator=(const watchdog&) = delete;
   ~watchdog() {
