@@ -257,11 +257,15 @@ bool aggregator::retry_pending() {
   std::size_t done = 0;
   for (; done < pending_.size(); ++done) {
     buffer* b = pending_[done];
-    aggregator& target = aggregator_of(b->dest - rank_base_);
+    // Read before the push: once pushed, the target core may handle the
+    // batch and free or reuse b at once (ThreadSanitizer caught b->dest read
+    // after the push, against the free of an overflow buffer).
+    const int dest_local = b->dest - rank_base_;
+    aggregator& target = aggregator_of(dest_local);
     if (!target.inbound_.try_push(b)) break;
     // Release: as in accept_remote(); the push comes before the count.
     target.delivered_.fetch_add(1, std::memory_order_release);
-    scheduler_of(b->dest - rank_base_).notify();
+    scheduler_of(dest_local).notify();
   }
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
   // Release: the deliveries' counts come before the pending size drops.
@@ -294,8 +298,12 @@ void aggregator::dispatch(buffer* b) {
     SHOAL_CHECK(std::uint64_t{b->count} * e.value_bytes == b->bytes,
                 "a batch for typed channel {} holds {} bytes, not {} values of {} bytes", b->stream,
                 b->bytes, b->count, e.value_bytes);
+    // Read before the handlers run: once the last value is handled, the
+    // program may close the channel and the entry may be reset or reused
+    // (ThreadSanitizer caught the read after delivery racing with close).
+    const bool bounded = e.max_in_flight != 0;
     e.deliver(e.state, p, b->count);
-    if (e.max_in_flight != 0) acknowledge(b);
+    if (bounded) acknowledge(b);
   }
   if (b->stream != control_stream) {
     handled_[b->stream] += b->count;
