@@ -37,20 +37,28 @@ shoal_app_test(faults_rank1_local_transport_refused EXPECT nonzero MAX_S 20
 
 # Same arguments, yet one rank leaves before the first run (the departure
 # protocol, not the argument check, must catch it).
+# Each at 2 x 1 and at 2 x 2 (suffix _2x2): departures with several cores per
+# process, where the exit may come from any core's thread.
 if(TARGET mpi_stress)
   set(stress $<TARGET_FILE:mpi_stress>)
-  shoal_app_test(faults_rank1_leaves_with_a_reason_ends_the_job EXPECT 2 MAX_S 20
-    REGEX "fatal on rank 0: rank 1 left the job after 0 runs of shoal::run\\(\\) \\(stress: rank asked to leave by --leave-on-rank\\), while rank 0 is in run 1"
-    COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores 1 --leave-on-rank 1)
-  shoal_app_test(faults_rank1_exits_0_ends_the_job EXPECT 2 MAX_S 20
-    REGEX "rank 1 left the job after 0 runs of shoal::run\\(\\) \\(rank 1's process exited\\)"
-    COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores 1 --exit-on-rank 1)
-  shoal_app_test(faults_rank1_exits_in_a_run_ends_the_job EXPECT 2 MAX_S 20
-    REGEX "rank 1 left the job after 0 runs of shoal::run\\(\\) \\(rank 1's process exited\\), while rank 0 is in run 1"
-    COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores 1 --exit-in-run-on-rank 1)
-  shoal_app_test(faults_rank0_exits_0_ends_the_job EXPECT 2 MAX_S 20
-    REGEX "rank 0 left the job after 0 runs"
-    COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores 1 --exit-on-rank 0)
+  foreach(cores 1 2)
+    set(shape "")
+    if(cores EQUAL 2)
+      set(shape _2x2)
+    endif()
+    shoal_app_test(faults_rank1_leaves_with_a_reason_ends_the_job${shape} EXPECT 2 MAX_S 20
+      REGEX "fatal on rank 0: rank 1 left the job after 0 runs of shoal::run\\(\\) \\(stress: rank asked to leave by --leave-on-rank\\), while rank 0 is in run 1"
+      COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores ${cores} --leave-on-rank 1)
+    shoal_app_test(faults_rank1_exits_0_ends_the_job${shape} EXPECT 2 MAX_S 20
+      REGEX "rank 1 left the job after 0 runs of shoal::run\\(\\) \\(rank 1's process exited\\)"
+      COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores ${cores} --exit-on-rank 1)
+    shoal_app_test(faults_rank1_exits_in_a_run_ends_the_job${shape} EXPECT 2 MAX_S 20
+      REGEX "rank 1 left the job after 0 runs of shoal::run\\(\\) \\(rank 1's process exited\\), while rank 0 is in run 1"
+      COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores ${cores} --exit-in-run-on-rank 1)
+    shoal_app_test(faults_rank0_exits_0_ends_the_job${shape} EXPECT 2 MAX_S 20
+      REGEX "rank 0 left the job after 0 runs"
+      COMMAND ${SHOAL_MPIEXEC} -np 2 ${stress} --cores ${cores} --exit-on-rank 0)
+  endforeach()
 endif()
 
 # A deadlock found on one rank ends the job, with the runtime's own status.
@@ -63,13 +71,19 @@ shoal_app_test(faults_worker_cap_deadlock_exit_status_1x1 EXPECT 3 MAX_S 20
 
 # A stopped rank is named by the heartbeat within the watchdog time; a crash
 # signal (here sent with kill) ends the job naming signal and rank.
-set(long_run histogram --requests-per-core 2000000000 --cores 1)
-shoal_app_test(faults_stopped_rank_named_within_watchdog EXPECT 3 MAX_S 30
-  REGEX "fatal on rank 0: rank 1 has not answered for 3 s \\(--watchdog-s\\)"
-  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh STOP 2
-          ${SHOAL_MPIEXEC} -np 2 ${shoal_exe} ${long_run} --watchdog-s 3)
-shoal_app_test(faults_segv_signal_ends_the_job EXPECT nonzero MAX_S 30
-  REGEX "fatal on rank 1: signal SIGSEGV sent by process [0-9]+"
-  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh SEGV 2
-          ${SHOAL_MPIEXEC} -np 2 ${shoal_exe} ${long_run})
+foreach(cores 1 2)
+  set(shape "")
+  if(cores EQUAL 2)
+    set(shape _2x2)
+  endif()
+  set(long_run histogram --requests-per-core 2000000000 --cores ${cores})
+  shoal_app_test(faults_stopped_rank_named_within_watchdog${shape} EXPECT 3 MAX_S 30
+    REGEX "fatal on rank 0: rank 1 has not answered for 3 s \\(--watchdog-s\\)"
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh STOP 2
+            ${SHOAL_MPIEXEC} -np 2 ${shoal_exe} ${long_run} --watchdog-s 3)
+  shoal_app_test(faults_segv_signal_ends_the_job${shape} EXPECT nonzero MAX_S 30
+    REGEX "fatal on rank 1: signal SIGSEGV sent by process [0-9]+"
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh SEGV 2
+            ${SHOAL_MPIEXEC} -np 2 ${shoal_exe} ${long_run})
+endforeach()
 
