@@ -46,7 +46,8 @@ class wire {
     const std::size_t at = bytes_.size();
     bytes_.resize(at + sizeof h + ((h.bytes + 63) / 64) * 64);
     std::memcpy(bytes_.data() + at, static_cast<const void*>(&h), sizeof h);
-    std::memcpy(bytes_.data() + at + sizeof h, payload_words.data(), h.bytes);
+    // An empty payload's data() may be null, which memcpy must not get.
+    if (h.bytes != 0) std::memcpy(bytes_.data() + at + sizeof h, payload_words.data(), h.bytes);
     return at;
   }
   /// Changes the header at `at` with f(buffer&) (copied out and back: the

@@ -192,12 +192,16 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
   auto rt = std::make_unique<runtime_state>();
   rt->cfg = cfg;
   transport& net = obtain_transport(cfg.transport, cfg.join_s);
-  net.watch_peers(cfg.watchdog_s, cfg.join_s);
-  check_job_consistency(net, cfg, args);
   g_info = process_info{};
   ++g_init_epoch;
   g_info.rank = net.rank();
   g_info.ranks = net.ranks();
+  // Crash signals are named from here on (with this rank), not only once
+  // the cores exist: the start-up check below can take seconds, and a
+  // signal then used to end the process with no word from shoal.
+  install_overflow_handler(static_cast<std::size_t>(cfg.stack_kb) * 1024);
+  net.watch_peers(cfg.watchdog_s, cfg.join_s);
+  check_job_consistency(net, cfg, args);
   g_info.local_cores = cfg.cores;
   g_info.total_cores = cfg.cores * net.ranks();
   g_info.rank_base = cfg.cores * net.rank();
@@ -214,7 +218,6 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
   make_event_table(cfg.cores);
   g_rt->default_gce.reset(global_completion_event::make_default());
   reset_barrier(cfg.cores);
-  install_overflow_handler(static_cast<std::size_t>(cfg.stack_kb) * 1024);
   if (g_info.rank == 0)
     for (const std::string& w : config::unknown_env(environ))
       std::fprintf(stderr, "shoal: warning: %s\n", w.c_str());

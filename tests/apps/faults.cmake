@@ -71,6 +71,9 @@ shoal_app_test(faults_worker_cap_deadlock_exit_status_1x1 EXPECT 3 MAX_S 20
 
 # A stopped rank is named by the heartbeat within the watchdog time; a crash
 # signal (here sent with kill) ends the job naming signal and rank.
+# The signal goes once the ranks are running: 2 s, scaled like the time
+# limits (a sanitizer build takes seconds to start MPI).
+math(EXPR signal_delay_s "2 * ${SHOAL_TEST_TIME_SCALE}")
 foreach(cores 1 2)
   set(shape "")
   if(cores EQUAL 2)
@@ -79,11 +82,11 @@ foreach(cores 1 2)
   set(long_run histogram --requests-per-core 2000000000 --cores ${cores})
   shoal_app_test(faults_stopped_rank_named_within_watchdog${shape} EXPECT 3 MAX_S 30
     REGEX "fatal on rank 0: rank 1 has not answered for 3 s \\(--watchdog-s\\)"
-    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh STOP 2
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh STOP ${signal_delay_s}
             ${SHOAL_MPIEXEC} -np 2 ${shoal_exe} ${long_run} --watchdog-s 3)
   shoal_app_test(faults_segv_signal_ends_the_job${shape} EXPECT nonzero MAX_S 30
     REGEX "fatal on rank 1: signal SIGSEGV sent by process [0-9]+"
-    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh SEGV 2
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh SEGV ${signal_delay_s}
             ${SHOAL_MPIEXEC} -np 2 ${shoal_exe} ${long_run})
 endforeach()
 
