@@ -71,22 +71,24 @@ shoal_app_test(faults_worker_cap_deadlock_exit_status_1x1 EXPECT 3 MAX_S 20
 
 # A stopped rank is named by the heartbeat within the watchdog time; a crash
 # signal (here sent with kill) ends the job naming signal and rank.
-# The signal goes once the ranks are running: 2 s, scaled like the time
-# limits (a sanitizer build takes seconds to start MPI).
-math(EXPR signal_delay_s "2 * ${SHOAL_TEST_TIME_SCALE}")
+# The signal goes 2 s after the ranks are running (signal_rank.sh waits for
+# --verbose's configuration line). The silence limit scales like the time
+# limits: a sanitizer build on a loaded machine can leave a live rank's
+# heartbeat thread unscheduled for seconds.
+math(EXPR silence_s "3 * ${SHOAL_TEST_TIME_SCALE}")
 foreach(cores 1 2)
   set(shape "")
   if(cores EQUAL 2)
     set(shape _2x2)
   endif()
-  set(long_run histogram --requests-per-core 2000000000 --cores ${cores})
+  set(long_run histogram --requests-per-core 2000000000 --cores ${cores} --verbose)
   shoal_app_test(faults_stopped_rank_named_within_watchdog${shape} EXPECT 3 MAX_S 30
-    REGEX "fatal on rank 0: rank 1 has not answered for 3 s \\(--watchdog-s\\)"
-    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh STOP ${signal_delay_s}
-            ${SHOAL_MPIEXEC} -np 2 ${shoal_exe} ${long_run} --watchdog-s 3)
+    REGEX "fatal on rank 0: rank 1 has not answered for ${silence_s} s \\(--watchdog-s\\)"
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh STOP 2
+            ${SHOAL_MPIEXEC} -np 2 ${shoal_exe} ${long_run} --watchdog-s ${silence_s})
   shoal_app_test(faults_segv_signal_ends_the_job${shape} EXPECT nonzero MAX_S 30
     REGEX "fatal on rank 1: signal SIGSEGV sent by process [0-9]+"
-    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh SEGV ${signal_delay_s}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_rank.sh SEGV 2
             ${SHOAL_MPIEXEC} -np 2 ${shoal_exe} ${long_run})
 endforeach()
 

@@ -1,14 +1,19 @@
 #!/bin/bash
 # signal_rank.sh SIGNAL DELAY_S LAUNCHER...: runs the launcher command (a job of
-# several ranks), sends SIGNAL to its rank 1 after DELAY_S seconds, and exits
-# with the job's status. Prints how long the job took to end after the signal.
-# Whatever happens, the signalled process is resumed and killed at the end, so
-# that a stopped rank never outlives the test.
+# several ranks, started with --verbose), waits until rank 0 has printed its
+# configuration (every rank is then past MPI start-up and the start-up check)
+# and DELAY_S seconds more, sends SIGNAL to its rank 1, and exits with the
+# job's status. A fixed delay alone was not enough: under a sanitizer on a
+# loaded machine the signal came while MPI was still starting. Prints how
+# long the job took to end after the signal. Whatever happens, the signalled
+# process is resumed and killed at the end, so that a stopped rank never
+# outlives the test.
 set -u
 sig=$1
 delay=$2
 shift 2
-"$@" &
+log=$(mktemp)
+"$@" 2> >(tee "$log" >&2) &
 job=$!
 target=
 cleanup() {
@@ -16,8 +21,17 @@ cleanup() {
     kill -CONT "$target" 2>/dev/null
     kill -KILL "$target" 2>/dev/null
   fi
+  rm -f "$log"
 }
 trap cleanup EXIT
+until grep -q '^shoal: configuration' "$log"; do
+  if ! kill -0 "$job" 2>/dev/null; then
+    echo "signal_rank.sh: the job ended before rank 0 printed its configuration" >&2
+    wait "$job"
+    exit 125
+  fi
+  sleep 0.1
+done
 sleep "$delay"
 # Rank 1: a descendant of the launcher whose environment says so (OpenMPI,
 # MPICH/Hydra and PMIx launchers set one of these).
