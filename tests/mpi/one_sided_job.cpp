@@ -1,0 +1,77 @@
+// The one-sided layer (one_sided.hpp) under mpirun with each backend forced:
+//
+//   mpirun -np R one_sided_job --cores C --one-sided direct|shm|rma|am [--misuse WHAT]
+//
+// Runs every check of one_sided_checks.hpp in one job and prints, on rank 0,
+// "one_sided <backend>: <k> checks, <w> wrong values: PASSED|FAILED" (exit 1
+// when any failed). --misuse null|range|align|remote-2d makes one wrong
+// call that must end the job with a clear message (tests/one_sided.cmake).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "one_sided_checks.hpp"
+
+namespace {
+
+using namespace one_sided_checks;
+
+int misuse(const std::string& what) {
+  shoal::run([what] {
+    const auto a = shoal::global_alloc<u64>(16);
+    if (what == "null") {
+      shoal::rget(shoal::global_ptr<u64>{});
+    } else if (what == "range") {
+      shoal::rput(a + (std::int64_t{1} << 40), u64{1});
+    } else if (what == "align") {
+      shoal::fetch_add((a.reinterpret<char>() + 4).reinterpret<u64>(), u64{1});
+    } else if (what == "remote-2d") {
+      // A 2D pointer to a stack variable of the last core's process.
+      const int last = shoal::cores() - 1;
+      const auto p = shoal::delegate::call(last, [] {
+        static u64 outside_the_heap = 0;
+        return shoal::make_global(&outside_the_heap);
+      });
+      shoal::rget(p);
+    }
+  });
+  std::fprintf(stderr, "misuse %s was not caught\n", what.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  shoal::init(argc, argv);
+  std::string bad;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--misuse") == 0) bad = argv[i + 1];
+  if (!bad.empty()) return misuse(bad);
+  const std::string backend = shoal::one_sided_backend_name();
+  int checks = 0;
+  u64 wrong = 0;
+  std::string which;
+  shoal::run([&] {
+    const auto note = [&](const char* name, u64 w) {
+      ++checks;
+      wrong += w;
+      if (w != 0) which += std::string(" ") + name;
+    };
+    note("put_flush_barrier_get", put_flush_barrier_get());
+    note("bulk_ranges", bulk_ranges());
+    note("fetch_ops_exact", fetch_ops_exact(500));
+    note("cas_lock", cas_lock(100));
+    note("two_d_pointers", two_d_pointers());
+    if (backend == "am") note("mixed_with_delegates", mixed_with_delegates(300));
+  });
+  int status = 0;
+  if (shoal::myrank() == 0) {
+    std::printf("one_sided %s: %d checks, %llu wrong values%s%s: %s\n", backend.c_str(), checks,
+                static_cast<unsigned long long>(wrong), which.empty() ? "" : " in", which.c_str(),
+                wrong == 0 ? "PASSED" : "FAILED");
+    std::fflush(stdout);
+    status = wrong == 0 ? 0 : 1;
+  }
+  shoal::finalize();
+  return status;
+}
