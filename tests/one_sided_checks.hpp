@@ -90,7 +90,7 @@ inline u64 fetch_ops_exact(int per_core) {
   const auto c64 = words;
   const auto bits = words + 1;
   const auto x64 = words + 2;
-  const auto c32 = (words + 8 * (n - 1)).reinterpret<u32>();
+  const auto c32 = (words + (8 * n - 1)).reinterpret<u32>();  // the last core's last word
   shoal::rput(c64, u64{0});
   shoal::rput(bits, ~u64{0});
   shoal::rput(x64, u64{0});
