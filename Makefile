@@ -89,7 +89,7 @@ TSAN_EXCLUDE := suspended_workers\.HundredThousand
 HARNESS_ARGS ?=
 BENCH_PACKAGES := python3 gnuplot-nox
 
-.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi \
+.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi bench-one-sided \
 	asan asan-configure asan-ci tsan docs clean fuzz fuzz-configure fuzz-ci test-cluster soak
 
 all: build
@@ -145,7 +145,13 @@ test-mpich:
 	$(CMAKE) --build $(MPICH_DIR) -j$(JOBS)
 	$(CTEST) --test-dir $(MPICH_DIR) $(CTEST_FLAGS)
 
-bench: bench-micro bench-apps
+bench: bench-micro bench-apps bench-one-sided
+
+# One-sided operations per --one-sided backend at 1 x 2 and 2 x 1, medians of
+# interleaved rounds, to bench/results/one_sided.txt (issue 12).
+bench-one-sided: configure
+	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target one-sided-rate
+	python3 bench/one_sided.py --build $(BUILD_DIR)
 
 bench-apps: build
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(BENCH_PACKAGES)"
