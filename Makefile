@@ -19,6 +19,8 @@
 #   make bench      build, then the microbenchmarks (bench-micro) and the application
 #                   harness (bench-apps: apps vs MPI baselines, bench/results/latest.*)
 #   make bench-micro  run every build/bin/bench-* $(BENCH_ARGS)
+#   make bench-one-sided  one-sided ops per --one-sided backend, 1 x 2 and 2 x 1
+#                   (bench/one_sided.py -> bench/results/one_sided.txt)
 #   make bench-apps   bench/apps/harness.py $(HARNESS_ARGS) (installs python3, gnuplot-nox)
 #   make bench-mpi  build the distributed benchmarks, then run them on MPI_NP (default 2)
 #                   ranks of MPI_CORES (default 1) cores: shoal messages against plain

@@ -46,3 +46,9 @@ foreach(backend shm rma)
     REGEX "shoal::rget on global_ptr\\(core 3, .*a 2D pointer into rank 1's memory outside its global heap"
     COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse remote-2d)
 endforeach()
+# Ranks that disagree on --one-sided would wait in different collectives at
+# init (windows made on one side only): refused, naming both values.
+shoal_mpi_test(one_sided_ranks_disagree EXPECT nonzero MAX_S 30
+  REGEX "ranks disagree on --one-sided: rank 1 has rma, rank 0 has am"
+  COMMAND ${SHOAL_MPIEXEC} -np 1 ${one_sided_job} --cores 2 --one-sided am --transport mpi :
+          -np 1 ${one_sided_job} --cores 2 --one-sided rma --transport mpi)
