@@ -81,10 +81,10 @@ SHOAL_TEST_CORES(one_sided);
 class one_sided_misuse : public shoal_test::death_test {};
 
 TEST_F(one_sided_misuse, NullPointerIsNamed) {
-  EXPECT_EXIT(run_to_death(shoal_test::make_config(2),
-                           [] { shoal::rget(shoal::global_ptr<u64>{}); }),
-              ExitedWithCode(shoal::exit_status::fatal),
-              "shoal::rget on global_ptr\\(null\\): null pointer");
+  EXPECT_EXIT(
+      run_to_death(shoal_test::make_config(2), [] { shoal::rget(shoal::global_ptr<u64>{}); }),
+      ExitedWithCode(shoal::exit_status::fatal),
+      "shoal::rget on global_ptr\\(null\\): null pointer");
 }
 
 TEST_F(one_sided_misuse, RangePastTheHeapIsNamed) {
@@ -125,8 +125,7 @@ TEST_F(one_sided_misuse, ShmWithoutMpiSaysWhatItNeeds) {
   shoal::config c = shoal_test::make_config(2);
   c.one_sided = shoal::one_sided_kind::rma;
   c.transport = shoal::transport_kind::local;
-  EXPECT_EXIT(run_to_death(c, [] {}), ExitedWithCode(2),
-              "--one-sided rma needs the mpi transport");
+  EXPECT_EXIT(run_to_death(c, [] {}), ExitedWithCode(2), "--one-sided rma needs the mpi transport");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "fast_queue_checks.hpp"
 #include "one_sided_checks.hpp"
 
 namespace {
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
     note("cas_lock", cas_lock(100));
     note("two_d_pointers", two_d_pointers());
     if (backend == "am") note("mixed_with_delegates", mixed_with_delegates(300));
+    note("fast_queue_redistribute", fast_queue_checks::redistribute(300, false));
+    note("fast_queue_local_pop", fast_queue_checks::redistribute(300, true));
+    note("fast_queue_full_empty_wrap", fast_queue_checks::full_empty_and_wrap());
   });
   int status = 0;
   if (shoal::myrank() == 0) {
