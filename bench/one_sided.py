@@ -31,6 +31,8 @@ LINE = re.compile(r"one_sided backend=(\S+) shape=(\S+) op=(\S+) latency_ns=(\d+
 
 def run_one(exe, backend, np, cores, ops):
     cmd = [exe, "--cores", str(cores), "--one-sided", backend, "--ops", str(ops)]
+    if backend == "rma":
+        cmd += ["--stack-kb", "256"]  # what MPICH needs (one_sided.cpp); same for OpenMPI
     if backend in ("shm", "rma") or np > 1:
         cmd = ["mpirun", "--oversubscribe", "-np", str(np)] + cmd + ["--transport", "mpi"]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")

@@ -29,6 +29,9 @@
 //           RMA component (see mpi_transport.cpp), which makes progress only
 //           when the target process calls MPI: shoal's cores do whenever they
 //           poll, so a target core computing without yielding delays it.
+//           MPICH 4.0 runs the target side of an operation on the caller's
+//           own rank inside the call, on the worker's stack: init refuses
+//           rma under MPICH with --stack-kb below 256.
 //   am      every operation is a delegate to the owning core (active
 //           messages through the aggregator): works everywhere, costs a round
 //           trip, needs no progress from MPI RMA.

@@ -366,6 +366,15 @@ char* one_sided_prepare(const config& cfg, transport& t, std::size_t heap_bytes)
     refuse(t, fmt::format("--one-sided {} needs the mpi transport (start under mpirun, or add "
                           "--transport mpi)",
                           kind_names[static_cast<int>(kind)]));
+  // MPICH (4.0, ch4:ucx) runs the target side of an RMA operation on its
+  // own rank inside the call, on the calling worker's stack: 128 KiB
+  // overflowed in one_sided_job, 256 KiB did not.
+  if (kind == one_sided_kind::rma && t.library_version().find("MPICH") != std::string::npos &&
+      cfg.stack_kb < 256)
+    refuse(t, fmt::format("--one-sided rma with MPICH needs --stack-kb 256 or more (now {}): "
+                          "MPICH's RMA calls can run their target-side work on the calling "
+                          "worker's stack",
+                          cfg.stack_kb));
   if (kind != one_sided_kind::shm) return nullptr;
   char* mine = t.make_shared_heap(heap_bytes, g_os.here);
   g_os.windows = true;

@@ -208,13 +208,19 @@ class mpi_transport final : public transport {
     if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
   }
 
+  std::string library_version() const override {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    MPI_Get_library_version(text, &length);
+    return std::string(text, static_cast<std::size_t>(length));
+  }
+
   const char* rma_model() const noexcept override {
     if (win_ == MPI_WIN_NULL) return "none";
     return unified_ ? "unified" : "separate";
   }
 
-  void rma_get(int rank, std::size_t offset, void* dst, std::size_t bytes,
-               rma_handle& h) override {
+  void rma_get(int rank, std::size_t offset, void* dst, std::size_t bytes, rma_handle& h) override {
     lock_guard lock(mu_);
     MPI_Request r = MPI_REQUEST_NULL;
     MPI_Rget(dst, static_cast<int>(bytes), MPI_BYTE, rank, static_cast<MPI_Aint>(offset),
@@ -243,8 +249,7 @@ class mpi_transport final : public transport {
                         void* result, int width) override {
     const MPI_Datatype type = width == 8 ? MPI_UINT64_T : MPI_UINT32_T;
     lock_guard lock(mu_);
-    MPI_Compare_and_swap(desired, compare, result, type, rank, static_cast<MPI_Aint>(offset),
-                         win_);
+    MPI_Compare_and_swap(desired, compare, result, type, rank, static_cast<MPI_Aint>(offset), win_);
     MPI_Win_flush(rank, win_);
   }
   bool rma_test(rma_handle& h) override {

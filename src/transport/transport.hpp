@@ -120,6 +120,9 @@ class transport {
   /// Collective. Unlocks and frees the window and the shared memory (after
   /// a barrier, so no rank still uses them).
   virtual void unexpose_heap() {}
+  /// The MPI library's version string (MPI_Get_library_version); empty
+  /// without MPI.
+  virtual std::string library_version() const { return {}; }
   /// "unified" or "separate" (MPI_WIN_MODEL of the window), for --verbose.
   virtual const char* rma_model() const noexcept { return "none"; }
   /// Starts reading `bytes` at `offset` of rank `rank`'s window into `dst`.
