@@ -14,7 +14,9 @@
 // Ops: R = rget of a u64, W = rput of a u64 then rflush (remote
 // completion), W_local = rput alone (local completion), CAS =
 // compare_and_swap, FAO = fetch_add; delegate = delegate::call returning the
-// u64 (the am path's primitive, here for every backend).
+// u64 (the am path's primitive, here for every backend); Qpush / Qpop =
+// bcl::fast_queue push and pop of one u64 (queue on the last core).
+#include <shoal/bcl/fast_queue.hpp>
 #include <shoal/one_sided.hpp>
 #include <shoal/shoal.hpp>
 
@@ -95,6 +97,18 @@ int main(int argc, char** argv) {
     measure("delegate", ops, [target, home](std::int64_t) {
       benchmark_sink(shoal::delegate::call(home, [target] { return *(target + 5).local(); }));
     });
+    // BCL's fast_queue on the same backend (predicted A + W_local per push,
+    // A + R per pop: bcl/fast_queue.hpp): one queue on the last core, a push
+    // phase (warm-up, one task, many tasks), rflush, then as many pops.
+    auto q = shoal::bcl::fast_queue<u64>::make(home, static_cast<u64>(ops) * 3);
+    measure("Qpush", ops, [&q](std::int64_t i) { q.push(static_cast<u64>(i)); });
+    shoal::rflush();
+    measure("Qpop", ops, [&q](std::int64_t) {
+      u64 v = 0;
+      q.pop(v);
+      benchmark_sink(v);
+    });
+    q.destroy();
     shoal::global_free(words);
   });
   shoal::finalize();
