@@ -69,3 +69,10 @@ if(SHOAL_MPIEXEC MATCHES "mpich")
     REGEX "--one-sided rma with MPICH needs --stack-kb 256 or more \\(now 64\\)"
     COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided rma)
 endif()
+# Several init/finalize cycles in one process: windows made and freed each time.
+foreach(backend shm rma am)
+  shoal_mpi_test(one_sided_${backend}_three_cycles_np2_cores2 EXPECT zero MAX_S 60
+    REGEX "one_sided ${backend}: (8|9) checks, 0 wrong values: PASSED"
+    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --cycles 3
+            --stack-kb 256)
+endforeach()

@@ -5,8 +5,10 @@
 // Runs every check of one_sided_checks.hpp in one job and prints, on rank 0,
 // "one_sided <backend>: <k> checks, <w> wrong values: PASSED|FAILED" (exit 1
 // when any failed). --misuse null|range|align|remote-2d makes one wrong
-// call that must end the job with a clear message (tests/one_sided.cmake).
+// call that must end the job with a clear message (tests/one_sided.cmake);
+// --cycles N runs N - 1 shorter jobs first, each with its own init/finalize.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -45,9 +47,26 @@ int misuse(const std::string& what) {
 int main(int argc, char** argv) {
   shoal::init(argc, argv);
   std::string bad;
-  for (int i = 1; i + 1 < argc; ++i)
+  int cycles = 1;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--misuse") == 0) bad = argv[i + 1];
+    if (std::strcmp(argv[i], "--cycles") == 0) cycles = std::atoi(argv[i + 1]);
+  }
   if (!bad.empty()) return misuse(bad);
+  // --cycles N: N - 1 more init/run/finalize cycles first (the windows are
+  // made and freed each time, as a test program with one job per test does).
+  for (int c = 1; c < cycles; ++c) {
+    const shoal::config cfg = shoal::current_config();
+    u64 w = 0;  // set by the root task, which runs on rank 0
+    shoal::run([&w] { w = put_flush_barrier_get() + fast_queue_checks::full_empty_and_wrap(); });
+    shoal::finalize();
+    if (w != 0) {
+      std::printf("one_sided: cycle %d: %llu wrong values: FAILED\n", c,
+                  static_cast<unsigned long long>(w));
+      return 1;
+    }
+    shoal::init(cfg);
+  }
   const std::string backend = shoal::one_sided_backend_name();
   int checks = 0;
   u64 wrong = 0;
