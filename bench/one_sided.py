@@ -25,12 +25,16 @@ CONFIGS = [
     ("shm", 2, 1, 200000),
     ("rma", 2, 1, 2000),
     ("am", 2, 1, 5000),
+    # MPI driven by a thread of its own: rma progresses while the target
+    # core computes (R_busy), am still waits for the core to run the handler.
+    ("rma", 2, 1, 2000, "--progress-thread"),
+    ("am", 2, 1, 5000, "--progress-thread"),
 ]
 LINE = re.compile(r"one_sided backend=(\S+) shape=(\S+) op=(\S+) latency_ns=(\d+) ops_per_s=(\d+)")
 
 
-def run_one(exe, backend, np, cores, ops):
-    cmd = [exe, "--cores", str(cores), "--one-sided", backend, "--ops", str(ops)]
+def run_one(exe, backend, np, cores, ops, *extra):
+    cmd = [exe, "--cores", str(cores), "--one-sided", backend, "--ops", str(ops), *extra]
     if backend == "rma":
         cmd += ["--stack-kb", "256"]  # what MPICH needs (one_sided.cpp); same for OpenMPI
     if backend in ("shm", "rma") or np > 1:
@@ -55,8 +59,10 @@ def main():
     rate = collections.defaultdict(list)
     order = []
     for rep in range(args.reps):
-        for backend, np, cores, ops in CONFIGS:
-            for b, shape, op, ns, per_s in run_one(exe, backend, np, cores, ops):
+        for backend, np, cores, ops, *extra in CONFIGS:
+            for b, shape, op, ns, per_s in run_one(exe, backend, np, cores, ops, *extra):
+                if extra:
+                    b += "+pt"  # with --progress-thread
                 key = (shape, b, op)
                 if key not in lat:
                     order.append(key)
@@ -70,6 +76,8 @@ def main():
         f"{os.cpu_count()} hardware threads; medians of {args.reps} interleaved rounds",
         "# latency_ns: one task, blocking ops back to back; ops_per_s: 64 tasks on core 0",
         "# W = rput then rflush (remote completion); W_local = rput alone; delegate = delegate::call",
+        "# Qpush/Qpop = bcl::fast_queue; R_busy/FAO_busy = one op while the target core spins 100 ms",
+        "# backend+pt = with --progress-thread",
         f"{'shape':<6} {'backend':<7} {'op':<9} {'latency_ns':>11} {'ops_per_s':>12}  (min..max latency)",
     ]
     for key in order:
@@ -83,6 +91,8 @@ def main():
     lines.append("# fast_queue: cost predicted from the primitives above vs measured (latency_ns)")
     lines.append(f"{'shape':<6} {'backend':<7} {'op':<9} {'predicted':>11} {'measured':>12}")
     for shape, b in dict.fromkeys((k[0], k[1]) for k in order):
+        if b.endswith("+pt"):
+            continue
         med = {op: statistics.median(lat[(shape, b, op)]) for (sh, bb, op) in order
                if sh == shape and bb == b}
         if "Qpush" not in med:

@@ -15,11 +15,14 @@
 // completion), W_local = rput alone (local completion), CAS =
 // compare_and_swap, FAO = fetch_add; delegate = delegate::call returning the
 // u64 (the am path's primitive, here for every backend); Qpush / Qpop =
-// bcl::fast_queue push and pop of one u64 (queue on the last core).
+// bcl::fast_queue push and pop of one u64 (queue on the last core);
+// R_busy / FAO_busy = one rget / fetch_add issued while the target core
+// spins 100 ms in a handler (attentiveness: only shm needs nothing of it).
 #include <shoal/bcl/fast_queue.hpp>
 #include <shoal/one_sided.hpp>
 #include <shoal/shoal.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -97,6 +100,35 @@ int main(int argc, char** argv) {
     measure("delegate", ops, [target, home](std::int64_t) {
       benchmark_sink(shoal::delegate::call(home, [target] { return *(target + 5).local(); }));
     });
+    // Attentiveness (BCL chapter 8): one operation issued while the target
+    // core computes for 100 ms without yielding (a handler that spins, so
+    // the core neither runs handlers nor polls MPI). Median of 3 tries.
+    const auto while_busy = [&](const char* name, const auto& op) {
+      double t[3];
+      for (double& x : t) {
+        shoal::delegate::post(home, [] {
+          const auto until = clock_type::now() + std::chrono::milliseconds(100);
+          while (clock_type::now() < until) {
+          }
+        });
+        // Let the spinning handler start at the target before timing.
+        const auto settle = clock_type::now() + std::chrono::milliseconds(10);
+        while (clock_type::now() < settle) shoal::yield();
+        const auto t0 = clock_type::now();
+        op();
+        x = std::chrono::duration<double>(clock_type::now() - t0).count();
+        const auto rest = clock_type::now() + std::chrono::milliseconds(120);
+        while (clock_type::now() < rest) shoal::yield();
+      }
+      std::sort(t, t + 3);
+      std::printf("one_sided backend=%s shape=%s op=%s latency_ns=%.0f ops_per_s=0\n",
+                  backend.c_str(), shape.c_str(), name, t[1] * 1e9);
+      std::fflush(stdout);
+    };
+    while_busy("R_busy", [target] { benchmark_sink(shoal::rget(target)); });
+    while_busy("FAO_busy", [target] { shoal::fetch_add(target + 4, u64{1}); });
+    shoal::default_gce().wait();
+
     // BCL's fast_queue on the same backend (predicted A + W_local per push,
     // A + R per pop: bcl/fast_queue.hpp): one queue on the last core, a push
     // phase (warm-up, one task, many tasks), rflush, then as many pops.
