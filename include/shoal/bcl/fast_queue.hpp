@@ -4,7 +4,7 @@
 // the owners' queues, barrier, each owner drains its own).
 //
 //   auto q = shoal::bcl::fast_queue<std::uint64_t>::make(/*host core=*/3, /*capacity=*/1 << 20);
-//   q.push(x);                       // any core: fetch_add on the tail, then rput
+//   q.push(x);                       // any core: compare_and_swap on the tail, then rput
 //   shoal::rflush(); shoal::barrier();
 //   std::uint64_t v; while (q.local_nonatomic_pop(v)) use(v);   // on core 3's process
 //   q.destroy();                     // once, when no core uses it any more
@@ -28,6 +28,12 @@
 //   size()                 2R
 //   make, destroy          a global_alloc / global_free (round trip to rank 0); make
 //                          also a delegate to the host
+// The A is a compare_and_swap from this handle's cached counter (BCL uses
+// a fetch_add): exact when no other core pushed (popped) since this
+// handle's last push (pop); each other core's operation in between costs
+// one more A (the failed swap returns the counter, the next guess), plus
+// an R when the cache is older than the queue's current counter of the
+// other end. In exchange full and empty are exact (below).
 // Not implemented (yet): resize and migrate (collective in BCL),
 // circular_queue and checksum_queue.
 //
@@ -40,11 +46,8 @@
 //
 // Full and empty are reported, never undefined: push returns false, pushing
 // nothing, when the n values do not fit; pop returns false, popping
-// nothing, when fewer than n are there. A reservation past the end is taken
-// back with a second atomic, so while another push overflows concurrently a
-// push that would just have fit may also report full (and likewise for
-// pop); a push into a queue with room that no other core is overflowing
-// always succeeds.
+// nothing, when fewer than n are there (both judged at one moment of the
+// phase; nothing is reserved and taken back).
 //
 // Errors: a capacity of 0, a host core outside the job, n larger than the
 // capacity, local_nonatomic_pop off the host's process and use of a
@@ -119,14 +122,8 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     const std::uint64_t n = vals.size();
     if (n == 0) return true;
     check_count("push", n);
-    const std::uint64_t at = fetch_add(tail(), n);
-    if (at + n > head_cache_ + capacity_) {
-      head_cache_ = rget(head());
-      if (at + n > head_cache_ + capacity_) {
-        fetch_add(tail(), std::uint64_t{0} - n);  // take the reservation back
-        return false;
-      }
-    }
+    std::uint64_t at = 0;
+    if (!reserve(tail(), tail_cache_, head(), head_cache_, capacity_, n, at)) return false;
     transfer_out(at, vals);
     return true;
   }
@@ -141,14 +138,8 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     const std::uint64_t n = out.size();
     if (n == 0) return true;
     check_count("pop", n);
-    const std::uint64_t at = fetch_add(head(), n);
-    if (at + n > tail_cache_) {
-      tail_cache_ = rget(tail());
-      if (at + n > tail_cache_) {
-        fetch_add(head(), std::uint64_t{0} - n);
-        return false;
-      }
-    }
+    std::uint64_t at = 0;
+    if (!reserve(head(), head_cache_, tail(), tail_cache_, 0, n, at)) return false;
     transfer_in(at, out);
     return true;
   }
@@ -198,6 +189,33 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
       detail::fatal_user(
           fmt::format("{}: {} of {} elements, more than the capacity", name(), op, n));
   }
+  // Moves the counter `mine` (tail for a push, head for a pop) from `at` to
+  // at + n by compare-and-swap, if at + n <= other + slack (other: the head
+  // for a push, slack the capacity; the tail for a pop, slack 0). The caches
+  // are the guesses: a failed swap returns the counter's value, the next
+  // guess. Nothing is reserved when it does not fit, so full and empty are
+  // exact and nothing has to be taken back. (A fetch_add reservation, as in
+  // BCL, needs a take-back when it overshoots, and take-backs interleaved
+  // with other reservations can hand one slot to two callers.)
+  static bool reserve(global_ptr<std::uint64_t> mine, std::uint64_t& mine_cache,
+                      global_ptr<std::uint64_t> other, std::uint64_t& other_cache,
+                      std::uint64_t slack, std::uint64_t n, std::uint64_t& at) {
+    at = mine_cache;
+    for (;;) {
+      if (at + n > other_cache + slack) {
+        other_cache = rget(other);
+        // The counter is at least `at` (counters only grow), so it does
+        // not fit now either.
+        if (at + n > other_cache + slack) return false;
+      }
+      const std::uint64_t seen = compare_and_swap(mine, at, at + n);
+      if (seen == at) break;
+      at = seen;
+    }
+    mine_cache = at + n;
+    return true;
+  }
+
   global_ptr<std::uint64_t> tail() const { return data_.template reinterpret<std::uint64_t>() - 8; }
   global_ptr<std::uint64_t> head() const { return tail() + 1; }
 
