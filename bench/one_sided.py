@@ -86,9 +86,10 @@ def main():
             f"{shape:<6} {b:<7} {op:<9} {statistics.median(lat[key]):>11.0f} "
             f"{statistics.median(rate[key]):>12.0f}  ({min(lat[key])}..{max(lat[key])})")
     # BCL table 5.1 for fast_queue from the measured primitives: push = A + W
-    # (here FAO + W_local: the put is remotely completed by the phase's
-    # rflush), pop = A + R.
-    lines.append("# fast_queue: cost predicted from the primitives above vs measured (latency_ns)")
+    # (here CAS + W_local: shoal's queue reserves by compare_and_swap, and
+    # the put is remotely completed by the phase's rflush), pop = A + R.
+    lines.append("# fast_queue: predicted (push = CAS + W_local, pop = CAS + R, one task, from the rows")
+    lines.append("# above) vs measured latency_ns")
     lines.append(f"{'shape':<6} {'backend':<7} {'op':<9} {'predicted':>11} {'measured':>12}")
     for shape, b in dict.fromkeys((k[0], k[1]) for k in order):
         if b.endswith("+pt"):
@@ -97,9 +98,9 @@ def main():
                if sh == shape and bb == b}
         if "Qpush" not in med:
             continue
-        lines.append(f"{shape:<6} {b:<7} {'push':<9} {med['FAO'] + med['W_local']:>11.0f} "
+        lines.append(f"{shape:<6} {b:<7} {'push':<9} {med['CAS'] + med['W_local']:>11.0f} "
                      f"{med['Qpush']:>12.0f}")
-        lines.append(f"{shape:<6} {b:<7} {'pop':<9} {med['FAO'] + med['R']:>11.0f} "
+        lines.append(f"{shape:<6} {b:<7} {'pop':<9} {med['CAS'] + med['R']:>11.0f} "
                      f"{med['Qpop']:>12.0f}")
     text = "\n".join(lines) + "\n"
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
