@@ -27,6 +27,15 @@ enum class transport_kind : int {
   mpi = 2,        // MPI (OpenMPI or MPICH), even for one rank
 };
 
+/// How one-sided operations (one_sided.hpp) reach their target (--one-sided).
+enum class one_sided_kind : int {
+  automatic = 0,  // direct in a job of one process, am in a job of several
+  direct = 1,     // plain loads, stores and atomic_ref; a job of one process only
+  shm = 2,        // the global heap in node-shared memory, same direct path; one node only
+  rma = 3,        // MPI-3 RMA passive target on every access (needs the mpi transport)
+  am = 4,         // delegates (active messages) on every access
+};
+
 /// Runtime configuration of one process. All cores of the process share it.
 struct config {
   /// --cores [1, 4096]: OS threads; 0 (auto) until resolve() sets the
@@ -71,6 +80,8 @@ struct config {
   bool progress_thread = false;
   /// --transport auto|local|mpi: see transport_kind.
   transport_kind transport = transport_kind::automatic;
+  /// --one-sided auto|direct|shm|rma|am: see one_sided_kind.
+  one_sided_kind one_sided = one_sided_kind::automatic;
 
   /// Parses `SHOAL_*` variables from `envp` (a null-terminated array of
   /// "NAME=value" strings, like `environ`; may be null), then the flags in

@@ -12,12 +12,26 @@
 
 namespace shoal::detail {
 
-global_heap::global_heap(std::size_t total_bytes, int cores, std::size_t block_bytes)
+namespace {
+std::size_t segment_of(std::size_t total_bytes, int cores, std::size_t block_bytes) {
+  std::size_t segment = total_bytes / static_cast<std::size_t>(cores) / 4096 * 4096;
+  if (segment < block_bytes) segment = (block_bytes + 4095) / 4096 * 4096;
+  return segment;
+}
+}  // namespace
+
+std::size_t global_heap::mapped_bytes(std::size_t total_bytes, int cores,
+                                      std::size_t block_bytes) {
+  return segment_of(total_bytes, cores, block_bytes) * static_cast<std::size_t>(cores);
+}
+
+global_heap::global_heap(std::size_t total_bytes, int cores, std::size_t block_bytes,
+                         char* shared)
     : block_(block_bytes) {
-  segment_ = total_bytes / static_cast<std::size_t>(cores) / 4096 * 4096;
-  if (segment_ < block_bytes) segment_ = (block_bytes + 4095) / 4096 * 4096;
+  segment_ = segment_of(total_bytes, cores, block_bytes);
   mapped_ = segment_ * static_cast<std::size_t>(cores);
-  void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE,
+  owned_ = shared == nullptr;
+  void* p = shared != nullptr ? shared : mmap(nullptr, mapped_, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     fatal_user(fmt::format("cannot reserve the global heap of {} MiB ({}); lower --heap-mb",
@@ -29,7 +43,7 @@ global_heap::global_heap(std::size_t total_bytes, int cores, std::size_t block_b
 }
 
 global_heap::~global_heap() {
-  if (base_ != nullptr) munmap(base_, mapped_);
+  if (base_ != nullptr && owned_) munmap(base_, mapped_);
 }
 
 std::size_t global_heap::largest_free() const {

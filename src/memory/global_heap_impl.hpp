@@ -13,7 +13,13 @@ namespace shoal::detail {
 
 class global_heap {
  public:
-  global_heap(std::size_t total_bytes, int cores, std::size_t block_bytes);
+  /// `shared`: memory of mapped_bytes() made elsewhere (the node-shared
+  /// segment of one_sided.cpp), used instead of a private mapping and not
+  /// unmapped here.
+  global_heap(std::size_t total_bytes, int cores, std::size_t block_bytes,
+              char* shared = nullptr);
+  /// The bytes a heap of these parameters maps (every core's segment).
+  static std::size_t mapped_bytes(std::size_t total_bytes, int cores, std::size_t block_bytes);
   ~global_heap();
   global_heap(const global_heap&) = delete;
   global_heap& operator=(const global_heap&) = delete;
@@ -35,6 +41,7 @@ class global_heap {
   std::size_t mapped_ = 0;
   std::size_t segment_ = 0;
   std::size_t block_ = 0;
+  bool owned_ = true;  // base_ is our mapping
   mutable annotated_mutex mu_;  // allocation is rare and off the hot path
   std::map<std::size_t, std::size_t> free_ SHOAL_GUARDED_BY(mu_);  // offset -> bytes
   std::map<std::size_t, std::size_t> used_ SHOAL_GUARDED_BY(mu_);  // offset -> bytes

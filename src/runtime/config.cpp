@@ -110,18 +110,24 @@ constexpr std::array bool_options{
 struct choice_option {
   std::string_view name;
   std::string_view meaning;
-  std::array<std::string_view, 3> words;  // index = enum value
+  std::vector<std::string_view> words;  // index = enum value
   int (*get)(const config&);
   void (*set)(config&, int);
 };
 
-constexpr std::array choice_options{
+const std::array choice_options{
     choice_option{"transport",
                   "how processes reach each other: auto (mpi when launched by mpirun/srun "
                   "with several ranks), local, mpi",
                   {"auto", "local", "mpi"},
                   [](const config& c) { return static_cast<int>(c.transport); },
                   [](config& c, int v) { c.transport = static_cast<transport_kind>(v); }},
+    choice_option{"one-sided",
+                  "how rget/rput and remote atomics reach their target: auto (direct for one "
+                  "process, am for several), direct, shm, rma, am",
+                  {"auto", "direct", "shm", "rma", "am"},
+                  [](const config& c) { return static_cast<int>(c.one_sided); },
+                  [](config& c, int v) { c.one_sided = static_cast<one_sided_kind>(v); }},
 };
 
 std::string flag_name(std::string_view name) { return fmt::format("--{}", name); }

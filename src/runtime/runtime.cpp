@@ -25,6 +25,7 @@
 #include "runtime/runtime_state.hpp"
 #include "runtime/termination_waves.hpp"
 #include "tasks/stack_pool.hpp"
+#include "memory/one_sided_impl.hpp"
 #include "transport/transport.hpp"
 
 extern char** environ;
@@ -207,8 +208,13 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
   g_info.rank_base = cfg.cores * net.rank();
   g_info.block_bytes = cfg.block_bytes;
   g_rt = rt.release();
-  g_rt->heap = std::make_unique<global_heap>(static_cast<std::size_t>(cfg.heap_mb) << 20, cfg.cores,
-                                             static_cast<std::size_t>(cfg.block_bytes));
+  const auto heap_total = static_cast<std::size_t>(cfg.heap_mb) << 20;
+  const std::size_t heap_mapped = global_heap::mapped_bytes(
+      heap_total, cfg.cores, static_cast<std::size_t>(cfg.block_bytes));
+  // shm puts the heap in node-shared memory, made here (collective).
+  char* shared_heap = one_sided_prepare(cfg, net, heap_mapped);
+  g_rt->heap = std::make_unique<global_heap>(heap_total, cfg.cores,
+                                             static_cast<std::size_t>(cfg.block_bytes), shared_heap);
   if (net.ranks() > 1)
     g_rt->net = std::make_unique<network>(net, static_cast<std::size_t>(cfg.network_bytes), 4,
                                           static_cast<std::size_t>(cfg.cores) *
@@ -224,6 +230,7 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
   if (cfg.verbose && g_info.rank == 0)
     std::fprintf(stderr, "shoal: configuration (%d ranks, transport %s)\n%s", net.ranks(),
                  net.name(), cfg.describe().c_str());
+  one_sided_start(cfg, net, g_rt->heap->base(), heap_mapped);
 }
 
 }  // namespace
@@ -279,6 +286,7 @@ void finalize() {
   g_rt->stealers.clear();
   g_rt->net.reset();
   g_rt->schedulers.clear();
+  one_sided_stop();  // the windows over the heap go first (collective)
   g_rt->heap.reset();
   delete g_rt;
   g_rt = nullptr;

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -83,6 +84,11 @@ class mpi_transport final : public transport {
     if (!initialised) {
       int provided = 0;
       init_timer timer(join_s);
+      // OpenMPI 4.1's default RMA component (osc/rdma) over its shared-memory
+      // transport (vader) crashes in MPI_Compare_and_swap on a rank's own
+      // window. pt2pt (windows made by MPI_Win_create) and sm (shared
+      // windows) do not; a user's own choice (the variable set) wins.
+      setenv("OMPI_MCA_osc", "sm,pt2pt", 0);
       // Serialized: shoal's cores take turns in MPI under mu_.
       if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
         std::fputs("shoal: error: MPI_Init_thread failed\n", stderr);
@@ -150,6 +156,120 @@ class mpi_transport final : public transport {
     if (watch_ != nullptr) watch_->leave(status, why);
   }
   [[noreturn]] void abort(int status) noexcept override { abort_mpi_job(mu_, status); }
+
+  char* make_shared_heap(std::size_t bytes, std::vector<char*>& bases) override {
+    barrier();  // polled: every rank is here before the blocking calls below
+    lock_guard lock(mu_);
+    bases.assign(static_cast<std::size_t>(ranks_), nullptr);
+    MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_);
+    int node_size = 0;
+    MPI_Comm_size(node_comm_, &node_size);
+    std::vector<int> world(static_cast<std::size_t>(node_size));
+    MPI_Allgather(&rank_, 1, MPI_INT, world.data(), 1, MPI_INT, node_comm_);
+    MPI_Info info = MPI_INFO_NULL;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    char* mine = nullptr;
+    // One page more than asked, so each segment can start on a page.
+    MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes + page), 1, info, node_comm_, &mine,
+                            &shm_win_);
+    MPI_Info_free(&info);
+    for (int i = 0; i < node_size; ++i) {
+      MPI_Aint size = 0;
+      int unit = 0;
+      char* base = nullptr;
+      MPI_Win_shared_query(shm_win_, i, &size, &unit, &base);
+      bases[static_cast<std::size_t>(world[static_cast<std::size_t>(i)])] = page_up(base);
+    }
+    return page_up(mine);
+  }
+
+  bool expose_heap(char* base, std::size_t bytes) override {
+    barrier();
+    lock_guard lock(mu_);
+    MPI_Win_create(base, static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm_, &win_);
+    int* model = nullptr;
+    int found = 0;
+    MPI_Win_get_attr(win_, MPI_WIN_MODEL, &model, &found);
+    unified_ = found != 0 && *model == MPI_WIN_UNIFIED;
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
+    return true;
+  }
+
+  void unexpose_heap() override {
+    if (win_ == MPI_WIN_NULL && shm_win_ == MPI_WIN_NULL) return;
+    barrier();  // no rank still reads or writes the windows
+    lock_guard lock(mu_);
+    if (win_ != MPI_WIN_NULL) {
+      MPI_Win_unlock_all(win_);
+      MPI_Win_free(&win_);
+    }
+    if (shm_win_ != MPI_WIN_NULL) MPI_Win_free(&shm_win_);
+    if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
+  }
+
+  std::string library_version() const override {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    MPI_Get_library_version(text, &length);
+    return std::string(text, static_cast<std::size_t>(length));
+  }
+
+  const char* rma_model() const noexcept override {
+    if (win_ == MPI_WIN_NULL) return "none";
+    return unified_ ? "unified" : "separate";
+  }
+
+  void rma_get(int rank, std::size_t offset, void* dst, std::size_t bytes, rma_handle& h) override {
+    lock_guard lock(mu_);
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Rget(dst, static_cast<int>(bytes), MPI_BYTE, rank, static_cast<MPI_Aint>(offset),
+             static_cast<int>(bytes), MPI_BYTE, win_, &r);
+    store(h, r);
+  }
+  void rma_put(int rank, std::size_t offset, const void* src, std::size_t bytes,
+               rma_handle& h) override {
+    lock_guard lock(mu_);
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Rput(src, static_cast<int>(bytes), MPI_BYTE, rank, static_cast<MPI_Aint>(offset),
+             static_cast<int>(bytes), MPI_BYTE, win_, &r);
+    store(h, r);
+  }
+  void rma_fetch_op(int rank, std::size_t offset, const void* operand, void* result, int width,
+                    rma_op op, rma_handle& h) override {
+    static constexpr MPI_Op ops[] = {MPI_SUM, MPI_BOR, MPI_BAND, MPI_BXOR, MPI_REPLACE, MPI_NO_OP};
+    const MPI_Datatype type = width == 8 ? MPI_UINT64_T : MPI_UINT32_T;
+    lock_guard lock(mu_);
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Rget_accumulate(operand, 1, type, result, 1, type, rank, static_cast<MPI_Aint>(offset), 1,
+                        type, ops[static_cast<int>(op)], win_, &r);
+    store(h, r);
+  }
+  void rma_compare_swap(int rank, std::size_t offset, const void* compare, const void* desired,
+                        void* result, int width) override {
+    const MPI_Datatype type = width == 8 ? MPI_UINT64_T : MPI_UINT32_T;
+    lock_guard lock(mu_);
+    MPI_Compare_and_swap(desired, compare, result, type, rank, static_cast<MPI_Aint>(offset), win_);
+    MPI_Win_flush(rank, win_);
+  }
+  bool rma_test(rma_handle& h) override {
+    MPI_Request r = load(h);
+    if (r == MPI_REQUEST_NULL) return true;
+    int complete = 0;
+    {
+      lock_guard lock(mu_);
+      MPI_Test(&r, &complete, MPI_STATUS_IGNORE);
+    }
+    store(h, r);
+    return complete != 0;
+  }
+  void rma_flush_all() override {
+    lock_guard lock(mu_);
+    MPI_Win_flush_all(win_);
+    // The separate memory model needs this for this process's own loads to
+    // see what others put here; the unified one does not, and it is cheap.
+    MPI_Win_sync(win_);
+  }
 
   ~mpi_transport() override {
     for (char* p : owned_) std::free(p);
@@ -260,6 +380,19 @@ class mpi_transport final : public transport {
 
  private:
   static constexpr int message_tag = 7;
+  static constexpr std::size_t page = 4096;
+  static_assert(sizeof(MPI_Request) <= sizeof(rma_handle::bytes));
+
+  static char* page_up(char* p) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return reinterpret_cast<char*>((a + page - 1) / page * page);
+  }
+  static void store(rma_handle& h, MPI_Request r) { std::memcpy(h.bytes, &r, sizeof r); }
+  static MPI_Request load(const rma_handle& h) {
+    MPI_Request r;
+    std::memcpy(&r, h.bytes, sizeof r);
+    return r;
+  }
 
   // A spare receive buffer, or a new one. Bounded: the receiver keeps
   // buffers only up to its receive limit, then stops taking arrivals.
@@ -298,6 +431,10 @@ class mpi_transport final : public transport {
   bool left_ = false;
   MPI_Request collective_ = MPI_REQUEST_NULL;
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm node_comm_ = MPI_COMM_NULL;  // processes of this node (shared heap)
+  MPI_Win shm_win_ = MPI_WIN_NULL;      // the node-shared heap segments
+  MPI_Win win_ = MPI_WIN_NULL;          // RMA window over every rank's heap
+  bool unified_ = false;
   int rank_ = 0;
   int ranks_ = 1;
 };

@@ -75,6 +75,22 @@ transport& obtain_transport(transport_kind kind, int join_s) {
   return *g_transport;
 }
 
+// Reached only when one_sided.cpp was wrong about what this transport offers.
+void transport::rma_get(int, std::size_t, void*, std::size_t, rma_handle&) {
+  refuse(fmt::format("the {} transport has no RMA window (internal error)", name()));
+}
+void transport::rma_put(int, std::size_t, const void*, std::size_t, rma_handle&) {
+  refuse(fmt::format("the {} transport has no RMA window (internal error)", name()));
+}
+void transport::rma_fetch_op(int, std::size_t, const void*, void*, int, rma_op, rma_handle&) {
+  refuse(fmt::format("the {} transport has no RMA window (internal error)", name()));
+}
+void transport::rma_compare_swap(int, std::size_t, const void*, const void*, void*, int) {
+  refuse(fmt::format("the {} transport has no RMA window (internal error)", name()));
+}
+bool transport::rma_test(rma_handle&) { return true; }
+void transport::rma_flush_all() {}
+
 transport* current_transport() noexcept { return g_transport.get(); }
 
 }  // namespace shoal::detail

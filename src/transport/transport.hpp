@@ -88,6 +88,63 @@ class transport {
   /// Whether the started allreduce has finished (v then holds the sums).
   virtual bool allreduce_done() = 0;
 
+  // ---- One-sided access (memory/one_sided.cpp): MPI-3 shared-memory and RMA
+  // windows over the global heap. Each call takes the MPI lock; the
+  // non-blocking ones are polled with rma_test(). The defaults say "not
+  // available" (the local transport): one_sided.cpp then never calls the rest.
+
+  /// Holds one MPI_Request of a started RMA operation (opaque here).
+  struct rma_handle {
+    alignas(8) unsigned char bytes[8] = {};
+  };
+  /// Fetch-and-op operations (32- or 64-bit unsigned words).
+  enum class rma_op : int { sum, bor, band, bxor, replace, no_op };
+
+  /// Collective. `bytes` of node-shared memory (4096-aligned) for this
+  /// process's heap; `bases[r]` becomes the address here of rank r's segment
+  /// when r shares this node, else null. Null when the job's processes
+  /// cannot share memory this way.
+  virtual char* make_shared_heap(std::size_t bytes, std::vector<char*>& bases) {
+    (void)bytes;
+    bases.assign(static_cast<std::size_t>(ranks()), nullptr);
+    return nullptr;
+  }
+  /// Collective. Exposes [base, base + bytes) of every rank in one RMA
+  /// window, locked for passive-target access to every rank (lock_all).
+  /// False when this transport has no RMA.
+  virtual bool expose_heap(char* base, std::size_t bytes) {
+    (void)base;
+    (void)bytes;
+    return false;
+  }
+  /// Collective. Unlocks and frees the window and the shared memory (after
+  /// a barrier, so no rank still uses them).
+  virtual void unexpose_heap() {}
+  /// The MPI library's version string (MPI_Get_library_version); empty
+  /// without MPI.
+  virtual std::string library_version() const { return {}; }
+  /// "unified" or "separate" (MPI_WIN_MODEL of the window), for --verbose.
+  virtual const char* rma_model() const noexcept { return "none"; }
+  /// Starts reading `bytes` at `offset` of rank `rank`'s window into `dst`.
+  virtual void rma_get(int rank, std::size_t offset, void* dst, std::size_t bytes, rma_handle& h);
+  /// Starts writing; h completes when `src` may be reused (local
+  /// completion); remote completion is at rma_flush_all().
+  virtual void rma_put(int rank, std::size_t offset, const void* src, std::size_t bytes,
+                       rma_handle& h);
+  /// Starts an atomic fetch-and-op on the `width`-byte word (4 or 8); h
+  /// completes when `result` holds the old value (the op has been applied).
+  virtual void rma_fetch_op(int rank, std::size_t offset, const void* operand, void* result,
+                            int width, rma_op op, rma_handle& h);
+  /// Atomic compare-and-swap; blocking: returns with the old value in
+  /// `result`, applied at the target (MPI has no request-based form; it
+  /// waits in MPI_Win_flush under the lock, on this process's own operation).
+  virtual void rma_compare_swap(int rank, std::size_t offset, const void* compare,
+                                const void* desired, void* result, int width);
+  /// Whether the operation of `h` has completed (as its start call says).
+  virtual bool rma_test(rma_handle& h);
+  /// Remote completion of every RMA operation this process started.
+  virtual void rma_flush_all();
+
   // ---- Liveness and departure (see the contract above). Trivial for one process.
 
   /// Starts (or, on a later init(), retunes) the heartbeat: a peer silent for

@@ -1,0 +1,249 @@
+// fast_queue<T>: BCL's FastQueue (thesis section 5.1) on the one-sided
+// layer: a ring buffer of T on one host core, for phases of only pushes or
+// only pops separated by a barrier (data redistribution: everyone pushes to
+// the owners' queues, barrier, each owner drains its own).
+//
+//   auto q = shoal::bcl::fast_queue<std::uint64_t>::make(/*host core=*/3, /*capacity=*/1 << 20);
+//   q.push(x);                       // any core: compare_and_swap on the tail, then rput
+//   shoal::rflush(); shoal::barrier();
+//   std::uint64_t v; while (q.local_nonatomic_pop(v)) use(v);   // on core 3's process
+//   q.destroy();                     // once, when no core uses it any more
+//
+// Layout: one global_alloc; the host core's part of it (contiguous in its
+// segment, reached through a 2D pointer, so every backend of one_sided.hpp
+// works) holds the tail and head counters (u64, counting every element ever
+// pushed or popped; slot = counter % capacity) and then the elements. A
+// fast_queue object is a small handle (48 bytes: pointers, capacity, two
+// cached counters): copy it to every core that uses the queue (it fits an
+// on_all_cores closure).
+//
+// Costs (table 5.1 of the thesis; A = one remote atomic, W / R = one remote
+// write / read of the elements, l = a local operation; measured costs of
+// A, R, W per backend: bench/results/one_sided.txt):
+//   push(v)                A + W        (+ R when the cached head says full)
+//   push(span of n)        A + W(n)     (two puts when it wraps)
+//   pop(v)                 A + R        (+ R when the cached tail says empty)
+//   pop(out, n)            A + R(n)
+//   local_nonatomic_pop(v) l            (a task on the host's process)
+//   size()                 2R
+//   make, destroy          a global_alloc / global_free (round trip to rank 0); make
+//                          also a delegate to the host
+// The A is a compare_and_swap from this handle's cached counter (BCL uses
+// a fetch_add): exact when no other core pushed (popped) since this
+// handle's last push (pop); each other core's operation in between costs
+// one more A (the failed swap returns the counter, the next guess), plus
+// an R when the cache is older than the queue's current counter of the
+// other end. In exchange full and empty are exact (below).
+// Not implemented (yet): resize and migrate (collective in BCL),
+// circular_queue and checksum_queue.
+//
+// Concurrency promise: a phase has only pushes (from any cores) or only pops
+// (from any cores, or local_nonatomic_pop on the host alone); between phases
+// every pusher calls shoal::rflush() and then every core passes a barrier.
+// Within a phase, concurrent calls are safe and each element goes to
+// exactly one popper. Mixing pushes and pops in one phase is not detected
+// and may pop a slot before its value lands.
+//
+// Full and empty are reported, never undefined: push returns false, pushing
+// nothing, when the n values do not fit; pop returns false, popping
+// nothing, when fewer than n are there (both judged at one moment of the
+// phase; nothing is reserved and taken back).
+//
+// Errors: a capacity of 0, a host core outside the job, n larger than the
+// capacity, local_nonatomic_pop off the host's process and use of a
+// destroyed handle end the job naming the queue (its host and capacity) and
+// the cause. (A copy of a handle made before destroy() cannot know; do not
+// use it.)
+#pragma once
+
+#include "shoal/delegate.hpp"
+#include "shoal/detail/check.hpp"
+#include "shoal/global_heap.hpp"
+#include "shoal/one_sided.hpp"
+#include "shoal/runtime.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+namespace shoal::bcl {
+
+template <class T>
+requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
+ public:
+  /// A handle to nothing (every operation but valid() ends the job).
+  fast_queue() = default;
+
+  /// Makes a queue of `capacity` elements hosted on core `host`. Any task;
+  /// two allocations (round trips to rank 0) and one delegate to the host.
+  static fast_queue make(int host, std::uint64_t capacity) {
+    SHOAL_CHECK_ON_CORE("shoal::bcl::fast_queue::make");
+    const int n = cores();
+    if (host < 0 || host >= n)
+      detail::fatal_user(
+          fmt::format("fast_queue::make: host core {} is outside the job ({} cores)", host, n));
+    if (capacity == 0) detail::fatal_user("fast_queue::make: a capacity of 0 elements");
+    fast_queue q;
+    q.host_ = host;
+    q.capacity_ = capacity;
+    // One allocation, `words` u64 per core; the host's part (contiguous in
+    // its segment) holds the tail and head in its first 64 bytes, then the
+    // elements. The other cores' parts are unused: BCL's queues are hosted,
+    // and a symmetric heap reserves the same range everywhere.
+    const std::uint64_t words = 8 + (capacity * sizeof(T) + 7) / 8;
+    q.base_ = global_alloc<std::uint64_t>(static_cast<std::int64_t>(words) * n);
+    const std::int64_t per_block = detail::g_info.block_bytes / 8;
+    const global_ptr<std::uint64_t> first = q.base_ + per_block * host;  // host's local block 0
+    const global_ptr<std::uint64_t> counters =
+        delegate::call(host, [first] { return make_global(first.local()); });
+    q.data_ = (counters + 8).template reinterpret<T>();
+    rput(q.tail(), std::uint64_t{0});
+    rput(q.head(), std::uint64_t{0});
+    rflush();
+    return q;
+  }
+
+  bool valid() const noexcept { return static_cast<bool>(data_); }
+  int host() const noexcept { return host_; }
+  std::uint64_t capacity() const noexcept { return capacity_; }
+
+  /// Appends v; false (nothing pushed) when full. Push phase.
+  bool push(const T& v) { return push(std::span<const T>(&v, 1)); }
+
+  /// Appends every value of `vals` in order, contiguously; false (nothing
+  /// pushed) when they do not fit. Push phase. The values are remotely
+  /// complete after the caller's rflush().
+  bool push(std::span<const T> vals) {
+    check("push");
+    const std::uint64_t n = vals.size();
+    if (n == 0) return true;
+    check_count("push", n);
+    std::uint64_t at = 0;
+    if (!reserve(tail(), tail_cache_, head(), head_cache_, capacity_, n, at)) return false;
+    transfer_out(at, vals);
+    return true;
+  }
+
+  /// Takes the oldest element into v; false (nothing popped) when empty. Pop phase.
+  bool pop(T& v) { return pop(std::span<T>(&v, 1)); }
+
+  /// Takes the out.size() oldest elements, in order; false (nothing
+  /// popped) when fewer are there. Pop phase.
+  bool pop(std::span<T> out) {
+    check("pop");
+    const std::uint64_t n = out.size();
+    if (n == 0) return true;
+    check_count("pop", n);
+    std::uint64_t at = 0;
+    if (!reserve(head(), head_cache_, tail(), tail_cache_, 0, n, at)) return false;
+    transfer_in(at, out);
+    return true;
+  }
+
+  /// pop() with plain loads and stores, for a task on the host's process
+  /// when no other core pushes or pops (after the barrier that ends a push
+  /// phase). Cost: local.
+  bool local_nonatomic_pop(T& v) {
+    check("local_nonatomic_pop");
+    if (host_ / detail::g_info.local_cores != myrank())
+      detail::fatal_user(fmt::format(
+          "{}: local_nonatomic_pop called on rank {}, but the queue lives on rank {}; use pop()",
+          name(), myrank(), host_ / detail::g_info.local_cores));
+    std::uint64_t* h = head().local();
+    if (*h == *tail().local()) return false;
+    v = *(data_ + static_cast<std::int64_t>(*h % capacity_)).local();
+    ++*h;
+    return true;
+  }
+
+  /// Elements pushed and not popped (2 reads; exact between phases).
+  std::uint64_t size() {
+    check("size");
+    return rget(tail()) - rget(head());
+  }
+
+  /// Frees the queue. Once, when no core uses it; this handle becomes
+  /// invalid (copies do not know).
+  void destroy() {
+    check("destroy");
+    global_free(base_);
+    *this = fast_queue();
+  }
+
+ private:
+  std::string name() const {
+    return fmt::format("fast_queue(host core {}, capacity {})", host_, capacity_);
+  }
+  void check(const char* op) const {
+    SHOAL_CHECK_ON_CORE("shoal::bcl::fast_queue");
+    if (!valid())
+      detail::fatal_user(fmt::format(
+          "fast_queue::{} on a queue that was destroyed or never made (default-constructed)", op));
+  }
+  void check_count(const char* op, std::uint64_t n) const {
+    if (n > capacity_)
+      detail::fatal_user(
+          fmt::format("{}: {} of {} elements, more than the capacity", name(), op, n));
+  }
+  // Moves the counter `mine` (tail for a push, head for a pop) from `at` to
+  // at + n by compare-and-swap, if at + n <= other + slack (other: the head
+  // for a push, slack the capacity; the tail for a pop, slack 0). The caches
+  // are the guesses: a failed swap returns the counter's value, the next
+  // guess. Nothing is reserved when it does not fit, so full and empty are
+  // exact and nothing has to be taken back. (A fetch_add reservation, as in
+  // BCL, needs a take-back when it overshoots, and take-backs interleaved
+  // with other reservations can hand one slot to two callers.)
+  static bool reserve(global_ptr<std::uint64_t> mine, std::uint64_t& mine_cache,
+                      global_ptr<std::uint64_t> other, std::uint64_t& other_cache,
+                      std::uint64_t slack, std::uint64_t n, std::uint64_t& at) {
+    at = mine_cache;
+    for (;;) {
+      if (at + n > other_cache + slack) {
+        other_cache = rget(other);
+        // The counter is at least `at` (counters only grow), so it does
+        // not fit now either.
+        if (at + n > other_cache + slack) return false;
+      }
+      const std::uint64_t seen = compare_and_swap(mine, at, at + n);
+      if (seen == at) break;
+      at = seen;
+    }
+    mine_cache = at + n;
+    return true;
+  }
+
+  global_ptr<std::uint64_t> tail() const { return data_.template reinterpret<std::uint64_t>() - 8; }
+  global_ptr<std::uint64_t> head() const { return tail() + 1; }
+
+  // Element counter `at` onwards, as one or (wrapping) two contiguous runs.
+  template <class F>
+  void runs(std::uint64_t at, std::uint64_t n, const F& f) const {
+    const std::uint64_t slot = at % capacity_;
+    const std::uint64_t first = std::min(n, capacity_ - slot);
+    f(data_ + static_cast<std::int64_t>(slot), 0, first);
+    if (first < n) f(data_, first, n - first);
+  }
+  void transfer_out(std::uint64_t at, std::span<const T> vals) const {
+    runs(at, vals.size(), [&](global_ptr<T> p, std::uint64_t from, std::uint64_t count) {
+      rput(p, vals.data() + from, count);
+    });
+  }
+  void transfer_in(std::uint64_t at, std::span<T> out) const {
+    runs(at, out.size(), [&](global_ptr<T> p, std::uint64_t from, std::uint64_t count) {
+      rget(p, out.data() + from, count);
+    });
+  }
+
+  global_ptr<T> data_;  // 2D: the host's capacity_ elements (tail, head 64 bytes before)
+  global_ptr<std::uint64_t> base_;  // the allocation behind them
+  std::uint64_t capacity_ = 0;
+  std::uint64_t head_cache_ = 0;  // a head seen earlier (only grows)
+  std::uint64_t tail_cache_ = 0;  // a tail seen earlier (only grows within a pop phase)
+  int host_ = -1;
+};
+
+}  // namespace shoal::bcl
