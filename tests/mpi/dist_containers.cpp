@@ -1,0 +1,185 @@
+// Distributed containers (include/shoal/containers/) at 1 x 2, 2 x 2 and
+// 3 x 2 processes x cores: every operation, the collectives, and cascades
+// (a visitor that sends further operations). Each check runs on the core
+// that can make it; a failed check prints what it saw and counts in
+// g_failures, which every rank asserts to be 0 after the run.
+#include "shoal/containers/counting_set.hpp"
+#include "shoal/containers/map.hpp"
+#include "shoal/containers/set.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "mpi/dist_support.hpp"
+
+namespace {
+
+std::atomic<int> g_failures{0};
+
+void check(bool ok, const std::string& what) {
+  if (ok) return;
+  std::fprintf(stderr, "check failed on core %d: %s\n", shoal::mycore(), what.c_str());
+  g_failures.fetch_add(1);
+}
+
+std::string key_of(int core, int i) { return fmt::format("k{}-{}", core, i); }
+
+using string_map = shoal::map<std::string, std::int64_t>;
+using int_map = shoal::map<std::uint64_t, std::int64_t>;
+
+constexpr int per_core = 300;
+
+TEST(dist_containers, MapInsertEraseReduceVisitAndCollectives) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    auto m = string_map::create();
+    auto echo = int_map::create();
+    shoal::on_all_cores([m, echo] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      for (int i = 0; i < per_core; ++i) m.async_insert(key_of(me, i), i);
+      for (int j = 0; j < 50; ++j)
+        m.async_reduce(fmt::format("shared-{}", j), 1,
+                       [](std::int64_t a, std::int64_t b) { return a + b; });
+      check(m.size() == static_cast<std::size_t>(p * per_core + 50),
+            fmt::format("size {} after inserts", m.size()));
+
+      // Visit core 0's keys from every core, adding the visitor's core + 1;
+      // each visit also records the key's value in `echo` (a cascade).
+      for (int i = 0; i < per_core; ++i)
+        m.async_visit(
+            key_of(0, i),
+            [](const std::string& k, std::int64_t& v, std::int64_t add, int_map out) {
+              v += add;
+              out.async_reduce(std::hash<std::string>{}(k) % 1000, 1,
+                               [](std::int64_t a, std::int64_t b) { return a + b; });
+            },
+            std::int64_t{me + 1}, echo);
+      // insert_if_missing leaves present keys alone.
+      m.async_insert_if_missing(key_of(me, 0), -7);
+      m.async_insert_if_missing(fmt::format("new-{}", me), 42);
+      // Visiting a missing key with _if_exists does nothing.
+      m.async_visit_if_exists("absent", [](const std::string&, std::int64_t& v) { v = 99; });
+      shoal::barrier();  // every visit and its cascade applied
+
+      const std::int64_t visits = std::int64_t{p} * (p + 1) / 2;
+      std::int64_t echoed = 0;
+      echo.for_all([&](const std::uint64_t&, std::int64_t& n) { echoed += n; });
+      check(shoal::allreduce_sum(echoed) == std::int64_t{p} * per_core,
+            "every visit's cascade arrived");
+      std::int64_t local_sum = 0;
+      std::int64_t local_count = 0;
+      m.for_all([&](const std::string&, std::int64_t& v) {
+        local_sum += v;
+        ++local_count;
+      });
+      check(static_cast<std::size_t>(local_count) == m.local_size(), "for_all covers the part");
+      const std::int64_t per_core_sum = std::int64_t{per_core} * (per_core - 1) / 2;
+      const std::int64_t expected = per_core_sum * p + visits * per_core + 50 * p + 42 * p;
+      const std::int64_t total = shoal::allreduce_sum(local_sum);
+      check(total == expected, fmt::format("sum {} expected {}", total, expected));
+
+      // Gather: sorted by key, the same on every core, and on the root.
+      const auto all = m.gather_all();
+      check(all.size() == static_cast<std::size_t>(p * per_core + 50 + p),
+            fmt::format("gather_all has {}", all.size()));
+      bool sorted = true;
+      for (std::size_t i = 1; i < all.size(); ++i) sorted &= all[i - 1].first < all[i].first;
+      check(sorted, "gather_all sorted by key");
+      for (const auto& [k, v] : all) {
+        if (k.starts_with("shared-")) check(v == p, fmt::format("{} = {}", k, v));
+        if (k == "k0-5") check(v == 5 + visits, fmt::format("k0-5 = {}", v));
+        if (k.starts_with("new-")) check(v == 42, fmt::format("{} = {}", k, v));
+      }
+      const auto at_root = m.gather(p - 1);
+      check(me == p - 1 ? at_root == all : at_root.empty(), "gather(root) only on the root");
+
+      // Erase the even keys of this core's own range.
+      for (int i = 0; i < per_core; i += 2) m.async_erase(key_of(me, i));
+      check(m.size() == static_cast<std::size_t>(p * per_core / 2 + 50 + p), "size after erase");
+
+      // clear() empties every part and leaves the map usable.
+      m.clear();
+      check(m.size() == 0, "size after clear");
+      m.async_insert(key_of(me, 1), 1);
+      check(m.size() == static_cast<std::size_t>(p), "usable after clear");
+    });
+    m.destroy();
+    echo.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+TEST(dist_containers, SetAndCountingSetTopK) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    auto s = shoal::set<std::string>::create();
+    auto counts = shoal::counting_set<std::uint64_t>::create();
+    auto words = shoal::counting_set<std::string>::create();
+    shoal::on_all_cores([s, counts, words] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      // Every core inserts the same 100 names and its own 10: duplicates collapse.
+      for (int i = 0; i < 100; ++i) s.async_insert(fmt::format("name{}", i));
+      for (int i = 0; i < 10; ++i) s.async_insert(key_of(me, i));
+      s.async_erase("name0");
+      check(s.size() == static_cast<std::size_t>(99 + 10 * p) ||
+                s.size() == static_cast<std::size_t>(100 + 10 * p),
+            "set size");
+      shoal::barrier();
+      s.async_erase("name0");  // after the barrier every insert of it has been applied
+      check(s.size() == static_cast<std::size_t>(99 + 10 * p), "set size after erase");
+      s.async_visit(
+          "name5",
+          [](const std::string& k, int tag) {
+            if (k != "name5" || tag != 3) std::abort();
+          },
+          3);
+      const auto members = s.gather_all();
+      check(members.size() == static_cast<std::size_t>(99 + 10 * p) && members.front() == "k0-0",
+            "set gather_all sorted");
+
+      // Key v is counted v times by each core for v in 1..40; 1000 + me once.
+      for (std::uint64_t v = 1; v <= 40; ++v)
+        for (std::uint64_t n = 0; n < v; ++n) counts.async_insert(v);
+      counts.async_insert(1000 + static_cast<std::uint64_t>(me));
+      const auto top = counts.top_k(5);
+      check(top.size() == 5, "top_k size");
+      for (std::size_t i = 0; i < top.size(); ++i)
+        check(top[i].first == 40 - i && top[i].second == (40 - i) * static_cast<std::uint64_t>(p),
+              fmt::format("top {} = ({}, {})", i, top[i].first, top[i].second));
+      check(counts.top_k(0).empty(), "top_k(0) is empty");
+      check(counts.top_k(1u << 30).size() == static_cast<std::size_t>(40 + p),
+            "huge k returns every key");
+      check(counts.size() == static_cast<std::size_t>(40 + p), "distinct keys");
+      counts.async_visit(
+          7,
+          [](const std::uint64_t& k, std::uint64_t c, std::uint64_t want) {
+            if (k != 7 || c != want) std::abort();
+          },
+          7 * static_cast<std::uint64_t>(p));
+
+      // Strings go through the record path: ties broken by key.
+      for (const char* w : {"b", "a", "c", "a", "b", "a"}) words.async_insert(w);
+      const auto wtop = words.top_k(3);
+      check(wtop.size() == 3 && wtop[0].first == "a" && wtop[1].first == "b" &&
+                wtop[2].first == "c" && wtop[0].second == 3U * p,
+            "string top_k");
+      shoal::barrier();
+    });
+    s.destroy();
+    counts.destroy();
+    words.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+}  // namespace
+
+SHOAL_DIST_MAIN()

@@ -1,0 +1,151 @@
+// Distributed containers on one process: misuse that must end the job with
+// a message naming the container, and the busy-part rule (operations that
+// arrive while a for_all runs wait for it). The full behaviour at 1 x 2,
+// 2 x 2 and 3 x 2 is tests/mpi/dist_containers.cpp.
+#include "shoal/containers/counting_set.hpp"
+#include "shoal/containers/map.hpp"
+#include "shoal/containers/set.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <new>
+#include <string>
+
+#include "test_support.hpp"
+
+namespace {
+
+using shoal_test::make_config;
+using shoal_test::run_to_death;
+using ::testing::ExitedWithCode;
+
+class containersDeathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {  // NOLINT(readability-identifier-naming): gtest
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+  }
+};
+
+TEST_F(containersDeathTest, UseAfterDestroyIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto m = shoal::map<int, int>::create();
+                             const auto copy = m;
+                             m.destroy();
+                             copy.async_insert(1, 2);
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::map #[0-9a-f]+: used after destroy\\(\\)");
+}
+
+TEST_F(containersDeathTest, CountingSetUseAfterDestroyIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto c = shoal::counting_set<std::uint64_t>::create();
+                             const auto copy = c;
+                             c.destroy();
+                             copy.async_insert(7);
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::counting_set #[0-9a-f]+: used after destroy\\(\\)");
+}
+
+TEST_F(containersDeathTest, DefaultHandleIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(1),
+                           [] {
+                             shoal::set<std::string> s;
+                             s.async_insert("x");
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::set #0: used through a default-constructed handle");
+}
+
+TEST_F(containersDeathTest, GatherToACoreOutsideTheJobIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto m = shoal::map<int, int>::create();
+                             shoal::on_all_cores([m] { (void)m.gather(5); });
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::map #[0-9a-f]+: gather: core 5 is not a core of the job \\(0 .. 1\\)");
+}
+
+/// A value whose construction fails as if the heap were exhausted.
+struct no_memory {
+  no_memory() { throw std::bad_alloc(); }
+};
+
+}  // namespace
+
+template <>
+struct shoal::serializer<no_memory> {
+  static std::size_t size(const no_memory&) { return 0; }
+  static void write(byte_writer&, const no_memory&) {}
+  static no_memory read(byte_reader&) { return no_memory{}; }
+};
+
+namespace {
+
+TEST_F(containersDeathTest, ExhaustedHeapWhileApplyingIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto m = shoal::map<int, no_memory>::create();
+                             // Visiting a missing key default-constructs its value.
+                             for (int k = 0; k < 4; ++k)
+                               m.async_visit(k, [](const int&, no_memory&) {});
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::map #[0-9a-f]+: out of memory on core [01] while applying an operation "
+              "to its [0-9]+ local elements");
+}
+
+TEST_F(containersDeathTest, OversizedKeyIsRefusedNamingTheContainer) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto s = shoal::set<std::string>::create();
+                             for (int i = 0; i < 8; ++i)
+                               s.async_insert(std::string(20000 + i, 'k'));
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::set::async_insert \\(channel [0-9]+\\): a record of [0-9]+ bytes");
+}
+
+// Operations that arrive while this core iterates its part (the for_all
+// body suspends) are applied after the iteration, not during it.
+TEST(containers, OperationsArrivingDuringForAllWaitForIt) {
+  static std::int64_t seen_during = -1;  // iterations that saw the part change
+  static std::size_t size_after = 0;
+  shoal_test::run_checked(make_config(2), [] {
+    auto m = shoal::map<int, int>::create();
+    shoal::on_all_cores([m] {
+      const int me = shoal::mycore();
+      for (int k = 0; k < 64; ++k)
+        if (m.owner(k) == me) m.async_insert(k, 0);
+      shoal::barrier();
+      if (me == 0) {
+        const std::size_t before = m.local_size();
+        std::int64_t changed = 0;
+        m.for_all([&](const int&, int&) {
+          changed += m.local_size() != before ? 1 : 0;
+          // Core 1's inserts arrive while this body yields, and must wait.
+          const auto t0 = std::chrono::steady_clock::now();
+          while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20))
+            shoal::yield();
+          changed += m.local_size() != before ? 1 : 0;
+        });
+        seen_during = changed;
+      } else {
+        for (int k = 1000; k < 1400; ++k) m.async_insert(k, 1);
+        shoal::flush();
+      }
+      shoal::barrier();
+      const std::size_t total = m.size();
+      if (me == 0) size_after = total;
+    });
+    m.destroy();
+  });
+  EXPECT_EQ(seen_during, 0);  // the part did not change under the iteration
+  EXPECT_EQ(size_after, 64U + 400U);
+}
+
+}  // namespace
