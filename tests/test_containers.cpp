@@ -149,3 +149,28 @@ TEST(containers, OperationsArrivingDuringForAllWaitForIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// Containers made in successive runs of one job get distinct ids (the ids
+// once restarted with each run's core threads, and a map made in the
+// second run was taken for the first run's destroyed one).
+TEST(containers, ContainersOfSuccessiveRunsOfOneJobAreDistinct) {
+  static std::size_t sizes[3] = {};
+  shoal::init(make_config(2));
+  for (int run = 0; run < 3; ++run) {
+    shoal::run([run] {
+      auto m = shoal::map<int, int>::create();
+      shoal::on_all_cores([m, run] {
+        m.async_insert(shoal::mycore() + 10 * run, run);
+        const std::size_t n = m.size();
+        if (shoal::mycore() == 0) sizes[run] = n;
+      });
+      m.destroy();
+    });
+  }
+  shoal::finalize();
+  for (const std::size_t n : sizes) EXPECT_EQ(n, 2U);
+}
+
+}  // namespace

@@ -70,13 +70,15 @@ class registry {
     return r;
   }
 
-  /// A fresh id, unique in the job: the init epoch, the calling core, a
-  /// per-core sequence number. Never 0.
+  /// A fresh id, unique in the job: the init epoch, the calling core, and
+  /// a sequence number of this process (not of the thread: each run() may
+  /// start its cores on fresh threads). Never 0.
   static std::uint64_t new_id() {
-    thread_local std::uint64_t seq = 0;
+    static std::atomic<std::uint64_t> seq{0};
     SHOAL_CHECK(detail::tls_core >= 0, "a shoal container is created outside shoal::run");
+    const std::uint64_t n = seq.fetch_add(1, std::memory_order_relaxed) + 1;
     return ((detail::g_init_epoch & 0xffffU) << 48) |
-           (static_cast<std::uint64_t>(detail::tls_core) << 24) | (++seq & 0xffffffU);
+           (static_cast<std::uint64_t>(detail::tls_core) << 24) | (n & 0xffffffU);
   }
 
   /// The storage of container `id` on this process (made on first use).
