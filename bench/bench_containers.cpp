@@ -9,6 +9,8 @@
 //   counting_set_u64   every core async_inserts N random 8-byte keys drawn
 //                      from 2^B values (so counts accumulate), then
 //                      shoal::barrier(): the clock covers every insert applied;
+//   array_visit_increment  every core async_visits N random elements of an
+//                      array<uint64_t> of 2^B elements, adding 1;
 //   map_string16_reduce  every core async_reduces N random 16-byte string keys
 //                      (2^B values) with +1 on a map<std::string, uint64_t>.
 // Printed on rank 0 per kernel: the median rate in M operations/s over the
@@ -18,6 +20,7 @@
 // Not a Google Benchmark program: `make bench` runs every bench-* with
 // --benchmark_* flags, which this one reads (--benchmark_repetitions=R sets
 // R) or ignores, so the same binary also runs under mpirun.
+#include <shoal/containers/array.hpp>
 #include <shoal/containers/counting_set.hpp>
 #include <shoal/containers/map.hpp>
 #include <shoal/shoal.hpp>
@@ -122,6 +125,20 @@ sample map_string_rep() {
                  });
 }
 
+/// array_visit_increment: every core async_visits N random elements of an
+/// array of 2^B 8-byte counters (cores * 2^B / cores per core), adding 1.
+sample array_rep() {
+  using array_t = shoal::array<std::uint64_t>;
+  return run_rep([] { return array_t::create(std::uint64_t{1} << g_key_bits); },
+                 [](const array_t& a) {
+                   const int me = shoal::mycore();
+                   const std::uint64_t mask = (std::uint64_t{1} << g_key_bits) - 1;
+                   for (std::uint64_t i = 0; i < g_ops_per_core; ++i)
+                     a.async_visit(key_of(me, i) & mask,
+                                   [](std::uint64_t, std::uint64_t& v) { ++v; });
+                 });
+}
+
 struct kernel {
   const char* name;
   sample (*rep)();
@@ -191,6 +208,7 @@ int main(int argc, char** argv) {
   char** a = args.data();
   shoal::init(n, a);
   std::vector<kernel> kernels{{"counting_set_u64", counting_set_rep, {}},
+                              {"array_visit_increment", array_rep, {}},
                               {"map_string16_reduce", map_string_rep, {}}};
   for (int r = 0; r < g_reps; ++r)
     for (kernel& k : kernels) k.samples.push_back(k.rep());

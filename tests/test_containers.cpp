@@ -2,6 +2,7 @@
 // a message naming the container, and the busy-part rule (operations that
 // arrive while a for_all runs wait for it). The full behaviour at 1 x 2,
 // 2 x 2 and 3 x 2 is tests/mpi/dist_containers.cpp.
+#include "shoal/containers/array.hpp"
 #include "shoal/containers/counting_set.hpp"
 #include "shoal/containers/map.hpp"
 #include "shoal/containers/set.hpp"
@@ -9,7 +10,9 @@
 #include <chrono>
 #include <cstdint>
 #include <new>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -68,6 +71,29 @@ TEST_F(containersDeathTest, GatherToACoreOutsideTheJobIsNamed) {
                            }),
               ExitedWithCode(shoal::exit_status::fatal),
               "shoal::map #[0-9a-f]+: gather: core 5 is not a core of the job \\(0 .. 1\\)");
+}
+
+TEST_F(containersDeathTest, ArrayIndexOutsideIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto a = shoal::array<int>::create(10);
+                             a.async_put(10, 1);
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::array #[0-9a-f]+: shoal::array::async_put: index 10 is outside the "
+              "array's 10 elements");
+}
+
+TEST_F(containersDeathTest, ArrayRangeOutsideIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto a = shoal::array<int>::create(10);
+                             std::vector<int> out(4);
+                             a.get_range(8, std::span<int>(out));
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::array #[0-9a-f]+: get_range: range \\[8, 12\\) is outside the array's "
+              "10 elements");
 }
 
 /// A value whose construction fails as if the heap were exhausted.

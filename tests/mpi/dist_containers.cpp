@@ -3,6 +3,7 @@
 // (a visitor that sends further operations). Each check runs on the core
 // that can make it; a failed check prints what it saw and counts in
 // g_failures, which every rank asserts to be 0 after the run.
+#include "shoal/containers/array.hpp"
 #include "shoal/containers/counting_set.hpp"
 #include "shoal/containers/map.hpp"
 #include "shoal/containers/set.hpp"
@@ -176,6 +177,70 @@ TEST(dist_containers, SetAndCountingSetTopK) {
     s.destroy();
     counts.destroy();
     words.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+TEST(dist_containers, ArrayVisitReducePutRangeGetRangeAndGather) {
+  g_failures = 0;
+  constexpr std::uint64_t n = 10007;  // not a multiple of the core count
+  shoal_dist::run_job([] {
+    auto a = shoal::array<std::int64_t>::create(n);
+    shoal::on_all_cores([a] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      // Every core adds its core + 1 to every element.
+      for (std::uint64_t i = 0; i < n; ++i)
+        a.async_visit(
+            i, [](std::uint64_t, std::int64_t& v, std::int64_t add) { v += add; },
+            std::int64_t{me + 1});
+      check(a.size() == n, "size is n");
+      const std::int64_t all_cores = std::int64_t{p} * (p + 1) / 2;
+      std::int64_t local = 0;
+      std::int64_t bad = 0;
+      const auto [first, last] = a.local_range();
+      a.for_all([&](std::uint64_t i, std::int64_t& v) {
+        ++local;
+        bad += (i < first || i >= last || v != all_cores) ? 1 : 0;
+      });
+      check(bad == 0 && local == static_cast<std::int64_t>(last - first), "for_all over the block");
+      check(shoal::allreduce_sum(local) == static_cast<std::int64_t>(n), "blocks cover the array");
+      shoal::barrier();
+
+      // Core p-1 writes [100, 9100) with 2i (pieces across every block); the
+      // others reduce the last element with max.
+      if (me == p - 1) {
+        std::vector<std::int64_t> values(9000);
+        for (std::size_t k = 0; k < values.size(); ++k)
+          values[k] = 2 * (100 + static_cast<std::int64_t>(k));
+        a.async_put_range(100, std::span<const std::int64_t>(values));
+      }
+      a.async_reduce(n - 1, 1000 + me,
+                     [](std::int64_t x, std::int64_t y) { return std::max(x, y); });
+      a.async_erase(static_cast<std::uint64_t>(me));  // elements 0 .. p-1 back to 0
+      shoal::barrier();
+
+      // Every core reads the whole array back (blocking) and checks it.
+      std::vector<std::int64_t> back(n, -1);
+      a.get_range(0, std::span<std::int64_t>(back));
+      std::int64_t wrong = 0;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::int64_t want = all_cores;
+        if (i < static_cast<std::uint64_t>(p))
+          want = 0;
+        else if (i >= 100 && i < 9100)
+          want = 2 * static_cast<std::int64_t>(i);
+        if (i == n - 1) want = 1000 + p - 1;
+        wrong += back[i] != want ? 1 : 0;
+      }
+      check(wrong == 0, fmt::format("get_range: {} elements differ", wrong));
+      const auto g = a.gather_all();
+      check(g == back, "gather_all in index order equals get_range");
+      a.clear();
+      const auto zero = a.gather(0);
+      check(me == 0 ? zero == std::vector<std::int64_t>(n, 0) : zero.empty(), "clear");
+    });
+    a.destroy();
   });
   EXPECT_EQ(g_failures.load(), 0);
 }
