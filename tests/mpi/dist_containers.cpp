@@ -4,10 +4,12 @@
 // that can make it; a failed check prints what it saw and counts in
 // g_failures, which every rank asserts to be 0 after the run.
 #include "shoal/containers/array.hpp"
+#include "shoal/containers/bag.hpp"
 #include "shoal/containers/counting_set.hpp"
 #include "shoal/containers/map.hpp"
 #include "shoal/containers/set.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -241,6 +243,45 @@ TEST(dist_containers, ArrayVisitReducePutRangeGetRangeAndGather) {
       check(me == 0 ? zero == std::vector<std::int64_t>(n, 0) : zero.empty(), "clear");
     });
     a.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+TEST(dist_containers, BagInsertRebalanceAndGather) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    auto b = shoal::bag<std::string>::create();
+    shoal::on_all_cores([b] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      // Skewed: everything lands on core 0, (me + 1) * 50 strings per core.
+      for (int i = 0; i < (me + 1) * 50; ++i) b.async_insert_at(0, key_of(me, i));
+      const std::size_t n = static_cast<std::size_t>(50 * p * (p + 1) / 2);
+      check(b.size() == n, fmt::format("bag size {}", b.size()));
+      check(me == 0 ? b.local_size() == n : b.local_size() == 0, "skewed before rebalance");
+      b.rebalance();
+      const std::size_t q = n / static_cast<std::size_t>(p);
+      const std::size_t r = n % static_cast<std::size_t>(p);
+      const std::size_t want = q + (static_cast<std::size_t>(me) < r ? 1 : 0);
+      check(b.local_size() == want,
+            fmt::format("after rebalance {} (want {})", b.local_size(), want));
+      auto all = b.gather_all();
+      std::sort(all.begin(), all.end());
+      std::vector<std::string> expected;
+      for (int c = 0; c < p; ++c)
+        for (int i = 0; i < (c + 1) * 50; ++i) expected.push_back(key_of(c, i));
+      std::sort(expected.begin(), expected.end());
+      check(all == expected, "every element once after rebalance");
+      // Round-robin inserts spread evenly.
+      b.clear();
+      for (int i = 0; i < 10 * p; ++i) b.async_insert(key_of(me, i));
+      shoal::barrier();
+      check(b.local_size() == static_cast<std::size_t>(10 * p), "round-robin spreads evenly");
+      std::size_t seen = 0;
+      b.for_all([&](std::string&) { ++seen; });
+      check(seen == b.local_size(), "for_all over the part");
+    });
+    b.destroy();
   });
   EXPECT_EQ(g_failures.load(), 0);
 }
