@@ -199,7 +199,10 @@ class array {
   std::vector<T> gather(int root) const {
     containers_detail::check_core(kind, id_, "gather", root);
     shoal::barrier();
-    const std::vector<T>& t = my_part().table.values;
+    // A snapshot, taken by every core before any leaves: a core that leaves
+    // gatherv early may send operations to a block not yet read.
+    const std::vector<T> t = my_part().table.values;
+    shoal::arrival_barrier();
     return std::move(shoal::gatherv(std::span<const T>(t), root).values);
   }
   std::vector<T> gather_all() const {

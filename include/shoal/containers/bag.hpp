@@ -107,6 +107,7 @@ class bag {
     containers_detail::check_core(kind, id_, "gather", root);
     shoal::barrier();
     const std::vector<char> mine = serialize_local();
+    shoal::arrival_barrier();  // every snapshot taken before any core leaves (see map)
     return parse(shoal::gatherv(std::span<const char>(mine), root).values);
   }
   std::vector<T> gather_all() const {

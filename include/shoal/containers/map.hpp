@@ -50,6 +50,9 @@
 //                 once every core has emptied its part (the map is usable);
 //   gather(root)  every element, sorted by key when K has <, on core root
 //                 (others get an empty vector); gather_all(): on every core.
+// Each is a snapshot: it holds every operation made before the call on any
+// core and none made after it (a barrier, then every part copied before
+// any core leaves: one more arrival barrier for gather(root)).
 // Local calls (the calling core's part only): for_all(f) runs
 // f(const K&, V&) over this core's elements (f may suspend and may capture
 // anything: operations arriving meanwhile wait until it ends); local_size().

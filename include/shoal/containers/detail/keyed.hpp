@@ -184,6 +184,9 @@ class keyed {
     check_core(kind, id_, "gather", root);
     shoal::barrier();
     const std::vector<char> mine = serialize_local();
+    // Every core has taken its snapshot before any leaves (a core that
+    // leaves gatherv early could otherwise change a part not yet copied).
+    shoal::arrival_barrier();
     const gathered<char> all = shoal::gatherv(std::span<const char>(mine), root);
     return parse_sorted(all.values);
   }
