@@ -6,6 +6,7 @@
 #include "shoal/containers/array.hpp"
 #include "shoal/containers/bag.hpp"
 #include "shoal/containers/counting_set.hpp"
+#include "shoal/containers/disjoint_set.hpp"
 #include "shoal/containers/map.hpp"
 #include "shoal/containers/set.hpp"
 
@@ -282,6 +283,73 @@ TEST(dist_containers, BagInsertRebalanceAndGather) {
       check(seen == b.local_size(), "for_all over the part");
     });
     b.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+/// Edge k of core c of the union-find test: two items of [0, items).
+std::pair<std::uint64_t, std::uint64_t> edge_of(int core, int k, std::uint64_t items) {
+  const std::uint64_t h =
+      std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(core) * 1000003U + k);
+  const std::uint64_t a = (h * 0x9e3779b97f4a7c15ULL >> 20) % items;
+  const std::uint64_t b = (h * 0xc2b2ae3d27d4eb4fULL >> 20) % items;
+  return {a, b};
+}
+
+TEST(dist_containers, DisjointSetUnionsMatchASequentialUnionFind) {
+  g_failures = 0;
+  constexpr std::uint64_t items = 3000;
+  constexpr int edges_per_core = 700;
+  shoal_dist::run_job([] {
+    auto ds = shoal::disjoint_set<std::uint64_t>::create();
+    auto words = shoal::disjoint_set<std::string>::create();
+    shoal::on_all_cores([ds, words] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      for (std::uint64_t x = static_cast<std::uint64_t>(me); x < items;
+           x += static_cast<std::uint64_t>(p))
+        ds.async_insert(x);
+      for (int k = 0; k < edges_per_core; ++k) {
+        const auto [a, b] = edge_of(me, k, items);
+        ds.async_union(a, b);
+      }
+      const auto roots = ds.find_all();
+      // The sequential reference: every core's edges, union by smaller root.
+      std::vector<std::uint64_t> parent(items);
+      for (std::uint64_t x = 0; x < items; ++x) parent[x] = x;
+      auto find = [&](std::uint64_t x) {
+        while (parent[x] != x) x = parent[x] = parent[parent[x]];
+        return x;
+      };
+      for (int c = 0; c < p; ++c)
+        for (int k = 0; k < edges_per_core; ++k) {
+          const auto [a, b] = edge_of(c, k, items);
+          const std::uint64_t ra = find(a);
+          const std::uint64_t rb = find(b);
+          if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+        }
+      std::size_t wrong = roots.size() == items ? 0 : 1;
+      std::size_t sets = 0;
+      for (const auto& [x, r] : roots) wrong += find(x) != r ? 1 : 0;
+      for (std::uint64_t x = 0; x < items; ++x) sets += find(x) == x ? 1 : 0;
+      check(wrong == 0, fmt::format("{} items with a wrong root ({} items)", wrong, roots.size()));
+      check(ds.num_sets() == sets, fmt::format("num_sets {} expected {}", ds.num_sets(), sets));
+      check(ds.size() == items, "size");
+
+      // Strings: a chain w0 - w1 - ... - w19 from every core, and a pair apart.
+      for (int i = 0; i + 1 < 20; ++i)
+        words.async_union(fmt::format("w{:02}", (i + me) % 19),
+                          fmt::format("w{:02}", (i + me) % 19 + 1));
+      words.async_union("x", "y");
+      const auto wroots = words.find_all();
+      bool ok = wroots.size() == 22;
+      for (const auto& [w, r] : wroots)
+        ok &= r == (w[0] == 'w' ? std::string("w00") : std::string("x"));
+      check(ok, "string union-find");
+      check(words.num_sets() == 2, "two string sets");
+    });
+    ds.destroy();
+    words.destroy();
   });
   EXPECT_EQ(g_failures.load(), 0);
 }
