@@ -4,6 +4,7 @@
 // 2 x 2 and 3 x 2 is tests/mpi/dist_containers.cpp.
 #include "shoal/containers/array.hpp"
 #include "shoal/containers/counting_set.hpp"
+#include "shoal/containers/detail/flat_table.hpp"
 #include "shoal/containers/map.hpp"
 #include "shoal/containers/set.hpp"
 
@@ -12,6 +13,7 @@
 #include <new>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "test_support.hpp"
@@ -197,6 +199,51 @@ TEST(containers, ContainersOfSuccessiveRunsOfOneJobAreDistinct) {
   }
   shoal::finalize();
   for (const std::size_t n : sizes) EXPECT_EQ(n, 2U);
+}
+
+}  // namespace
+
+namespace {
+
+// The open-addressing table against std::unordered_map: random inserts,
+// assignments, erases (backward shifts across wrapped probe runs) and
+// lookups over a small key space, then iteration.
+TEST(containers, FlatTableAgreesWithUnorderedMap) {
+  shoal::containers_detail::flat_table<std::uint64_t, std::int64_t, std::hash<std::uint64_t>,
+                                       std::equal_to<std::uint64_t>>
+      flat;
+  std::unordered_map<std::uint64_t, std::int64_t> ref;
+  std::uint64_t x = 12345;
+  for (int step = 0; step < 200000; ++step) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const std::uint64_t k = (x >> 33) % 3000;
+    switch ((x >> 20) % 4) {
+      case 0:
+        flat.insert_or_assign(k, step);
+        ref.insert_or_assign(k, step);
+        break;
+      case 1:
+        ASSERT_EQ(flat.erase(k), ref.erase(k)) << "step " << step;
+        break;
+      case 2:
+        ++flat[k];
+        ++ref[k];
+        break;
+      default: {
+        const auto it = flat.find(k);
+        const auto rt = ref.find(k);
+        ASSERT_EQ(it == flat.end(), rt == ref.end()) << "step " << step;
+        if (rt != ref.end()) ASSERT_EQ(it->second, rt->second) << "step " << step;
+      }
+    }
+    ASSERT_EQ(flat.size(), ref.size()) << "step " << step;
+  }
+  std::size_t seen = 0;
+  for (const auto& [k, v] : flat) {
+    ++seen;
+    ASSERT_EQ(ref.at(k), v);
+  }
+  EXPECT_EQ(seen, ref.size());
 }
 
 }  // namespace

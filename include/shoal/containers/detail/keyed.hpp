@@ -4,6 +4,7 @@
 #pragma once
 
 #include "shoal/collective.hpp"
+#include "shoal/containers/detail/flat_table.hpp"
 #include "shoal/containers/detail/ops.hpp"
 #include "shoal/parallel.hpp"
 #include "shoal/runtime.hpp"
@@ -63,7 +64,12 @@ class keyed {
  public:
   using key_type = K;
   using value_type = V;
-  using table_type = std::unordered_map<K, V, Hash, Eq>;
+  /// Open addressing for bytes-copyable keys and values (flat_table.hpp),
+  /// std::unordered_map for the rest.
+  using table_type =
+      std::conditional_t<std::is_trivially_copyable_v<K> && std::is_trivially_copyable_v<V> &&
+                             std::is_default_constructible_v<K>,
+                         flat_table<K, V, Hash, Eq>, std::unordered_map<K, V, Hash, Eq>>;
   static constexpr const char* kind = Tag::name;
   static std::size_t elements(const table_type& t) noexcept { return t.size(); }
 
