@@ -201,7 +201,8 @@ TEST(dist_containers, ArrayVisitReducePutRangeGetRangeAndGather) {
       const std::int64_t all_cores = std::int64_t{p} * (p + 1) / 2;
       std::int64_t local = 0;
       std::int64_t bad = 0;
-      const auto [first, last] = a.local_range();
+      const std::uint64_t first = a.local_range().first;
+      const std::uint64_t last = a.local_range().second;
       a.for_all([&](std::uint64_t i, std::int64_t& v) {
         ++local;
         bad += (i < first || i >= last || v != all_cores) ? 1 : 0;
