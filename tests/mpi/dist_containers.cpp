@@ -355,6 +355,53 @@ TEST(dist_containers, DisjointSetUnionsMatchASequentialUnionFind) {
   EXPECT_EQ(g_failures.load(), 0);
 }
 
+// Containers from a typed channel's handler (handler context) and from
+// tasks spawned on every core: the same counts as from the SPMD tasks.
+TEST(dist_containers, UsableFromChannelHandlersAndSpawnedTasks) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    auto counts = shoal::counting_set<std::uint64_t>::create();
+    auto names = shoal::map<std::string, std::int64_t>::create();
+    struct forward {
+      shoal::counting_set<std::uint64_t> counts;
+      shoal::map<std::string, std::int64_t> names;
+      void operator()(const std::uint64_t& v) const {
+        counts.async_insert(v % 7);
+        names.async_reduce(fmt::format("n{}", v % 5), 1,
+                           [](std::int64_t a, std::int64_t b) { return a + b; });
+      }
+    };
+    auto ch = shoal::make_channel<std::uint64_t>(forward{counts, names});
+    shoal::on_all_cores([ch, counts, names] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      for (std::uint64_t v = 0; v < 70; ++v) ch.send(static_cast<int>(v) % p, v);
+      shoal::completion_event done;
+      done.enroll(1);
+      shoal::completion_event* d = &done;
+      // The task may be stolen, even by another process: the event is
+      // completed at its home core.
+      shoal::spawn([counts, d, me] {
+        for (std::uint64_t v = 0; v < 7; ++v) counts.async_insert(v);
+        shoal::completion_event::complete_at(me, d);
+      });
+      done.wait();
+      const auto top = counts.top_k(7);  // begins with a barrier
+      bool ok = top.size() == 7;
+      for (const auto& [k, c] : top) ok &= c == static_cast<std::uint64_t>(11 * p);
+      check(ok, "counts from handlers and spawned tasks");
+      const auto all = names.gather_all();
+      ok = all.size() == 5;
+      for (const auto& [k, v] : all) ok &= v == 14 * p;
+      check(ok, "map reductions from handlers");
+    });
+    ch.close();
+    counts.destroy();
+    names.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
 }  // namespace
 
 SHOAL_DIST_MAIN()
