@@ -233,7 +233,9 @@ TEST(containers, FlatTableAgreesWithUnorderedMap) {
         const auto it = flat.find(k);
         const auto rt = ref.find(k);
         ASSERT_EQ(it == flat.end(), rt == ref.end()) << "step " << step;
-        if (rt != ref.end()) ASSERT_EQ(it->second, rt->second) << "step " << step;
+        if (rt != ref.end()) {
+          ASSERT_EQ(it->second, rt->second) << "step " << step;
+        }
       }
     }
     ASSERT_EQ(flat.size(), ref.size()) << "step " << step;

@@ -311,6 +311,7 @@ class array {
       return;
     }
     containers_detail::send_op(what, channel_, o, fn, operands...);
+    containers_detail::pace();
   }
 
   static void op_put(table_type& t, byte_reader& r) {

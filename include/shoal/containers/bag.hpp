@@ -187,6 +187,7 @@ class bag {
   void insert_on(part_type& p, int dest, const T& v) const {
     if (dest != shoal::mycore()) {
       containers_detail::send_op("shoal::bag::async_insert", channel_, dest, &op_insert, v);
+      containers_detail::pace();
     } else if (p.busy) {
       containers_detail::defer_op<bag>(p, &op_insert, v);
     } else {

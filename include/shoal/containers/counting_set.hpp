@@ -94,6 +94,7 @@ class counting_set {
       if (o != shoal::mycore()) {
         char* at = detail::tls_aggregator->reserve(e_.aux_channel(), o, sizeof(K));
         std::memcpy(at, &k, sizeof(K));
+        containers_detail::pace();
         return;
       }
       if (!p.busy) {

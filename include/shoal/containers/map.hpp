@@ -20,8 +20,10 @@
 // owns is applied at once, with no message (or, while that core's part is
 // busy with a for_all or another operation, queued behind it).
 //
-// Operations (any task or handler, any core; each returns at once and may
-// suspend a task under back-pressure like channel::send):
+// Operations (any task or handler, any core; each returns at once, but a
+// task may be suspended: under back-pressure like channel::send, and once
+// every 64 remote operations, when it yields so that its core handles what
+// the others send it):
 //   async_insert(k, v)            insert, or assign if k is there;
 //   async_insert_if_missing(k, v) insert only if k is not there;
 //   async_erase(k)                remove k if present;

@@ -161,6 +161,7 @@ class keyed {
       return;
     }
     send_op(what, channel_, o, fn, operands...);
+    pace();
   }
 
   template <class F>

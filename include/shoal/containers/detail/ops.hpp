@@ -13,8 +13,10 @@
 #pragma once
 
 #include "shoal/containers/detail/registry.hpp"
+#include "shoal/detail/core_state.hpp"
 #include "shoal/object_channel.hpp"
 #include "shoal/serialize.hpp"
+#include "shoal/task.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -153,6 +155,22 @@ void defer_op(part_of<C>& p, op_fn<typename C::table_type> fn, const Ts&... oper
   byte_writer w(p.deferred.data() + at + 4);
   w.put(to_op_id(fn));
   (serializer<Ts>::write(w, operands), ...);
+}
+
+/// Remote operations a task has sent since it last yielded.
+inline thread_local std::uint32_t tls_unpaced = 0;
+
+/// Pacing: after every 64 remote operations a task (not a handler, which
+/// cannot suspend) yields, so that its core handles what other cores send
+/// it and returns their buffers, instead of leaving them on back-pressure
+/// until the task's loop ends (measured: shoal wordcount at 2 x 2 on the
+/// 2-core development machine took 95 s without, 3.7 s with). A yield with
+/// nothing else ready returns at once.
+inline void pace() {
+  if (++tls_unpaced < 64) [[likely]]
+    return;
+  tls_unpaced = 0;
+  if (detail::in_worker()) shoal::yield();
 }
 
 /// Ends the job unless `core` is a core of the job.
