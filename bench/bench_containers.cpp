@@ -42,7 +42,7 @@
 
 namespace {
 
-std::uint64_t g_ops_per_core = 4000000;
+std::uint64_t g_ops_per_core = 2000000;
 int g_key_bits = 20;
 int g_reps = 5;
 
