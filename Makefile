@@ -24,7 +24,8 @@
 #   make bench-apps   bench/apps/harness.py $(HARNESS_ARGS) (installs python3, gnuplot-nox)
 #   make bench-mpi  build the distributed benchmarks, then run them on MPI_NP (default 2)
 #                   ranks of MPI_CORES (default 1) cores: shoal messages against plain
-#                   MPI (Isend, Alltoallv) in one run, then delegates between processes
+#                   MPI (Isend, Alltoallv) in one run, then delegates between processes,
+#                   then the containers (bench-containers)
 #   make test-mpich the same suite built against MPICH (installs mpich), in build-mpich/
 #   make asan       Debug + AddressSanitizer/UBSan tree in build-asan/, build and ctest
 #   make asan-ci    the same tree, only what the subset needs: the distributed tests at
@@ -175,7 +176,7 @@ bench-micro: build
 # OMPI_ALLOW_RUN_AS_ROOT* variables.
 bench-mpi: configure
 	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target bench-distributed-messages \
-	  bench-distributed-delegates || { \
+	  bench-distributed-delegates bench-containers || { \
 	  echo "bench-mpi: could not build the distributed benchmarks (is MPI installed? make deps)"; \
 	  exit 1; }
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
@@ -184,6 +185,8 @@ bench-mpi: configure
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 	  mpirun --oversubscribe -np $(MPI_NP) $(BUILD_DIR)/bin/bench-distributed-delegates \
 	  --cores $(MPI_CORES)
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	  mpirun --oversubscribe -np $(MPI_NP) $(BUILD_DIR)/bin/bench-containers --cores $(MPI_CORES)
 
 # One configuration for `make asan` and `make asan-ci`, so they share build-asan/.
 asan-configure: deps

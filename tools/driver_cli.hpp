@@ -52,6 +52,9 @@ inline std::vector<app_spec> all_apps() {
 #ifdef SHOAL_APP_INDEXGATHER
   apps.push_back(shoal_apps::indexgather_app());
 #endif
+#ifdef SHOAL_APP_WORDCOUNT
+  apps.push_back(shoal_apps::wordcount_app());
+#endif
   return apps;
 }
 

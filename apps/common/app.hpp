@@ -53,5 +53,6 @@ app_spec pointerchase_app();
 app_spec permutation_app();
 app_spec histogram_app();
 app_spec indexgather_app();
+app_spec wordcount_app();
 
 }  // namespace shoal_apps

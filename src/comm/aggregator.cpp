@@ -294,8 +294,9 @@ void aggregator::dispatch(buffer* b) {
                 "a batch for typed channel {} arrived, but that channel is not open in this "
                 "process (channels are not yet opened across processes)",
                 b->stream);
-    // The channel's receive loop reads count values: they must be the bytes.
-    SHOAL_CHECK(std::uint64_t{b->count} * e.value_bytes == b->bytes,
+    // The channel's receive loop reads count values: they must be the bytes
+    // (value_bytes 0: variable-length records, which their loop checks).
+    SHOAL_CHECK(e.value_bytes == 0 || std::uint64_t{b->count} * e.value_bytes == b->bytes,
                 "a batch for typed channel {} holds {} bytes, not {} values of {} bytes", b->stream,
                 b->bytes, b->count, e.value_bytes);
     // Read before the handlers run: once the last value is handled, the

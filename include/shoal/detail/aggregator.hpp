@@ -41,6 +41,7 @@ class scheduler;
 struct channel_entry {
   void (*deliver)(const void* state, const char* data, std::uint32_t count) = nullptr;
   alignas(8) unsigned char state[max_channel_handler_bytes];
+  /// Bytes per value; 0: variable-length records (object_channel.hpp).
   std::uint32_t value_bytes = 0;
   /// Flow control (channel_options::max_in_flight): 0 = none; otherwise
   /// the receiving core acknowledges each handled batch to its source.

@@ -1,0 +1,226 @@
+// Distributed containers (include/shoal/containers/): operation rates.
+//
+//   bench-containers [--ops-per-core N] [--key-bits B] [--reps R] [shoal flags]
+//   mpirun -np 2 bench-containers --cores 1 ...      (2 processes x 1 core)
+//
+// Kernels, each run R times, interleaved (kernel A rep 1, kernel B rep 1,
+// A rep 2, ...), one shoal::run per rep, the container made and destroyed
+// outside the timed part:
+//   counting_set_u64   every core async_inserts N random 8-byte keys drawn
+//                      from 2^B values (so counts accumulate), then
+//                      shoal::barrier(): the clock covers every insert applied;
+//   array_visit_increment  every core async_visits N random elements of an
+//                      array<uint64_t> of 2^B elements, adding 1;
+//   map_string16_reduce  every core async_reduces N random 16-byte string keys
+//                      (2^B values) with +1 on a map<std::string, uint64_t>.
+// The containers pace a sending task themselves (a yield every 64 remote
+// operations), so the loops here are bare.
+// Printed on rank 0 per kernel: the median rate in M operations/s over the
+// job (N * cores / time), min and max, and the average aggregated packet
+// (bytes and messages) on rank 0's process during the kernel.
+//
+// Not a Google Benchmark program: `make bench` runs every bench-* with
+// --benchmark_* flags, which this one reads (--benchmark_repetitions=R sets
+// R) or ignores, so the same binary also runs under mpirun.
+#include <shoal/containers/array.hpp>
+#include <shoal/containers/counting_set.hpp>
+#include <shoal/containers/map.hpp>
+#include <shoal/shoal.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace {
+
+std::uint64_t g_ops_per_core = 2000000;
+int g_key_bits = 20;
+int g_reps = 5;
+
+std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+/// Key i of core c: a random value of g_key_bits bits, spread over 64.
+std::uint64_t key_of(int core, std::uint64_t i) {
+  const std::uint64_t r = mix64((static_cast<std::uint64_t>(core) << 40) + i + 1);
+  return mix64(r & ((std::uint64_t{1} << g_key_bits) - 1));
+}
+
+/// The 16-byte string key for a random value: 16 hexadecimal digits.
+void string_key(std::uint64_t v, std::string& out) {
+  static constexpr char digits[] = "0123456789abcdef";
+  out.resize(16);
+  for (int d = 15; d >= 0; --d, v >>= 4) out[static_cast<std::size_t>(d)] = digits[v & 15];
+}
+
+struct sample {
+  double seconds = 0;
+  double packet_bytes = 0;
+  double packet_messages = 0;
+};
+
+double g_seconds = 0;  // set by the root task
+
+/// One rep of a kernel: `body` runs on every core between two barriers.
+template <class Make, class Body>
+sample run_rep(Make make, Body body) {
+  const shoal::core_stats before = shoal::stats_total();
+  shoal::run([&] {
+    auto c = make();
+    shoal::on_all_cores([] { shoal::barrier(); });
+    const auto t0 = std::chrono::steady_clock::now();
+    shoal::on_all_cores([c, body] {
+      body(c);
+      shoal::barrier();
+    });
+    g_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    c.destroy();
+  });
+  shoal::core_stats d = shoal::stats_total();
+  d -= before;
+  sample s;
+  s.seconds = g_seconds;
+  if (d.packets_sent != 0) {
+    s.packet_bytes = static_cast<double>(d.bytes_sent) / static_cast<double>(d.packets_sent);
+    s.packet_messages = static_cast<double>(d.messages_sent) / static_cast<double>(d.packets_sent);
+  }
+  return s;
+}
+
+sample counting_set_rep() {
+  return run_rep([] { return shoal::counting_set<std::uint64_t>::create(); },
+                 [](const shoal::counting_set<std::uint64_t>& c) {
+                   const int me = shoal::mycore();
+                   for (std::uint64_t i = 0; i < g_ops_per_core; ++i) {
+                     c.async_insert(key_of(me, i));
+                   }
+                 });
+}
+
+struct plus {
+  std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const { return a + b; }
+};
+
+sample map_string_rep() {
+  using map_t = shoal::map<std::string, std::uint64_t>;
+  return run_rep([] { return map_t::create(); },
+                 [](const map_t& m) {
+                   const int me = shoal::mycore();
+                   std::string k;
+                   for (std::uint64_t i = 0; i < g_ops_per_core; ++i) {
+                     string_key(key_of(me, i), k);
+                     m.async_reduce(k, 1, plus{});
+                   }
+                 });
+}
+
+/// array_visit_increment: every core async_visits N random elements of an
+/// array of 2^B 8-byte counters (cores * 2^B / cores per core), adding 1.
+sample array_rep() {
+  using array_t = shoal::array<std::uint64_t>;
+  return run_rep([] { return array_t::create(std::uint64_t{1} << g_key_bits); },
+                 [](const array_t& a) {
+                   const int me = shoal::mycore();
+                   const std::uint64_t mask = (std::uint64_t{1} << g_key_bits) - 1;
+                   for (std::uint64_t i = 0; i < g_ops_per_core; ++i) {
+                     a.async_visit(key_of(me, i) & mask,
+                                   [](std::uint64_t, std::uint64_t& v) { ++v; });
+                   }
+                 });
+}
+
+struct kernel {
+  const char* name;
+  sample (*rep)();
+  std::vector<sample> samples;
+};
+
+void print(const kernel& k) {
+  std::vector<double> rates;
+  double bytes = 0;
+  double messages = 0;
+  const double ops = static_cast<double>(g_ops_per_core) * shoal::cores();
+  for (const sample& s : k.samples) {
+    rates.push_back(ops / s.seconds / 1e6);
+    bytes += s.packet_bytes / static_cast<double>(k.samples.size());
+    messages += s.packet_messages / static_cast<double>(k.samples.size());
+  }
+  std::sort(rates.begin(), rates.end());
+  std::printf(
+      "containers/%-20s %d x %d  N=%llu/core keys=2^%d  median %8.2f M ops/s  (min %.2f, max "
+      "%.2f, %zu reps)  packet %.0f B, %.0f msgs\n",
+      k.name, shoal::ranks(), shoal::cores() / shoal::ranks(),
+      static_cast<unsigned long long>(g_ops_per_core), g_key_bits, rates[rates.size() / 2],
+      rates.front(), rates.back(), rates.size(), bytes, messages);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Our flags and Google Benchmark's (from make bench) out; the rest to shoal.
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    auto value = [&](std::string_view flag) -> const char* {
+      if (a == flag && i + 1 < argc) return argv[++i];
+      if (a.starts_with(flag) && a.size() > flag.size() && a[flag.size()] == '=')
+        return argv[i] + flag.size() + 1;
+      return nullptr;
+    };
+    if (const char* v = value("--ops-per-core")) {
+      g_ops_per_core = std::strtoull(v, nullptr, 10);
+    } else if (const char* v = value("--key-bits")) {
+      g_key_bits = std::atoi(v);
+    } else if (const char* v = value("--reps")) {
+      g_reps = std::atoi(v);
+    } else if (const char* v = value("--benchmark_repetitions")) {
+      g_reps = std::atoi(v);
+    } else if (a.starts_with("--benchmark_")) {
+      continue;
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  argc = out;
+  argv[argc] = nullptr;
+  if (g_ops_per_core == 0 || g_key_bits < 1 || g_key_bits > 40 || g_reps < 1) {
+    std::fprintf(stderr,
+                 "bench-containers: --ops-per-core >= 1, --key-bits in [1, 40], --reps >= 1\n");
+    return 2;
+  }
+  bool cores_given = false;
+  for (int i = 1; i < argc; ++i) cores_given |= std::string_view(argv[i]).starts_with("--cores");
+  static char cores_flag[] = "--cores=2";
+  std::vector<char*> args(argv, argv + argc);
+  if (!cores_given && std::getenv("SHOAL_CORES") == nullptr) args.push_back(cores_flag);  // 1 x 2
+  args.push_back(nullptr);
+  int n = static_cast<int>(args.size()) - 1;
+  char** a = args.data();
+  shoal::init(n, a);
+  std::vector<kernel> kernels{{"counting_set_u64", counting_set_rep, {}},
+                              {"array_visit_increment", array_rep, {}},
+                              {"map_string16_reduce", map_string_rep, {}}};
+  for (int r = 0; r < g_reps; ++r)
+    for (kernel& k : kernels) k.samples.push_back(k.rep());
+  if (shoal::myrank() == 0) {
+    for (const kernel& k : kernels) print(k);
+    std::fflush(stdout);
+  }
+  shoal::finalize();
+  return 0;
+}

@@ -1,0 +1,140 @@
+// An open-addressing hash table for trivially copyable keys and values: the
+// per-core table of the keyed containers when both are (std::unordered_map
+// otherwise). One array of (key, value) slots and one of occupancy bytes,
+// linear probing, at most 3/4 full, doubling; erase shifts the following
+// run back (no tombstones). Against std::unordered_map: no allocation per
+// element and one cache line per lookup instead of a bucket and a node
+// (counting 2^20 distinct 8-byte keys: 8.7 M/s against 3-4 M/s,
+// sequentially on the development machine).
+//
+// The subset of std::unordered_map's interface the containers use. Any
+// insertion may move every element: references and iterators are good
+// only until the next insertion (the containers' busy-part rule guarantees
+// that no operation inserts while a visitor or for_all holds one).
+#pragma once
+
+#include "shoal/containers/detail/registry.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace shoal::containers_detail {
+
+template <class K, class V, class Hash, class Eq>
+class flat_table {
+  static_assert(std::is_trivially_copyable_v<K> && std::is_trivially_copyable_v<V> &&
+                std::is_default_constructible_v<K> && std::is_default_constructible_v<V>);
+
+ public:
+  using value_type = std::pair<K, V>;
+
+  template <bool Const>
+  class basic_iterator {
+    using table = std::conditional_t<Const, const flat_table, flat_table>;
+
+   public:
+    basic_iterator() = default;
+    basic_iterator(table* t, std::size_t i) : t_(t), i_(i) { skip(); }
+    auto& operator*() const { return t_->slots_[i_]; }
+    auto* operator->() const { return &t_->slots_[i_]; }
+    basic_iterator& operator++() {
+      ++i_;
+      skip();
+      return *this;
+    }
+    bool operator==(const basic_iterator& o) const { return i_ == o.i_; }
+
+   private:
+    friend class flat_table;
+    void skip() {
+      while (i_ < t_->used_.size() && t_->used_[i_] == 0) ++i_;
+    }
+    table* t_ = nullptr;
+    std::size_t i_ = 0;
+  };
+  using iterator = basic_iterator<false>;
+  using const_iterator = basic_iterator<true>;
+
+  iterator begin() { return {this, 0}; }
+  iterator end() { return {this, used_.size()}; }
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, used_.size()}; }
+  std::size_t size() const noexcept { return size_; }
+
+  iterator find(const K& k) {
+    if (size_ == 0) return end();
+    for (std::size_t i = home(k);; i = (i + 1) & mask_) {
+      if (used_[i] == 0) return end();
+      if (Eq{}(slots_[i].first, k)) return iterator(this, i);
+    }
+  }
+
+  template <class... Args>
+  std::pair<iterator, bool> try_emplace(const K& k, Args&&... v) {
+    if ((size_ + 1) * 4 > used_.size() * 3) grow();
+    std::size_t i = home(k);
+    for (; used_[i] != 0; i = (i + 1) & mask_)
+      if (Eq{}(slots_[i].first, k)) return {iterator(this, i), false};
+    used_[i] = 1;
+    slots_[i] = value_type(k, V(std::forward<Args>(v)...));
+    ++size_;
+    return {iterator(this, i), true};
+  }
+  std::pair<iterator, bool> insert_or_assign(const K& k, const V& v) {
+    auto r = try_emplace(k, v);
+    if (!r.second) r.first->second = v;
+    return r;
+  }
+  V& operator[](const K& k) { return try_emplace(k).first->second; }
+
+  std::size_t erase(const K& k) {
+    iterator it = find(k);
+    if (it == end()) return 0;
+    // Backward shift: move later members of the probe run into the hole
+    // when their home does not lie cyclically in (hole, their slot].
+    std::size_t hole = it.i_;
+    for (std::size_t j = (hole + 1) & mask_; used_[j] != 0; j = (j + 1) & mask_) {
+      const std::size_t h = home(slots_[j].first);
+      const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
+      if (stays) continue;
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+    used_[hole] = 0;
+    --size_;
+    return 1;
+  }
+
+  void clear() { *this = flat_table{}; }
+
+ private:
+  std::size_t home(const K& k) const noexcept {
+    // A different mix from the owner's (mix_hash(h) mod cores): with a
+    // power-of-two core count the owner's low bits are fixed on each core.
+    return static_cast<std::size_t>(
+               mix_hash(static_cast<std::uint64_t>(Hash{}(k)) ^ 0x9e3779b97f4a7c15ULL) >> 7) &
+           mask_;
+  }
+  void grow() {
+    const std::size_t n = used_.empty() ? 16 : used_.size() * 2;
+    std::vector<value_type> old_slots(n);
+    std::vector<unsigned char> old_used(n, 0);
+    old_slots.swap(slots_);
+    old_used.swap(used_);
+    mask_ = n - 1;
+    size_ = 0;
+    for (std::size_t i = 0; i < old_used.size(); ++i)
+      if (old_used[i] != 0) try_emplace(old_slots[i].first, old_slots[i].second);
+  }
+
+  std::vector<value_type> slots_;
+  std::vector<unsigned char> used_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace shoal::containers_detail

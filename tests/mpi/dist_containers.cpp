@@ -1,0 +1,407 @@
+// Distributed containers (include/shoal/containers/) at 1 x 2, 2 x 2 and
+// 3 x 2 processes x cores: every operation, the collectives, and cascades
+// (a visitor that sends further operations). Each check runs on the core
+// that can make it; a failed check prints what it saw and counts in
+// g_failures, which every rank asserts to be 0 after the run.
+#include "shoal/containers/array.hpp"
+#include "shoal/containers/bag.hpp"
+#include "shoal/containers/counting_set.hpp"
+#include "shoal/containers/disjoint_set.hpp"
+#include "shoal/containers/map.hpp"
+#include "shoal/containers/set.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "mpi/dist_support.hpp"
+
+namespace {
+
+std::atomic<int> g_failures{0};
+
+void check(bool ok, const std::string& what) {
+  if (ok) return;
+  std::fprintf(stderr, "check failed on core %d: %s\n", shoal::mycore(), what.c_str());
+  g_failures.fetch_add(1);
+}
+
+std::string key_of(int core, int i) { return fmt::format("k{}-{}", core, i); }
+
+using string_map = shoal::map<std::string, std::int64_t>;
+using int_map = shoal::map<std::uint64_t, std::int64_t>;
+
+constexpr int per_core = 300;
+
+TEST(dist_containers, MapInsertEraseReduceVisitAndCollectives) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    auto m = string_map::create();
+    auto echo = int_map::create();
+    shoal::on_all_cores([m, echo] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      for (int i = 0; i < per_core; ++i) m.async_insert(key_of(me, i), i);
+      for (int j = 0; j < 50; ++j)
+        m.async_reduce(fmt::format("shared-{}", j), 1,
+                       [](std::int64_t a, std::int64_t b) { return a + b; });
+      check(m.size() == static_cast<std::size_t>(p * per_core + 50),
+            fmt::format("size {} after inserts", m.size()));
+
+      // Visit core 0's keys from every core, adding the visitor's core + 1;
+      // each visit also records the key's value in `echo` (a cascade).
+      for (int i = 0; i < per_core; ++i)
+        m.async_visit(
+            key_of(0, i),
+            [](const std::string& k, std::int64_t& v, std::int64_t add, int_map out) {
+              v += add;
+              out.async_reduce(std::hash<std::string>{}(k) % 1000, 1,
+                               [](std::int64_t a, std::int64_t b) { return a + b; });
+            },
+            std::int64_t{me + 1}, echo);
+      // insert_if_missing leaves present keys alone.
+      m.async_insert_if_missing(key_of(me, 0), -7);
+      m.async_insert_if_missing(fmt::format("new-{}", me), 42);
+      // Visiting a missing key with _if_exists does nothing.
+      m.async_visit_if_exists("absent", [](const std::string&, std::int64_t& v) { v = 99; });
+      shoal::barrier();  // every visit and its cascade applied
+
+      const std::int64_t visits = std::int64_t{p} * (p + 1) / 2;
+      std::int64_t echoed = 0;
+      echo.for_all([&](const std::uint64_t&, std::int64_t& n) { echoed += n; });
+      check(shoal::allreduce_sum(echoed) == std::int64_t{p} * per_core,
+            "every visit's cascade arrived");
+      std::int64_t local_sum = 0;
+      std::int64_t local_count = 0;
+      m.for_all([&](const std::string&, std::int64_t& v) {
+        local_sum += v;
+        ++local_count;
+      });
+      check(static_cast<std::size_t>(local_count) == m.local_size(), "for_all covers the part");
+      const std::int64_t per_core_sum = std::int64_t{per_core} * (per_core - 1) / 2;
+      const std::int64_t expected = per_core_sum * p + visits * per_core + 50 * p + 42 * p;
+      const std::int64_t total = shoal::allreduce_sum(local_sum);
+      check(total == expected, fmt::format("sum {} expected {}", total, expected));
+
+      // Gather: sorted by key, the same on every core, and on the root.
+      const auto all = m.gather_all();
+      check(all.size() == static_cast<std::size_t>(p * per_core + 50 + p),
+            fmt::format("gather_all has {}", all.size()));
+      bool sorted = true;
+      for (std::size_t i = 1; i < all.size(); ++i) sorted &= all[i - 1].first < all[i].first;
+      check(sorted, "gather_all sorted by key");
+      for (const auto& [k, v] : all) {
+        if (k.starts_with("shared-")) check(v == p, fmt::format("{} = {}", k, v));
+        if (k == "k0-5") check(v == 5 + visits, fmt::format("k0-5 = {}", v));
+        if (k.starts_with("new-")) check(v == 42, fmt::format("{} = {}", k, v));
+      }
+      const auto at_root = m.gather(p - 1);
+      check(me == p - 1 ? at_root == all : at_root.empty(), "gather(root) only on the root");
+
+      // Erase the even keys of this core's own range.
+      for (int i = 0; i < per_core; i += 2) m.async_erase(key_of(me, i));
+      check(m.size() == static_cast<std::size_t>(p * per_core / 2 + 50 + p), "size after erase");
+
+      // clear() empties every part and leaves the map usable.
+      m.clear();
+      check(m.size() == 0, "size after clear");
+      m.async_insert(key_of(me, 1), 1);
+      check(m.size() == static_cast<std::size_t>(p), "usable after clear");
+    });
+    m.destroy();
+    echo.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+TEST(dist_containers, SetAndCountingSetTopK) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    auto s = shoal::set<std::string>::create();
+    auto counts = shoal::counting_set<std::uint64_t>::create();
+    auto words = shoal::counting_set<std::string>::create();
+    shoal::on_all_cores([s, counts, words] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      // Every core inserts the same 100 names and its own 10: duplicates collapse.
+      for (int i = 0; i < 100; ++i) s.async_insert(fmt::format("name{}", i));
+      for (int i = 0; i < 10; ++i) s.async_insert(key_of(me, i));
+      s.async_erase("name0");
+      check(s.size() == static_cast<std::size_t>(99 + 10 * p) ||
+                s.size() == static_cast<std::size_t>(100 + 10 * p),
+            "set size");
+      shoal::barrier();
+      s.async_erase("name0");  // after the barrier every insert of it has been applied
+      check(s.size() == static_cast<std::size_t>(99 + 10 * p), "set size after erase");
+      s.async_visit(
+          "name5",
+          [](const std::string& k, int tag) {
+            if (k != "name5" || tag != 3) std::abort();
+          },
+          3);
+      const auto members = s.gather_all();
+      check(members.size() == static_cast<std::size_t>(99 + 10 * p) && members.front() == "k0-0",
+            "set gather_all sorted");
+
+      // Key v is counted v times by each core for v in 1..40; 1000 + me once.
+      for (std::uint64_t v = 1; v <= 40; ++v)
+        for (std::uint64_t n = 0; n < v; ++n) counts.async_insert(v);
+      counts.async_insert(1000 + static_cast<std::uint64_t>(me));
+      const auto top = counts.top_k(5);
+      check(top.size() == 5, "top_k size");
+      for (std::size_t i = 0; i < top.size(); ++i)
+        check(top[i].first == 40 - i && top[i].second == (40 - i) * static_cast<std::uint64_t>(p),
+              fmt::format("top {} = ({}, {})", i, top[i].first, top[i].second));
+      check(counts.top_k(0).empty(), "top_k(0) is empty");
+      check(counts.top_k(1u << 30).size() == static_cast<std::size_t>(40 + p),
+            "huge k returns every key");
+      check(counts.size() == static_cast<std::size_t>(40 + p), "distinct keys");
+      counts.async_visit(
+          7,
+          [](const std::uint64_t& k, std::uint64_t c, std::uint64_t want) {
+            if (k != 7 || c != want) std::abort();
+          },
+          7 * static_cast<std::uint64_t>(p));
+
+      // Strings go through the record path: ties broken by key.
+      for (const char* w : {"b", "a", "c", "a", "b", "a"}) words.async_insert(w);
+      const auto wtop = words.top_k(3);
+      check(wtop.size() == 3 && wtop[0].first == "a" && wtop[1].first == "b" &&
+                wtop[2].first == "c" && wtop[0].second == 3U * p,
+            "string top_k");
+      shoal::barrier();
+    });
+    s.destroy();
+    counts.destroy();
+    words.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+TEST(dist_containers, ArrayVisitReducePutRangeGetRangeAndGather) {
+  g_failures = 0;
+  constexpr std::uint64_t n = 10007;  // not a multiple of the core count
+  shoal_dist::run_job([] {
+    auto a = shoal::array<std::int64_t>::create(n);
+    shoal::on_all_cores([a] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      // Every core adds its core + 1 to every element.
+      for (std::uint64_t i = 0; i < n; ++i)
+        a.async_visit(
+            i, [](std::uint64_t, std::int64_t& v, std::int64_t add) { v += add; },
+            std::int64_t{me + 1});
+      check(a.size() == n, "size is n");
+      const std::int64_t all_cores = std::int64_t{p} * (p + 1) / 2;
+      std::int64_t local = 0;
+      std::int64_t bad = 0;
+      const std::uint64_t first = a.local_range().first;
+      const std::uint64_t last = a.local_range().second;
+      a.for_all([&](std::uint64_t i, std::int64_t& v) {
+        ++local;
+        bad += (i < first || i >= last || v != all_cores) ? 1 : 0;
+      });
+      check(bad == 0 && local == static_cast<std::int64_t>(last - first), "for_all over the block");
+      check(shoal::allreduce_sum(local) == static_cast<std::int64_t>(n), "blocks cover the array");
+      shoal::barrier();
+
+      // Core p-1 writes [100, 9100) with 2i (pieces across every block); the
+      // others reduce the last element with max.
+      if (me == p - 1) {
+        std::vector<std::int64_t> values(9000);
+        for (std::size_t k = 0; k < values.size(); ++k)
+          values[k] = 2 * (100 + static_cast<std::int64_t>(k));
+        a.async_put_range(100, std::span<const std::int64_t>(values));
+      }
+      a.async_reduce(n - 1, 1000 + me,
+                     [](std::int64_t x, std::int64_t y) { return std::max(x, y); });
+      a.async_erase(static_cast<std::uint64_t>(me));  // elements 0 .. p-1 back to 0
+      shoal::barrier();
+
+      // Every core reads the whole array back (blocking) and checks it.
+      std::vector<std::int64_t> back(n, -1);
+      a.get_range(0, std::span<std::int64_t>(back));
+      std::int64_t wrong = 0;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::int64_t want = all_cores;
+        if (i < static_cast<std::uint64_t>(p))
+          want = 0;
+        else if (i >= 100 && i < 9100)
+          want = 2 * static_cast<std::int64_t>(i);
+        if (i == n - 1) want = 1000 + p - 1;
+        wrong += back[i] != want ? 1 : 0;
+      }
+      check(wrong == 0, fmt::format("get_range: {} elements differ", wrong));
+      const auto g = a.gather_all();
+      check(g == back, "gather_all in index order equals get_range");
+      a.clear();
+      const auto zero = a.gather(0);
+      check(me == 0 ? zero == std::vector<std::int64_t>(n, 0) : zero.empty(), "clear");
+    });
+    a.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+TEST(dist_containers, BagInsertRebalanceAndGather) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    auto b = shoal::bag<std::string>::create();
+    shoal::on_all_cores([b] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      // Skewed: everything lands on core 0, (me + 1) * 50 strings per core.
+      for (int i = 0; i < (me + 1) * 50; ++i) b.async_insert_at(0, key_of(me, i));
+      const std::size_t n = static_cast<std::size_t>(50 * p * (p + 1) / 2);
+      check(b.size() == n, fmt::format("bag size {}", b.size()));
+      check(me == 0 ? b.local_size() == n : b.local_size() == 0, "skewed before rebalance");
+      b.rebalance();
+      const std::size_t q = n / static_cast<std::size_t>(p);
+      const std::size_t r = n % static_cast<std::size_t>(p);
+      const std::size_t want = q + (static_cast<std::size_t>(me) < r ? 1 : 0);
+      check(b.local_size() == want,
+            fmt::format("after rebalance {} (want {})", b.local_size(), want));
+      auto all = b.gather_all();
+      std::sort(all.begin(), all.end());
+      std::vector<std::string> expected;
+      for (int c = 0; c < p; ++c)
+        for (int i = 0; i < (c + 1) * 50; ++i) expected.push_back(key_of(c, i));
+      std::sort(expected.begin(), expected.end());
+      check(all == expected, "every element once after rebalance");
+      // Round-robin inserts spread evenly.
+      b.clear();
+      for (int i = 0; i < 10 * p; ++i) b.async_insert(key_of(me, i));
+      shoal::barrier();
+      check(b.local_size() == static_cast<std::size_t>(10 * p), "round-robin spreads evenly");
+      std::size_t seen = 0;
+      b.for_all([&](std::string&) { ++seen; });
+      check(seen == b.local_size(), "for_all over the part");
+    });
+    b.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+/// Edge k of core c of the union-find test: two items of [0, items).
+std::pair<std::uint64_t, std::uint64_t> edge_of(int core, int k, std::uint64_t items) {
+  const std::uint64_t h =
+      std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(core) * 1000003U + k);
+  const std::uint64_t a = (h * 0x9e3779b97f4a7c15ULL >> 20) % items;
+  const std::uint64_t b = (h * 0xc2b2ae3d27d4eb4fULL >> 20) % items;
+  return {a, b};
+}
+
+TEST(dist_containers, DisjointSetUnionsMatchASequentialUnionFind) {
+  g_failures = 0;
+  constexpr std::uint64_t items = 3000;
+  constexpr int edges_per_core = 700;
+  shoal_dist::run_job([] {
+    auto ds = shoal::disjoint_set<std::uint64_t>::create();
+    auto words = shoal::disjoint_set<std::string>::create();
+    shoal::on_all_cores([ds, words] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      for (std::uint64_t x = static_cast<std::uint64_t>(me); x < items;
+           x += static_cast<std::uint64_t>(p))
+        ds.async_insert(x);
+      for (int k = 0; k < edges_per_core; ++k) {
+        const auto [a, b] = edge_of(me, k, items);
+        ds.async_union(a, b);
+      }
+      const auto roots = ds.find_all();
+      // The sequential reference: every core's edges, union by smaller root.
+      std::vector<std::uint64_t> parent(items);
+      for (std::uint64_t x = 0; x < items; ++x) parent[x] = x;
+      auto find = [&](std::uint64_t x) {
+        while (parent[x] != x) x = parent[x] = parent[parent[x]];
+        return x;
+      };
+      for (int c = 0; c < p; ++c)
+        for (int k = 0; k < edges_per_core; ++k) {
+          const auto [a, b] = edge_of(c, k, items);
+          const std::uint64_t ra = find(a);
+          const std::uint64_t rb = find(b);
+          if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+        }
+      std::size_t wrong = roots.size() == items ? 0 : 1;
+      std::size_t sets = 0;
+      for (const auto& [x, r] : roots) wrong += find(x) != r ? 1 : 0;
+      for (std::uint64_t x = 0; x < items; ++x) sets += find(x) == x ? 1 : 0;
+      check(wrong == 0, fmt::format("{} items with a wrong root ({} items)", wrong, roots.size()));
+      check(ds.num_sets() == sets, fmt::format("num_sets {} expected {}", ds.num_sets(), sets));
+      check(ds.size() == items, "size");
+
+      // Strings: a chain w0 - w1 - ... - w19 from every core, and a pair apart.
+      for (int i = 0; i + 1 < 20; ++i)
+        words.async_union(fmt::format("w{:02}", (i + me) % 19),
+                          fmt::format("w{:02}", (i + me) % 19 + 1));
+      words.async_union("x", "y");
+      const auto wroots = words.find_all();
+      bool ok = wroots.size() == 22;
+      for (const auto& [w, r] : wroots)
+        ok &= r == (w[0] == 'w' ? std::string("w00") : std::string("x"));
+      check(ok, "string union-find");
+      check(words.num_sets() == 2, "two string sets");
+    });
+    ds.destroy();
+    words.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+// Containers from a typed channel's handler (handler context) and from
+// tasks spawned on every core: the same counts as from the SPMD tasks.
+TEST(dist_containers, UsableFromChannelHandlersAndSpawnedTasks) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    auto counts = shoal::counting_set<std::uint64_t>::create();
+    auto names = shoal::map<std::string, std::int64_t>::create();
+    struct forward {
+      shoal::counting_set<std::uint64_t> counts;
+      shoal::map<std::string, std::int64_t> names;
+      void operator()(const std::uint64_t& v) const {
+        counts.async_insert(v % 7);
+        names.async_reduce(fmt::format("n{}", v % 5), 1,
+                           [](std::int64_t a, std::int64_t b) { return a + b; });
+      }
+    };
+    auto ch = shoal::make_channel<std::uint64_t>(forward{counts, names});
+    shoal::on_all_cores([ch, counts, names] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      for (std::uint64_t v = 0; v < 70; ++v) ch.send(static_cast<int>(v) % p, v);
+      shoal::completion_event done;
+      done.enroll(1);
+      shoal::completion_event* d = &done;
+      // The task may be stolen, even by another process: the event is
+      // completed at its home core.
+      shoal::spawn([counts, d, me] {
+        for (std::uint64_t v = 0; v < 7; ++v) counts.async_insert(v);
+        shoal::completion_event::complete_at(me, d);
+      });
+      done.wait();
+      const auto top = counts.top_k(7);  // begins with a barrier
+      bool ok = top.size() == 7;
+      for (const auto& [k, c] : top) ok &= c == static_cast<std::uint64_t>(11 * p);
+      check(ok, "counts from handlers and spawned tasks");
+      const auto all = names.gather_all();
+      ok = all.size() == 5;
+      for (const auto& [k, v] : all) ok &= v == 14 * p;
+      check(ok, "map reductions from handlers");
+    });
+    ch.close();
+    counts.destroy();
+    names.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+}  // namespace
+
+SHOAL_DIST_MAIN()

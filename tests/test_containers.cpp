@@ -1,0 +1,251 @@
+// Distributed containers on one process: misuse that must end the job with
+// a message naming the container, and the busy-part rule (operations that
+// arrive while a for_all runs wait for it). The full behaviour at 1 x 2,
+// 2 x 2 and 3 x 2 is tests/mpi/dist_containers.cpp.
+#include "shoal/containers/array.hpp"
+#include "shoal/containers/counting_set.hpp"
+#include "shoal/containers/detail/flat_table.hpp"
+#include "shoal/containers/map.hpp"
+#include "shoal/containers/set.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <new>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using shoal_test::make_config;
+using shoal_test::run_to_death;
+using ::testing::ExitedWithCode;
+
+class containersDeathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {  // NOLINT(readability-identifier-naming): gtest
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+  }
+};
+
+TEST_F(containersDeathTest, UseAfterDestroyIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto m = shoal::map<int, int>::create();
+                             const auto copy = m;
+                             m.destroy();
+                             copy.async_insert(1, 2);
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::map #[0-9a-f]+: used after destroy\\(\\)");
+}
+
+TEST_F(containersDeathTest, CountingSetUseAfterDestroyIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto c = shoal::counting_set<std::uint64_t>::create();
+                             const auto copy = c;
+                             c.destroy();
+                             copy.async_insert(7);
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::counting_set #[0-9a-f]+: used after destroy\\(\\)");
+}
+
+TEST_F(containersDeathTest, DefaultHandleIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(1),
+                           [] {
+                             shoal::set<std::string> s;
+                             s.async_insert("x");
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::set #0: used through a default-constructed handle");
+}
+
+TEST_F(containersDeathTest, GatherToACoreOutsideTheJobIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto m = shoal::map<int, int>::create();
+                             shoal::on_all_cores([m] { (void)m.gather(5); });
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::map #[0-9a-f]+: gather: core 5 is not a core of the job \\(0 .. 1\\)");
+}
+
+TEST_F(containersDeathTest, ArrayIndexOutsideIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto a = shoal::array<int>::create(10);
+                             a.async_put(10, 1);
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::array #[0-9a-f]+: shoal::array::async_put: index 10 is outside the "
+              "array's 10 elements");
+}
+
+TEST_F(containersDeathTest, ArrayRangeOutsideIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto a = shoal::array<int>::create(10);
+                             std::vector<int> out(4);
+                             a.get_range(8, std::span<int>(out));
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::array #[0-9a-f]+: get_range: range \\[8, 12\\) is outside the array's "
+              "10 elements");
+}
+
+/// A value whose construction fails as if the heap were exhausted.
+struct no_memory {
+  no_memory() { throw std::bad_alloc(); }
+};
+
+}  // namespace
+
+template <>
+struct shoal::serializer<no_memory> {
+  static std::size_t size(const no_memory&) { return 0; }
+  static void write(byte_writer&, const no_memory&) {}
+  static no_memory read(byte_reader&) { return no_memory{}; }
+};
+
+namespace {
+
+TEST_F(containersDeathTest, ExhaustedHeapWhileApplyingIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto m = shoal::map<int, no_memory>::create();
+                             // Visiting a missing key default-constructs its value.
+                             for (int k = 0; k < 4; ++k)
+                               m.async_visit(k, [](const int&, no_memory&) {});
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::map #[0-9a-f]+: out of memory on core [01] while applying an operation "
+              "to its [0-9]+ local elements");
+}
+
+TEST_F(containersDeathTest, OversizedKeyIsRefusedNamingTheContainer) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto s = shoal::set<std::string>::create();
+                             for (int i = 0; i < 8; ++i)
+                               s.async_insert(std::string(20000 + i, 'k'));
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::set::async_insert \\(channel [0-9]+\\): a record of [0-9]+ bytes");
+}
+
+// Operations that arrive while this core iterates its part (the for_all
+// body suspends) are applied after the iteration, not during it.
+TEST(containers, OperationsArrivingDuringForAllWaitForIt) {
+  static std::int64_t seen_during = -1;  // iterations that saw the part change
+  static std::size_t size_after = 0;
+  shoal_test::run_checked(make_config(2), [] {
+    auto m = shoal::map<int, int>::create();
+    shoal::on_all_cores([m] {
+      const int me = shoal::mycore();
+      for (int k = 0; k < 64; ++k)
+        if (m.owner(k) == me) m.async_insert(k, 0);
+      shoal::barrier();
+      if (me == 0) {
+        const std::size_t before = m.local_size();
+        std::int64_t changed = 0;
+        m.for_all([&](const int&, int&) {
+          changed += m.local_size() != before ? 1 : 0;
+          // Core 1's inserts arrive while this body yields, and must wait.
+          const auto t0 = std::chrono::steady_clock::now();
+          while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20))
+            shoal::yield();
+          changed += m.local_size() != before ? 1 : 0;
+        });
+        seen_during = changed;
+      } else {
+        for (int k = 1000; k < 1400; ++k) m.async_insert(k, 1);
+        shoal::flush();
+      }
+      shoal::barrier();
+      const std::size_t total = m.size();
+      if (me == 0) size_after = total;
+    });
+    m.destroy();
+  });
+  EXPECT_EQ(seen_during, 0);  // the part did not change under the iteration
+  EXPECT_EQ(size_after, 64U + 400U);
+}
+
+}  // namespace
+
+namespace {
+
+// Containers made in successive runs of one job get distinct ids (the ids
+// once restarted with each run's core threads, and a map made in the
+// second run was taken for the first run's destroyed one).
+TEST(containers, ContainersOfSuccessiveRunsOfOneJobAreDistinct) {
+  static std::size_t sizes[3] = {};
+  shoal::init(make_config(2));
+  for (int run = 0; run < 3; ++run) {
+    shoal::run([run] {
+      auto m = shoal::map<int, int>::create();
+      shoal::on_all_cores([m, run] {
+        m.async_insert(shoal::mycore() + 10 * run, run);
+        const std::size_t n = m.size();
+        if (shoal::mycore() == 0) sizes[run] = n;
+      });
+      m.destroy();
+    });
+  }
+  shoal::finalize();
+  for (const std::size_t n : sizes) EXPECT_EQ(n, 2U);
+}
+
+}  // namespace
+
+namespace {
+
+// The open-addressing table against std::unordered_map: random inserts,
+// assignments, erases (backward shifts across wrapped probe runs) and
+// lookups over a small key space, then iteration.
+TEST(containers, FlatTableAgreesWithUnorderedMap) {
+  shoal::containers_detail::flat_table<std::uint64_t, std::int64_t, std::hash<std::uint64_t>,
+                                       std::equal_to<std::uint64_t>>
+      flat;
+  std::unordered_map<std::uint64_t, std::int64_t> ref;
+  std::uint64_t x = 12345;
+  for (int step = 0; step < 200000; ++step) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const std::uint64_t k = (x >> 33) % 3000;
+    switch ((x >> 20) % 4) {
+      case 0:
+        flat.insert_or_assign(k, step);
+        ref.insert_or_assign(k, step);
+        break;
+      case 1:
+        ASSERT_EQ(flat.erase(k), ref.erase(k)) << "step " << step;
+        break;
+      case 2:
+        ++flat[k];
+        ++ref[k];
+        break;
+      default: {
+        const auto it = flat.find(k);
+        const auto rt = ref.find(k);
+        ASSERT_EQ(it == flat.end(), rt == ref.end()) << "step " << step;
+        if (rt != ref.end()) {
+          ASSERT_EQ(it->second, rt->second) << "step " << step;
+        }
+      }
+    }
+    ASSERT_EQ(flat.size(), ref.size()) << "step " << step;
+  }
+  std::size_t seen = 0;
+  for (const auto& [k, v] : flat) {
+    ++seen;
+    ASSERT_EQ(ref.at(k), v);
+  }
+  EXPECT_EQ(seen, ref.size());
+}
+
+}  // namespace
