@@ -9,6 +9,7 @@
 
 #include "comm/network.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <new>
@@ -53,6 +54,7 @@ aggregator::aggregator(int local_core, int rank_base, int total_cores, std::size
     free_.push_back(b);
   }
   dirty_.reserve(64);
+  limit_.fill(capacity_);
 }
 
 aggregator::~aggregator() {
@@ -79,6 +81,10 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
               n, capacity_);
   SHOAL_CHECK(dest >= 0 && dest < total_cores_, "destination core {} out of range [0, {})", dest,
               total_cores_);
+  // A channel's own batch size, read here (once per batch) so that a
+  // reopened id takes its new channel's.
+  const std::uint32_t want = is_closure_stream(stream) ? 0 : g_channels[stream].coalesce_bytes;
+  limit_[stream] = want != 0 && want < capacity_ ? std::max(want, n) : capacity_;
   buffer**& row = slots_[stream];
   if (row == nullptr) row = new buffer*[static_cast<std::size_t>(total_cores_)]();
   if (row[dest] != nullptr) {  // full: flush on size
@@ -91,7 +97,7 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
   buffer* b = acquire();
   // acquire() may have suspended and other workers may have staged a buffer
   // for this pair meanwhile: use theirs if it has room.
-  if (row[dest] != nullptr && row[dest]->bytes + n <= capacity_) {
+  if (row[dest] != nullptr && row[dest]->bytes + n <= limit_[stream]) {
     release(b);
     b = row[dest];
   } else {
@@ -205,6 +211,21 @@ void aggregator::flush_all() {
     deliver(b);
   }
   dirty_.clear();
+}
+
+void aggregator::flush_stream(std::uint32_t stream) {
+  buffer** row = slots_[stream];
+  if (row == nullptr) return;
+  for (std::size_t i = 0; i < dirty_.size();) {
+    buffer* b = dirty_[i];
+    if (b->stream != stream) {
+      ++i;
+      continue;
+    }
+    row[b->dest] = nullptr;
+    unstage(b);  // moves the last dirty buffer to i
+    deliver(b);
+  }
 }
 
 void aggregator::give_back(buffer* b) {

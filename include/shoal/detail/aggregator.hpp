@@ -36,6 +36,7 @@
 namespace shoal::detail {
 
 class scheduler;
+struct reduction_cache;
 
 /// A typed channel's receive side, registered per process under its id.
 struct channel_entry {
@@ -45,6 +46,15 @@ struct channel_entry {
   /// Flow control (channel_options::max_in_flight): 0 = none; otherwise
   /// the receiving core acknowledges each handled batch to its source.
   std::uint32_t max_in_flight = 0;
+  /// Per-channel coalescing (channel_options::coalesce_values): a batch of
+  /// the channel leaves once it holds this many payload bytes; 0 = the
+  /// aggregation buffer's capacity.
+  std::uint32_t coalesce_bytes = 0;
+  /// Message reductions (reduction.hpp): slots of each core's source cache,
+  /// 0 = none; `caches` holds one per core of this process, made by
+  /// open_channel and freed by close_channel.
+  std::uint32_t cache_slots = 0;
+  reduction_cache* caches = nullptr;
 };
 
 inline constexpr std::uint32_t max_streams = 256;
@@ -73,9 +83,26 @@ class aggregator {
     buffer** row = slots_[stream];
     if (row != nullptr) {
       buffer* b = row[dest];
-      if (b != nullptr && b->bytes + n <= capacity_) return append(b, n);
+      if (b != nullptr && b->bytes + n <= limit_[stream]) return append(b, n);
     }
     return reserve_slow(stream, dest, n);
+  }
+
+  /// `n` bytes at `offset` of the batch staged for (`stream`, `dest`), while
+  /// one is staged and holds them; nullptr otherwise. Message reductions
+  /// combine into values that have not left yet through this.
+  char* staged(std::uint32_t stream, int dest, std::uint32_t offset,
+               std::uint32_t n) const noexcept {
+    buffer** row = slots_[stream];
+    if (row == nullptr) return nullptr;
+    buffer* b = row[dest];
+    if (b == nullptr || offset + n > b->bytes) return nullptr;
+    return b->data() + offset;
+  }
+  /// Offset of `p` (returned by reserve() just now, with no suspension in
+  /// between) in the batch staged for (`stream`, `dest`).
+  std::uint32_t staged_offset(std::uint32_t stream, int dest, const char* p) const noexcept {
+    return static_cast<std::uint32_t>(p - slots_[stream][dest]->data());
   }
 
   /// Reserves room for one closure message of `padded` bytes whose invoker
@@ -95,6 +122,8 @@ class aggregator {
 
   /// Delivers every staged buffer now.
   void flush_all();
+  /// Delivers every buffer of `stream` staged here now (channel::flush).
+  void flush_stream(std::uint32_t stream);
 
   /// Poll hook: returns, inbound batches, age flush. True when it did work.
   bool poll();
@@ -203,6 +232,9 @@ class aggregator {
   const std::uint64_t flush_ns_;
 
   std::array<buffer**, max_streams> slots_{};
+  // Per-stream batch size (channel_entry::coalesce_bytes, at most
+  // capacity_), refreshed whenever a batch of the stream is started.
+  std::array<std::uint32_t, max_streams> limit_;
   std::array<std::uint64_t, max_streams> sent_{};
   std::array<std::uint64_t, max_streams> handled_{};
   std::uint64_t app_sent_ = 0;
