@@ -1,0 +1,44 @@
+# Active Pebbles in the apps (issue 14): message reductions by the library's
+# target channels. pagerank --reduce sum (what --impl combining now is) and
+# bfs --impl async --reduce min, each validated as usual, at 1 x 2, 2 x 2 and
+# 4 x 1 (processes x cores); the report names the reduction and the messages
+# it removed. Misused options end with status 2 and a message naming them.
+if(NOT TARGET shoal-driver)
+  return()
+endif()
+
+set(pebbles_ok "\"validated\":true")
+# Shapes: "name;np;cores".
+foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1")
+  list(GET shape 0 tag)
+  list(GET shape 1 np)
+  list(GET shape 2 cores)
+  if("pagerank" IN_LIST SHOAL_APPS)
+    shoal_app_test(pagerank_reduce_sum_${tag} NP ${np} EXPECT zero MAX_S 30
+      REGEX "\"messages_removed\":[1-9][0-9]*.*\"reduce\":\"sum\".*${pebbles_ok}"
+      COMMAND shoal-driver pagerank --reduce sum --cache-slots 512 --cores ${cores} --scale 11 --json)
+  endif()
+  if("bfs" IN_LIST SHOAL_APPS)
+    shoal_app_test(bfs_async_reduce_min_${tag} NP ${np} EXPECT zero MAX_S 60
+      REGEX "\"messages_removed\":[1-9][0-9]*.*\"reduce\":\"min\".*${pebbles_ok}"
+      COMMAND shoal-driver bfs --impl async --reduce min --no-sender-filter --cores ${cores}
+              --scale 11 --roots 8 --json)
+  endif()
+endforeach()
+# A lost increment still fails validation through the reducing channel.
+if("pagerank" IN_LIST SHOAL_APPS)
+  shoal_app_test(pagerank_reduce_sum_corrupt_fails EXPECT 1 MAX_S 30 REGEX "validation  FAILED"
+    COMMAND shoal-driver pagerank --reduce sum --cores 2 --scale 10 --corrupt-for-test)
+  shoal_app_test(pagerank_reduce_unknown EXPECT 2 MAX_S 30 REGEX "--reduce: max not in \\{none,sum\\}"
+    COMMAND shoal-driver pagerank --reduce max --scale 10)
+endif()
+if("bfs" IN_LIST SHOAL_APPS)
+  # With the sender filter too (the default): still a valid BFS tree.
+  shoal_app_test(bfs_async_reduce_min_filtered_2x2 NP 2 EXPECT zero MAX_S 60 REGEX "${pebbles_ok}"
+    COMMAND shoal-driver bfs --impl async --reduce min --cores 2 --scale 11 --roots 8 --json)
+  shoal_app_test(bfs_reduce_needs_async EXPECT 2 MAX_S 30
+    REGEX "--reduce min: reductions apply to --impl async only, not --impl channel"
+    COMMAND shoal-driver bfs --impl channel --reduce min --scale 10)
+  shoal_app_test(bfs_reduce_zero_cache_slots EXPECT 2 MAX_S 30 REGEX "--cache-slots"
+    COMMAND shoal-driver bfs --impl async --reduce min --cache-slots 0 --scale 10)
+endif()
