@@ -56,9 +56,9 @@ inline thread_local core_state t_state;
 
 /// Results, written by global core 0.
 inline i64 g_handled = 0, g_misplaced = 0, g_value_sum = 0, g_hits = 0, g_lookups = 0,
-           g_wrong = 0;
+           g_wrong = 0, g_forwarded = 0;
 
-inline void publish(i64 hits = 0, i64 lookups = 0, i64 wrong = 0) {
+inline void publish(i64 hits = 0, i64 lookups = 0, i64 wrong = 0, i64 forwarded = 0) {
   const bool first_of_process = shoal::mycore() % shoal::local_cores() == 0;
   const i64 h = shoal::allreduce_sum(t_state.handled);
   const i64 m = shoal::allreduce_sum(t_state.misplaced);
@@ -66,6 +66,7 @@ inline void publish(i64 hits = 0, i64 lookups = 0, i64 wrong = 0) {
   const i64 hi = shoal::allreduce_sum(first_of_process ? hits : i64{0});
   const i64 lo = shoal::allreduce_sum(first_of_process ? lookups : i64{0});
   const i64 w = shoal::allreduce_sum(wrong);
+  const i64 f = shoal::allreduce_sum(first_of_process ? forwarded : i64{0});
   if (shoal::mycore() == 0) {
     g_handled = h;
     g_misplaced = m;
@@ -73,6 +74,7 @@ inline void publish(i64 hits = 0, i64 lookups = 0, i64 wrong = 0) {
     g_hits = hi;
     g_lookups = lo;
     g_wrong = w;
+    g_forwarded = f;
   }
 }
 
@@ -89,16 +91,18 @@ struct placed {
 
 /// Every core sends t + 1 to every target t: each lands where the
 /// distribution says, exactly once per sending core.
-template <class Job>
-void check_sums(Job job, int cores, kind k, bool short_circuit = true) {
+/// With a routing (routing.hpp), values between processes take its hops.
+template <class Job, class Route = shoal::direct_routing>
+void check_sums(Job job, int cores, kind k, bool short_circuit = true, Route route = {}) {
   const u64 n = 997;  // prime: blocks and cycles do not divide it
-  job([n, k, short_circuit] {
+  job([n, k, short_circuit, route] {
     const any_distribution d{k, n, shoal::cores()};
-    auto ch = shoal::make_target_channel<i64>(d, placed{d}, {.short_circuit = short_circuit});
+    auto ch = shoal::make_target_channel<i64>(d, placed{d}, {.short_circuit = short_circuit},
+                                              shoal::reduction::none{}, route);
     shoal::on_all_cores([ch, n] {
       for (u64 t = 0; t < n; ++t) ch.send(t, static_cast<i64>(t + 1));
       ch.end_phase();
-      publish();
+      publish(0, 0, 0, static_cast<i64>(ch.local_route_stats().forwarded));
     });
     auto c = ch;
     c.close();
@@ -117,22 +121,27 @@ struct cascade_value {
   std::uint32_t pad;
   u64 seed;
 };
-inline thread_local shoal::target_channel<cascade_value, shoal::block_distribution> t_cascade;
+template <class Route>
+inline thread_local shoal::target_channel<cascade_value, shoal::block_distribution,
+                                          shoal::reduction::none, Route>
+    t_cascade;
 inline u64 mix(u64 x) { return shoal::hashed_distribution::mix(x + 0x9e3779b97f4a7c15ULL); }
 
-template <class Job>
-void check_cascade(Job job, int cores) {
+template <class Job, class Route = shoal::direct_routing>
+void check_cascade(Job job, int cores, Route route = {}) {
   constexpr int starts = 200, ttl = 12;
   constexpr u64 n = 500;
-  job([] {
+  job([route] {
     shoal::block_distribution d(n, shoal::cores());
     auto ch = shoal::make_target_channel<cascade_value>(
-        d, [](u64, const cascade_value& v) {
+        d,
+        [](u64, const cascade_value& v) {
           ++t_state.handled;
-          if (v.ttl > 0) t_cascade.send(mix(v.seed) % n, {v.ttl - 1, 0, mix(v.seed)});
-        });
+          if (v.ttl > 0) t_cascade<Route>.send(mix(v.seed) % n, {v.ttl - 1, 0, mix(v.seed)});
+        },
+        {}, shoal::reduction::none{}, route);
     // Every core knows the handle before any value can reach it.
-    shoal::on_all_cores([ch] { t_cascade = ch; });
+    shoal::on_all_cores([ch] { t_cascade<Route> = ch; });
     shoal::on_all_cores([ch] {
       for (int i = 0; i < starts; ++i)
         ch.send(static_cast<u64>(i) % n, {ttl, 0, static_cast<u64>(shoal::mycore() * 7919 + i)});
@@ -182,14 +191,15 @@ struct folding {
 /// target back to back (so they meet in the source cache). The owner checks
 /// each target's fold against the closed form over every core and round;
 /// every value is handled or folded: handled + hits == cores * n * rounds.
-template <class R, class Job>
-void check_reduction(Job job, int cores, op o, bool short_circuit, std::uint32_t slots) {
+template <class R, class Job, class Route = shoal::direct_routing>
+void check_reduction(Job job, int cores, op o, bool short_circuit, std::uint32_t slots,
+                     Route route = {}) {
   constexpr u64 n = 600;
   constexpr int rounds = 6;
-  job([o, short_circuit, slots] {
+  job([o, short_circuit, slots, route] {
     shoal::block_distribution d(n, shoal::cores());
     auto ch = shoal::make_target_channel<i64>(
-        d, folding{o}, {.cache_slots = slots, .short_circuit = short_circuit}, R{});
+        d, folding{o}, {.cache_slots = slots, .short_circuit = short_circuit}, R{}, route);
     shoal::on_all_cores([d, o] { t_state.per_local.assign(d.local_count(shoal::mycore()),
                                                           fold_start(o)); });
     shoal::on_all_cores([ch, o] {
@@ -210,7 +220,8 @@ void check_reduction(Job job, int cores, op o, bool short_circuit, std::uint32_t
           ++wrong;
       }
       const shoal::reduction_stats st = ch.local_reduction_stats();
-      publish(static_cast<i64>(st.hits), static_cast<i64>(st.lookups), wrong);
+      publish(static_cast<i64>(st.hits), static_cast<i64>(st.lookups), wrong,
+              static_cast<i64>(ch.local_route_stats().forwarded));
     });
     auto c = ch;
     c.close();
@@ -218,9 +229,11 @@ void check_reduction(Job job, int cores, op o, bool short_circuit, std::uint32_t
   if (!g_check_here) return;
   const i64 total = static_cast<i64>(cores) * static_cast<i64>(n) * rounds;
   EXPECT_EQ(g_wrong, 0);
+  // Every value is handled or folded once; forwarded ones are looked up
+  // again at their hop.
   EXPECT_EQ(g_handled + g_hits, total);
   if (!short_circuit) {
-    EXPECT_EQ(g_lookups, total);
+    EXPECT_EQ(g_lookups, total + g_forwarded);
     EXPECT_GT(g_hits, total / 2) << "back-to-back values for one target should meet";
   }
 }

@@ -40,6 +40,7 @@
 #include "shoal/channel.hpp"
 #include "shoal/distribution.hpp"
 #include "shoal/reduction.hpp"
+#include "shoal/routing.hpp"
 #include "shoal/detail/reduction_cache.hpp"
 #include "shoal/runtime.hpp"
 
@@ -48,15 +49,20 @@
 
 namespace shoal {
 
-/// What travels: the target's local index at its owner, and the value.
+/// What travels: where the value goes (its owner core in the high 24 bits,
+/// its local index there in the low 40, so that routing hops need not ask
+/// the distribution), and the value.
 template <class T>
 struct target_record {
-  std::uint64_t local;
+  std::uint64_t where;
   T value;
 };
+inline constexpr int target_local_bits = 40;
+inline constexpr std::uint64_t max_target_local = (std::uint64_t{1} << target_local_bits) - 1;
 
 /// A target handler: callable as h(std::uint64_t local_index, const T&),
-/// trivially copyable as bytes, at most max_channel_handler_bytes.
+/// trivially copyable as bytes, at most max_channel_handler_bytes less the
+/// routing's size (both are replicated to every core).
 template <class H, class T>
 concept target_handler_like = std::invocable<const H&, std::uint64_t, const T&> &&
                               copyable_as_bytes<H> && sizeof(H) <= max_channel_handler_bytes;
@@ -84,9 +90,96 @@ inline thread_local int tls_short_circuit_depth = 0;
 struct target_channel_key {
   explicit target_channel_key() = default;
 };
+
+[[noreturn, gnu::cold, gnu::noinline]] inline void fatal_route(const char* routing, int me,
+                                                              int dest, int next) {
+  fatal_user(fmt::format("shoal::target_channel: {} routing sends a value from process {} "
+                         "for process {} to process {}, which is not a process of the job "
+                         "of {} (or is the sender)",
+                         routing, me, dest, next, g_info.ranks));
+}
+
+/// The core a value for core `owner` goes to next from this process.
+template <class Route>
+int next_core(const Route& route, int owner) {
+  const int per = g_info.local_cores;
+  const int dest = owner / per;
+  if (dest == g_info.rank) return owner;
+  const int next = route.next_rank(g_info.rank, dest, g_info.ranks);
+  if (next == dest) return owner;
+  if (next < 0 || next >= g_info.ranks || next == g_info.rank) [[unlikely]] {
+    if constexpr (requires { Route::name(); }) {
+      fatal_route(Route::name(), g_info.rank, dest, next);
+    } else {
+      fatal_route("a user-defined", g_info.rank, dest, next);
+    }
+  }
+  return next * per + owner % per;  // the core of the owner's local index there
+}
+
+/// Stages record {where, value} for core `dest` on channel `id`, folding it
+/// into a staged value for the same `where` when R reduces (reduction.hpp).
+template <class T, class R>
+void stage_record(std::uint32_t id, std::uint32_t bound, int dest, std::uint64_t where,
+                  const T& value, const R& op) {
+  using record = target_record<T>;
+  aggregator& agg = *tls_aggregator;
+  if constexpr (std::same_as<R, reduction::none>) {
+    if (bound != 0) agg.flow_reserve(id, dest, bound);
+    const record r{where, value};
+    std::memcpy(agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof(record))), &r, sizeof r);
+  } else {
+    reduction_cache* caches = channel_table()[id].caches;
+    // A stale copy of a closed channel's handle (its caches went with it).
+    if (caches == nullptr) [[unlikely]]
+      fatal_channel_send(id, "shoal::target_channel::send");
+    reduction_cache& cache = caches[tls_core - g_info.rank_base];
+    reduction_cache::slot& s = cache.at(where);
+    if (s.key == where + 1 && s.dest == dest) {
+      if (char* p = agg.staged(id, dest, s.offset, sizeof(record))) {
+        record staged;
+        std::memcpy(&staged, p, sizeof staged);
+        if (staged.where == where) {
+          op(staged.value, value);
+          std::memcpy(p, &staged, sizeof staged);
+          cache.count(true);
+          return;
+        }
+      }
+    }
+    cache.count(false);
+    if (bound != 0) agg.flow_reserve(id, dest, bound);
+    char* p = agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof(record)));
+    const record r{where, value};
+    std::memcpy(p, &r, sizeof r);
+    s = {where + 1, dest, agg.staged_offset(id, dest, p)};
+  }
+}
+
+/// The receive side of a target channel: the handler and the routing.
+template <class T, class H, class R, class Route>
+struct target_receiver {
+  H handler;
+  [[no_unique_address]] R op;
+  [[no_unique_address]] Route route;
+  void operator()(const target_record<T>& r) const {
+    const int owner = static_cast<int>(r.where >> target_local_bits);
+    if (owner == tls_core) [[likely]] {
+      handler(r.where & max_target_local, r.value);
+      return;
+    }
+    // An intermediate hop (routing): on to the next, on the same channel.
+    const std::uint32_t id = tls_delivering_stream;
+    reduction_cache* caches = channel_table()[id].caches;
+    if (caches != nullptr) caches[tls_core - g_info.rank_base].count_forward();
+    stage_record(id, channel_table()[id].max_in_flight, next_core(route, owner), r.where, r.value,
+                 op);
+  }
+};
 }  // namespace detail
 
-template <channel_value_like T, distribution_like D, class R = reduction::none>
+template <channel_value_like T, distribution_like D, class R = reduction::none,
+          routing_like Route = direct_routing>
 class target_channel {
  public:
   using record = target_record<T>;
@@ -95,8 +188,8 @@ class target_channel {
   target_channel() = default;
   /// Use make_target_channel.
   target_channel(detail::target_channel_key, channel<record> ch, const D& dist, const R& op,
-                 bool short_circuit)
-      : ch_(ch), short_circuit_(short_circuit), dist_(dist), op_(op) {}
+                 const Route& route, bool short_circuit)
+      : ch_(ch), short_circuit_(short_circuit), dist_(dist), op_(op), route_(route) {}
 
   /// Sends `value` to target `target`: its handler runs on the owner core
   /// with the target's local index. Returns at once (may suspend a task under
@@ -109,11 +202,18 @@ class target_channel {
       run_here(at.local, value);
       return;
     }
-    if constexpr (reduces) {
-      send_reduced(target, at, value);
-    } else {
-      ch_.send(at.core, record{at.local, value});
-    }
+    if (at.local > max_target_local) [[unlikely]]
+      detail::fatal_target("shoal::target_channel::send", target, distribution_name(dist_),
+                           fmt::format("has local index {}, above the largest a target channel "
+                                       "carries (2^40 - 1)",
+                                       at.local));
+    const std::uint32_t id = ch_.id();
+    if (__builtin_expect((id == 0) | (detail::tls_core < 0), 0))
+      detail::fatal_channel_send(id, "shoal::target_channel::send");
+    const std::uint64_t where =
+        static_cast<std::uint64_t>(at.core) << target_local_bits | at.local;
+    detail::stage_record(id, ch_.max_in_flight(), detail::next_core(route_, at.core), where,
+                         value, op_);
   }
 
   /// As channel::flush, end_phase, drain and close.
@@ -123,6 +223,7 @@ class target_channel {
   void close() { ch_.close(); }
 
   const D& distribution() const noexcept { return dist_; }
+  const Route& routing() const noexcept { return route_; }
   const channel<record>& underlying() const noexcept { return ch_; }
   std::uint32_t id() const noexcept { return ch_.id(); }
   explicit operator bool() const noexcept { return static_cast<bool>(ch_); }
@@ -131,73 +232,61 @@ class target_channel {
   /// reduction). Any thread; exact once the phase has ended.
   reduction_stats local_reduction_stats() const {
     reduction_stats s;
-    const detail::channel_entry& e = detail::channel_table()[ch_.id()];
-    if (ch_.id() == 0 || e.caches == nullptr) return s;
-    for (int c = 0; c < local_cores(); ++c) {
+    for_caches([&s](const detail::reduction_cache& c) {
       // Relaxed: statistics.
-      s.lookups += e.caches[c].lookups.load(std::memory_order_relaxed);
-      s.hits += e.caches[c].hits.load(std::memory_order_relaxed);
-    }
+      s.lookups += c.lookups.load(std::memory_order_relaxed);
+      s.hits += c.hits.load(std::memory_order_relaxed);
+    });
+    return s;
+  }
+  /// Values this process's cores forwarded at intermediate routing hops
+  /// (zero with direct routing).
+  route_stats local_route_stats() const {
+    route_stats s;
+    for_caches([&s](const detail::reduction_cache& c) {
+      s.forwarded += c.forwarded.load(std::memory_order_relaxed);  // relaxed: statistics
+    });
     return s;
   }
 
  private:
+  template <class F>
+  void for_caches(F f) const {
+    if (ch_.id() == 0) return;
+    const detail::channel_entry& e = detail::channel_table()[ch_.id()];
+    if (e.caches == nullptr) return;
+    for (int c = 0; c < local_cores(); ++c) f(e.caches[c]);
+  }
+
   void run_here(std::uint64_t local, const T& value) const {
     const detail::channel_entry& e = detail::channel_table()[ch_.id()];
     if (e.deliver == nullptr) [[unlikely]]
       detail::fatal_channel_send(ch_.id(), "shoal::target_channel::send");
-    const record r{local, value};
+    const record r{static_cast<std::uint64_t>(detail::tls_core) << target_local_bits | local,
+                   value};
     ++detail::tls_short_circuit_depth;
     e.deliver(e.state, reinterpret_cast<const char*>(&r), 1);
     --detail::tls_short_circuit_depth;
-  }
-
-  void send_reduced(std::uint64_t target, const target_location& at, const T& value) const {
-    const std::uint32_t id = ch_.id();
-    if (__builtin_expect((id == 0) | (detail::tls_core < 0), 0))
-      detail::fatal_channel_send(id, "shoal::target_channel::send");
-    detail::reduction_cache* caches = detail::channel_table()[id].caches;
-    // A stale copy of a closed channel's handle (its caches went with it).
-    if (caches == nullptr) [[unlikely]]
-      detail::fatal_channel_send(id, "shoal::target_channel::send");
-    detail::aggregator& agg = *detail::tls_aggregator;
-    detail::reduction_cache& cache = caches[detail::tls_core - detail::g_info.rank_base];
-    detail::reduction_cache::slot& s = cache.at(target);
-    if (s.key == target + 1 && s.dest == at.core) {
-      if (char* p = agg.staged(id, at.core, s.offset, sizeof(record))) {
-        record staged;
-        std::memcpy(&staged, p, sizeof staged);
-        if (staged.local == at.local) {
-          op_(staged.value, value);
-          std::memcpy(p, &staged, sizeof staged);
-          cache.count(true);
-          return;
-        }
-      }
-    }
-    cache.count(false);
-    if (ch_.max_in_flight() != 0) agg.flow_reserve(id, at.core, ch_.max_in_flight());
-    char* p = agg.reserve(id, at.core, static_cast<std::uint32_t>(sizeof(record)));
-    const record r{at.local, value};
-    std::memcpy(p, &r, sizeof r);
-    s = {target + 1, at.core, agg.staged_offset(id, at.core, p)};
   }
 
   channel<record> ch_;
   bool short_circuit_ = true;
   D dist_{};
   [[no_unique_address]] R op_{};
+  [[no_unique_address]] Route route_{};
 };
 
 /// Opens a target channel over distribution `dist` with `handler`
 /// (h(local index, value) on the owner core), optionally reducing values
-/// with `op` (reduction.hpp). Call from a task; collective across processes
-/// as make_channel (blocking, one round trip per process). Every process
-/// gets the same distribution and handler (they travel as bytes).
-template <channel_value_like T, distribution_like D, class R = reduction::none, class H>
-target_channel<T, D, R> make_target_channel(const D& dist, const H& handler,
-                                            const target_channel_options& options = {},
-                                            const R& op = {}) {
+/// with `op` (reduction.hpp) and routing them between processes with
+/// `route` (routing.hpp). Call from a task; collective across processes as
+/// make_channel (blocking, one round trip per process). Every process gets
+/// the same distribution, handler and routing (they travel as bytes).
+template <channel_value_like T, distribution_like D, class R = reduction::none,
+          routing_like Route = direct_routing, class H>
+target_channel<T, D, R, Route> make_target_channel(const D& dist, const H& handler,
+                                                   const target_channel_options& options = {},
+                                                   const R& op = {}, const Route& route = {}) {
   static_assert(target_handler_like<H, T>,
                 "a target handler is callable as h(std::uint64_t local_index, const T& value), "
                 "trivially copyable and at most 64 bytes");
@@ -207,22 +296,30 @@ target_channel<T, D, R> make_target_channel(const D& dist, const H& handler,
                 "this reduction declares itself non-associative (associative = false): values "
                 "for one target meet in the source cache in any grouping, so only an associative "
                 "and commutative operation gives a defined result");
+  using receiver = detail::target_receiver<T, H, R, Route>;
+  static_assert(sizeof(receiver) <= max_channel_handler_bytes,
+                "the target handler, reduction and routing together exceed the 64 bytes a "
+                "channel replicates to every core: capture less in the handler");
   std::uint32_t slots = options.cache_slots;
   if constexpr (std::same_as<R, reduction::none>) {
     SHOAL_CHECK(slots == 0, "make_target_channel: cache_slots {} without a reduction", slots);
+    // Routed channels keep per-core counters (forwarded values) there.
+    if constexpr (!std::same_as<Route, direct_routing>) slots = 1;
   } else {
     if (slots == 0) slots = default_cache_slots;
     SHOAL_CHECK(slots <= max_cache_slots, "make_target_channel: cache_slots {} is above {}", slots,
                 max_cache_slots);
   }
-  using record = target_record<T>;
-  auto deliver = [handler](const record& r) { handler(r.local, r.value); };
+  SHOAL_CHECK(shoal::cores() < (1 << (64 - target_local_bits)),
+              "make_target_channel: {} cores; a target channel addresses at most 2^24",
+              shoal::cores());
   channel_options co;
   co.max_in_flight = options.max_in_flight;
   co.coalesce_values = options.coalesce_values;
-  return target_channel<T, D, R>(detail::target_channel_key{},
-                                 detail::open_typed_channel<record>(deliver, co, slots), dist, op,
-                                 options.short_circuit);
+  return target_channel<T, D, R, Route>(
+      detail::target_channel_key{},
+      detail::open_typed_channel<target_record<T>>(receiver{handler, op, route}, co, slots), dist,
+      op, route, options.short_circuit);
 }
 
 }  // namespace shoal

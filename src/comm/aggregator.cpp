@@ -323,6 +323,7 @@ void aggregator::dispatch(buffer* b) {
     // program may close the channel and the entry may be reset or reused
     // (ThreadSanitizer caught the read after delivery racing with close).
     const bool bounded = e.max_in_flight != 0;
+    tls_delivering_stream = b->stream;
     e.deliver(e.state, p, b->count);
     if (bounded) acknowledge(b);
   }

@@ -52,6 +52,48 @@ TEST(dist_pebbles, MinWithShortCircuit) {
   pebbles::check_reduction<red::min>(job(), job_cores(), op::min, true, 64);
 }
 
+// Routing (routing.hpp): every value reaches its owner whatever the hops;
+// from 3 processes on, hypercube routes have intermediate hops.
+TEST(dist_pebbles, HypercubeRoutedTargetsGetEverySum) {
+  pebbles::check_sums(job(), job_cores(), pebbles::kind::cyclic, false, shoal::hypercube_routing{});
+  if (rank0() && shoal_dist::g_ranks >= 3) {
+    EXPECT_GT(pebbles::g_forwarded, 0);
+  }
+  if (rank0() && shoal_dist::g_ranks <= 2) {
+    EXPECT_EQ(pebbles::g_forwarded, 0);
+  }
+}
+TEST(dist_pebbles, NodeRoutedTargetsGetEverySum) {
+  pebbles::check_sums(job(), job_cores(), pebbles::kind::hashed, true, shoal::node_routing{2});
+  if (rank0() && shoal_dist::g_ranks >= 4) {
+    EXPECT_GT(pebbles::g_forwarded, 0);
+  }
+}
+/// By way of process 0 (a user-defined routing).
+struct via_zero {
+  int next_rank(int me, int dest, int) const { return me == 0 ? dest : 0; }
+};
+TEST(dist_pebbles, UserRoutedTargetsGetEverySum) {
+  pebbles::check_sums(job(), job_cores(), pebbles::kind::block, true, via_zero{});
+  if (rank0() && shoal_dist::g_ranks >= 3) {
+    EXPECT_GT(pebbles::g_forwarded, 0);
+  }
+}
+// Reductions apply at every hop: sums and minima stay exact, and values
+// looked up at hops are counted (lookups == sent + forwarded).
+TEST(dist_pebbles, HypercubeRoutedSumReducesAtHops) {
+  pebbles::check_reduction<red::sum>(job(), job_cores(), op::sum, false, 256,
+                                     shoal::hypercube_routing{});
+}
+TEST(dist_pebbles, HypercubeRoutedMinReducesAtHops) {
+  pebbles::check_reduction<red::min>(job(), job_cores(), op::min, true, 1024,
+                                     shoal::hypercube_routing{});
+}
+// Cascades routed through hops still end with the phase.
+TEST(dist_pebbles, RoutedCascadesEndWithThePhase) {
+  pebbles::check_cascade(job(), job_cores(), shoal::hypercube_routing{});
+}
+
 // Per-channel coalescing across processes: with 4 values per batch no
 // batch carries more (messages per packet, control traffic included, at
 // most 4); with the default size the same traffic travels in larger ones.

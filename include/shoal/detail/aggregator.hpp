@@ -253,6 +253,10 @@ class aggregator {
   alignas(64) std::atomic<std::uint64_t> processed_{0};  // written by this core
 };
 
+/// The stream whose batch the calling core is handling (set by dispatch
+/// before a channel's receive loop): a routing hop forwards on it.
+inline thread_local std::uint32_t tls_delivering_stream = 0;
+
 /// The aggregator of the calling core.
 inline thread_local aggregator* tls_aggregator = nullptr;
 

@@ -1,5 +1,5 @@
 // The source cache of message reductions (reduction.hpp), one per core per
-// reducing channel: a direct-mapped table from a target id to where its last
+// reducing (or routed: its counters) target channel: a direct-mapped table from a target id to where its last
 // value sits in the batch staged for the target's owner.
 //
 // The cache holds places, not values: every value is in a staged batch from
@@ -37,12 +37,16 @@ struct reduction_cache {
     lookups.store(lookups.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (hit) hits.store(hits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+  void count_forward() noexcept {
+    forwarded.store(forwarded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 
   std::unique_ptr<slot[]> table;
   std::uint64_t mask = 0;
   // Relaxed: counters read only for statistics.
   std::atomic<std::uint64_t> lookups{0};
   std::atomic<std::uint64_t> hits{0};
+  std::atomic<std::uint64_t> forwarded{0};  // values handed on at routing hops
 };
 
 }  // namespace shoal::detail
