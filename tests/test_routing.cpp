@@ -79,14 +79,14 @@ TEST(routing, NodeAwareTakesAtMostTwoHops) {
 }
 
 TEST(routing, RanksPerNodeFromTheLauncher) {
-  ::setenv("SHOAL_RANKS_PER_NODE", "3", 1);
+  ::setenv("RANKS_PER_NODE", "3", 1);
   EXPECT_EQ(shoal::node_routing::from_launcher().ranks_per_node, 3);
-  ::setenv("SHOAL_RANKS_PER_NODE", "junk", 1);
+  ::setenv("RANKS_PER_NODE", "junk", 1);
   ::unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   ::unsetenv("MPI_LOCALNRANKS");
   ::unsetenv("SLURM_NTASKS_PER_NODE");
   EXPECT_EQ(shoal::node_routing::from_launcher().ranks_per_node, 1);
-  ::unsetenv("SHOAL_RANKS_PER_NODE");
+  ::unsetenv("RANKS_PER_NODE");
 }
 
 /// A user-defined routing: by way of process 0.

@@ -18,7 +18,7 @@
 //                       one bit away
 //   node_routing{L}     two levels, L processes per node (the launcher's
 //                       OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or
-//                       SHOAL_RANKS_PER_NODE, read by node_routing::from_launcher()):
+//                       RANKS_PER_NODE, read by node_routing::from_launcher()):
 //                       across nodes only between processes of the same local
 //                       index, inside a node to any; at most 2 hops, and a
 //                       process's peers are (L - 1) + (nodes - 1)
@@ -86,7 +86,7 @@ struct node_routing {
   static constexpr const char* name() noexcept { return "node"; }
   /// Processes per node from the launcher's environment (1 when none says).
   static node_routing from_launcher() noexcept {
-    for (const char* var : {"SHOAL_RANKS_PER_NODE", "OMPI_COMM_WORLD_LOCAL_SIZE",
+    for (const char* var : {"RANKS_PER_NODE", "OMPI_COMM_WORLD_LOCAL_SIZE",
                             "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
       if (const char* v = std::getenv(var)) {
         const long n = std::strtol(v, nullptr, 10);
@@ -102,5 +102,23 @@ struct node_routing {
 struct route_stats {
   std::uint64_t forwarded = 0;
 };
+
+/// What this process has handed to other processes since init() (summed
+/// over its cores): aggregation batches, the messages and bytes in them,
+/// and the network buffers it allocated (each --network-bytes: the
+/// process's buffer memory toward other processes) and sent (one MPI
+/// message each). Any thread, any time (statistics: exact between runs or
+/// once the phase that sent has ended).
+struct network_traffic {
+  std::uint64_t batches = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t network_buffers = 0;
+  std::uint64_t network_buffers_sent = 0;
+};
+network_traffic local_network_traffic();
+/// Distinct processes this process's cores have sent to since init().
+/// Between runs only (after run() returns).
+std::uint64_t local_network_peers();
 
 }  // namespace shoal

@@ -256,6 +256,19 @@ void aggregator::deliver(buffer* b) {
   stats_.bytes_sent += b->bytes;
   const int dest_rank = b->dest / g_info.local_cores;
   if (dest_rank != g_info.rank) {
+    // Relaxed: statistics, read by other threads only to sum them.
+    remote_batches_.store(remote_batches_.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
+    remote_messages_.store(remote_messages_.load(std::memory_order_relaxed) + b->count,
+                           std::memory_order_relaxed);
+    remote_bytes_.store(remote_bytes_.load(std::memory_order_relaxed) + b->bytes + sizeof(buffer),
+                        std::memory_order_relaxed);
+    if (peer_seen_.empty()) peer_seen_.resize(static_cast<std::size_t>(g_info.ranks));
+    if (!peer_seen_[static_cast<std::size_t>(dest_rank)]) {
+      peer_seen_[static_cast<std::size_t>(dest_rank)] = true;
+      remote_peers_.store(remote_peers_.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
+    }
     // Another process: the network copies the batch into its buffer for
     // that rank and gives ours back once that buffer has been sent.
     this_network()->stage(b, dest_rank);

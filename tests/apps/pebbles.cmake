@@ -42,3 +42,33 @@ if("bfs" IN_LIST SHOAL_APPS)
   shoal_app_test(bfs_reduce_zero_cache_slots EXPECT 2 MAX_S 30 REGEX "--cache-slots"
     COMMAND shoal-driver bfs --impl async --reduce min --cache-slots 0 --scale 10)
 endif()
+
+# gups --routing (active routing on a target channel): validated against the
+# sequential reference with no wrong word, at 1 x 2, 2 x 2, 4 x 1 and 8 x 1
+# (oversubscribed); from 4 processes on, hypercube and node routes (2 ranks
+# per node, set through RANKS_PER_NODE) forward at intermediate hops.
+if("gups" IN_LIST SHOAL_APPS)
+  set(gups_routed_ok "\"error_fraction\":0\\.0,.*\"reference\":\"matched\",.*\"validated\":true")
+  foreach(routing direct hypercube node)
+    foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1" "8x1;8;1")
+      list(GET shape 0 tag)
+      list(GET shape 1 np)
+      list(GET shape 2 cores)
+      set(re "${gups_routed_ok}")
+      if(np GREATER 2 AND NOT routing STREQUAL "direct")
+        set(re "\"error_fraction\":0\.0,\"forwarded\":[1-9][0-9]*,.*\"reference\":\"matched\",.*\"validated\":true")
+      endif()
+      shoal_app_test(gups_routing_${routing}_${tag} NP ${np} EXPECT zero MAX_S 60 REGEX "${re}"
+        COMMAND ${CMAKE_COMMAND} -E env RANKS_PER_NODE=2 $<TARGET_FILE:shoal-driver> gups
+                --routing ${routing} --cores ${cores} --log-table 14 --json)
+    endforeach()
+  endforeach()
+  shoal_app_test(gups_routing_needs_channel EXPECT 2 MAX_S 30
+    REGEX "--routing hypercube: routing applies to --impl channel only, not --impl delegate"
+    COMMAND shoal-driver gups --impl delegate --routing hypercube --log-table 10)
+  shoal_app_test(gups_routing_with_applied_refused EXPECT 2 MAX_S 30
+    REGEX "--routing node with --outstanding applied"
+    COMMAND shoal-driver gups --routing node --outstanding applied --log-table 10)
+  shoal_app_test(gups_routing_unknown EXPECT 2 MAX_S 30 REGEX "--routing: ring not in"
+    COMMAND shoal-driver gups --routing ring --log-table 10)
+endif()

@@ -173,6 +173,24 @@ class aggregator {
   std::uint64_t app_sent() const noexcept { return app_sent_; }
   std::uint64_t app_handled() const noexcept { return app_handled_; }
 
+  // ---- Traffic to other processes (owning core writes; relaxed atomics so
+  // that another thread may sum them for statistics: routing.hpp).
+  struct remote_traffic {
+    std::uint64_t batches = 0;   ///< aggregation buffers staged into the network
+    std::uint64_t messages = 0;  ///< messages in them
+    std::uint64_t bytes = 0;     ///< payload + buffer header bytes
+    std::uint64_t peers = 0;     ///< distinct processes this core sent to
+  };
+  remote_traffic remote() const noexcept {
+    // Relaxed: statistics.
+    return {remote_batches_.load(std::memory_order_relaxed),
+            remote_messages_.load(std::memory_order_relaxed),
+            remote_bytes_.load(std::memory_order_relaxed),
+            remote_peers_.load(std::memory_order_relaxed)};
+  }
+  /// Processes any core of this process has sent to (a bit per rank).
+  const std::vector<bool>& peers_touched() const noexcept { return peer_seen_; }
+
   // ---- Flow control of bounded channels (owning core only). A value to
   // `dest` on `stream` is in flight from its send until the receiver's
   // acknowledgement of its batch (one control message per handled batch)
@@ -240,6 +258,11 @@ class aggregator {
   std::uint64_t app_sent_ = 0;
   std::uint64_t app_handled_ = 0;
   std::array<std::int64_t*, max_streams> in_flight_{};  // bounded channels: row per dest
+  std::atomic<std::uint64_t> remote_batches_{0};
+  std::atomic<std::uint64_t> remote_messages_{0};
+  std::atomic<std::uint64_t> remote_bytes_{0};
+  std::atomic<std::uint64_t> remote_peers_{0};
+  std::vector<bool> peer_seen_;  // by rank, sized at the first remote batch
   std::vector<buffer*> dirty_;
   std::uint64_t first_staged_ns_ = 0;
   std::vector<buffer*> free_;
