@@ -33,10 +33,17 @@
 // increments travel on a target channel (target_channel.hpp) over the
 // packed vertex ids with reduction::sum, so increments for one target that
 // are staged on a core at the same time are added there and travel once
-// (reduction.hpp; --cache-slots sizes each core's cache). --impl combining
-// is --impl channel --reduce sum (it used to combine by hand, densely, in a
-// vertex-sized array per core). The report adds the messages the reduction
-// removed and its hit rate.
+// (reduction.hpp; --cache-slots sizes each core's cache). The report adds
+// the messages the reduction removed and its hit rate.
+//
+// --impl combining (the same reduction done densely by hand): each core
+// first adds every increment into its own sum per target vertex of the job,
+// then sends one increment per (core, target) reached instead of one per
+// link: every duplicate removed, for a scan of a vertex-sized array per
+// core and iteration (memory: one double per vertex and core). Kept beside
+// --reduce sum because it is several times faster on this machine (the
+// library's cache removes only duplicates staged at the same time, and pays
+// a cache probe per increment: bench/results/pebbles.md).
 //
 // --impl sequential runs the same push on one core (rank 0's core 0) over
 // rows of every vertex: the single-core reference rate.
@@ -59,7 +66,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "common/app.hpp"
+#include "common/plain/input_error.hpp"
 #include "common/yield_every.hpp"
 
 namespace shoal_apps {
@@ -103,8 +113,11 @@ struct core_state {
   int me = 0;
   out_rows rows;
   std::vector<double> rank;
-  std::vector<double> acc;  ///< the increments to this core's vertices
-  double* into = nullptr;   ///< acc.data()
+  std::vector<double> acc;  ///< channel: the increments to this core's vertices
+  /// combining: one sum per packed id of the job (this core's share of
+  /// every target); its slice of this core's own vertices is the accumulator.
+  std::vector<double> combined;
+  double* into = nullptr;  ///< where the increments land: acc, or the own slice of combined
   // Results (identical on every core; read on rank 0 from core 0).
   int iterations = 0;
   double l1 = 0;
@@ -128,7 +141,8 @@ std::vector<edge> g_edges;
 struct reduce_options {
   std::string reduce = "none";
   std::uint32_t cache_slots = 4096;
-  bool sum = false;  ///< the increments go through the summing target channel
+  bool sum = false;        ///< the increments go through the summing target channel
+  bool combining = false;  ///< --impl combining: dense sums by hand
 };
 /// Job-wide counts of the reduction (rank 0).
 struct reduce_outcome {
@@ -180,15 +194,20 @@ iteration_sums allreduce_sums(iteration_sums x) {
 }
 
 /// Builds this core's rows and initial ranks (r = 1/n). SPMD.
-void construct_core(std::int64_t vertices) {
+void construct_core(std::int64_t vertices, bool combining) {
   core_state& st = g_state.local();
   st.me = shoal::mycore();
   st.layout = block_layout(vertices, shoal::cores());
   st.rows = build_out_rows(g_edges, st.layout, st.me);
   const auto count = static_cast<std::size_t>(st.layout.count(st.me));
   st.rank.assign(count, 1.0 / static_cast<double>(st.layout.vertices()));
-  st.acc.assign(count, 0.0);
-  st.into = st.acc.data();
+  if (combining) {
+    st.combined.assign(st.layout.packed_range(), 0.0);
+    st.into = st.combined.data() + st.layout.packed(st.me, 0);
+  } else {
+    st.acc.assign(count, 0.0);
+    st.into = st.acc.data();
+  }
   std::int64_t dangling = 0;
   for (std::size_t l = 0; l < count; ++l) dangling += st.rows.offsets[l + 1] == st.rows.offsets[l];
   const auto totals = shoal::allreduce(
@@ -219,6 +238,33 @@ void push(core_state& st, const shoal::channel<increment>& ch, bool drop_first) 
     ch.send(owner, increment{l, share});
     pacing.tick();
   });
+}
+
+/// The combining push: every increment added to this core's sum for its
+/// target (no message), then one message per other core's target with a
+/// non-zero sum (each rank is > 0, so every reached target's sum is), the
+/// sums cleared as they go. The own slice is already the accumulator.
+void push_combining(core_state& st, const shoal::channel<increment>& ch, bool drop_first) {
+  const block_layout layout = st.layout;
+  const int me = st.me;
+  double* sums = st.combined.data();
+  const auto count = static_cast<std::size_t>(layout.count(me));
+  for_each_share(st.rows, st.rank.data(), count, drop_first,
+                 [sums](std::uint32_t t, double share) { sums[t] += share; });
+  yield_every pacing;
+  const int parts = layout.parts();
+  for (int k = 1; k < parts; ++k) {
+    const int owner = (me + k) % parts;  // spread: not every core to core 0 first
+    double* slice = sums + layout.packed(owner, 0);
+    const auto n = static_cast<std::uint32_t>(layout.count(owner));
+    for (std::uint32_t l = 0; l < n; ++l) {
+      const double x = slice[l];
+      if (x == 0) continue;
+      slice[l] = 0;
+      ch.send(owner, increment{l, x});
+      pacing.tick();
+    }
+  }
 }
 
 /// The reducing push: every increment sent to its target vertex on the
@@ -261,6 +307,7 @@ struct iterate_params {
   double tolerance;
   int max_iterations;
   bool corrupt;
+  bool combining;
 };
 
 /// The timed iterations, on every core. SPMD.
@@ -278,7 +325,10 @@ void iterate(const iterate_params& p) {
       push_reduced(st, tls_sum, drop);
       tls_sum.end_phase();  // every core's increments of this iteration added
     } else {
-      push(st, p.ch, drop);
+      if (p.combining)
+        push_combining(st, p.ch, drop);
+      else
+        push(st, p.ch, drop);
       p.ch.end_phase();
     }
     const iteration_sums total = allreduce_sums(update(st, dangling));
@@ -315,7 +365,8 @@ void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_
                  outcome& out, reduce_outcome& ro) {
   shoal::run([&] {
     const auto t0 = std::chrono::steady_clock::now();
-    shoal::on_all_cores([n] { construct_core(n); });
+    const bool combining = r.combining;
+    shoal::on_all_cores([n, combining] { construct_core(n, combining); });
     out.construction_s = seconds_since(t0);
   });
   if (shoal::myrank() != 0) std::vector<edge>().swap(g_edges);
@@ -341,6 +392,7 @@ void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_
     p.tolerance = o.tolerance;
     p.max_iterations = o.iterations;
     p.corrupt = o.corrupt;
+    p.combining = r.combining;
     shoal::on_all_cores([sum] { tls_sum = sum; });
     const auto t0 = std::chrono::steady_clock::now();
     shoal::on_all_cores([p] { iterate(p); });
@@ -385,11 +437,15 @@ void run_sequential(const pagerank_options& o, std::int64_t n, outcome& out) {
 void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx) {
   SHOAL_CHECK(r.reduce == "none" || r.reduce == "sum",
               "pagerank: --reduce {}: expected none or sum", r.reduce);
-  if (ctx.impl == "combining") r.reduce = "sum";
-  r.sum = r.reduce == "sum" && ctx.impl != "sequential";
+  if (r.reduce != "none" && ctx.impl != "channel")
+    throw input_error(fmt::format("--reduce {}: the library reduction applies to --impl channel "
+                                  "only, not --impl {}",
+                                  r.reduce, ctx.impl));
+  r.sum = r.reduce == "sum";
+  r.combining = ctx.impl == "combining";
   // Every core gathers a vertex-sized copy of the ranks; core 0 combines one per core.
   input_size in =
-      size_input(o, {shoal::ranks(), shoal::local_cores(), shoal::cores(), false});
+      size_input(o, {shoal::ranks(), shoal::local_cores(), shoal::cores(), r.combining});
   if (!o.graph.file.empty()) {
     g_edges = std::move(in.file_edges);
   } else if (ctx.impl == "sequential") {
@@ -443,9 +499,9 @@ app_spec pagerank_app() {
             auto r = std::make_shared<reduce_options>();
             add_pagerank_options(cmd, *o);
             cmd.add_option("--reduce", r->reduce,
-                           "message reduction of the increments: none, or sum (a library "
-                           "target channel adds increments to one vertex before they travel; "
-                           "--impl combining is channel with sum)")
+                           "message reduction of the increments (--impl channel): none, or sum "
+                           "(a library target channel adds increments to one vertex staged "
+                           "together before they travel)")
                 ->check(CLI::IsMember({"none", "sum"}))
                 ->capture_default_str();
             cmd.add_option("--cache-slots", r->cache_slots,

@@ -1,5 +1,5 @@
 # Active Pebbles in the apps (issue 14): message reductions by the library's
-# target channels. pagerank --reduce sum (what --impl combining now is) and
+# target channels. pagerank --reduce sum and
 # bfs --impl async --reduce min, each validated as usual, at 1 x 2, 2 x 2 and
 # 4 x 1 (processes x cores); the report names the reduction and the messages
 # it removed. Misused options end with status 2 and a message naming them.
@@ -31,6 +31,9 @@ if("pagerank" IN_LIST SHOAL_APPS)
     COMMAND shoal-driver pagerank --reduce sum --cores 2 --scale 10 --corrupt-for-test)
   shoal_app_test(pagerank_reduce_unknown EXPECT 2 MAX_S 30 REGEX "--reduce: max not in \\{none,sum\\}"
     COMMAND shoal-driver pagerank --reduce max --scale 10)
+  shoal_app_test(pagerank_reduce_needs_channel EXPECT 2 MAX_S 30
+    REGEX "--reduce sum: the library reduction applies to --impl channel only, not --impl combining"
+    COMMAND shoal-driver pagerank --impl combining --reduce sum --scale 10)
 endif()
 if("bfs" IN_LIST SHOAL_APPS)
   # With the sender filter too (the default): still a valid BFS tree.
