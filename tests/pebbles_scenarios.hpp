@@ -12,11 +12,11 @@
 
 #include "shoal/shoal.hpp"
 
-#include <gtest/gtest.h>
-
-#include <cstdint>
 #include <climits>
+#include <cstdint>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace pebbles {
 
@@ -34,10 +34,14 @@ struct any_distribution {
   int cores = 1;
   shoal::target_location locate(u64 t) const {
     switch (k) {
-      case kind::block: return shoal::block_distribution(n, cores).locate(t);
-      case kind::cyclic: return shoal::cyclic_distribution(cores).locate(t);
-      case kind::block_cyclic: return shoal::block_cyclic_distribution(3, cores).locate(t);
-      case kind::hashed: return shoal::hashed_distribution(cores, 11).locate(t);
+      case kind::block:
+        return shoal::block_distribution(n, cores).locate(t);
+      case kind::cyclic:
+        return shoal::cyclic_distribution(cores).locate(t);
+      case kind::block_cyclic:
+        return shoal::block_cyclic_distribution(3, cores).locate(t);
+      case kind::hashed:
+        return shoal::hashed_distribution(cores, 11).locate(t);
     }
     return {};
   }
@@ -55,8 +59,8 @@ struct core_state {
 inline thread_local core_state t_state;
 
 /// Results, written by global core 0.
-inline i64 g_handled = 0, g_misplaced = 0, g_value_sum = 0, g_hits = 0, g_lookups = 0,
-           g_wrong = 0, g_forwarded = 0;
+inline i64 g_handled = 0, g_misplaced = 0, g_value_sum = 0, g_hits = 0, g_lookups = 0, g_wrong = 0,
+           g_forwarded = 0;
 
 inline void publish(i64 hits = 0, i64 lookups = 0, i64 wrong = 0, i64 forwarded = 0) {
   const bool first_of_process = shoal::mycore() % shoal::local_cores() == 0;
@@ -165,15 +169,17 @@ inline i64 sent_value(int core, int round, u64 t) {
                           100000) +
          1;
 }
-inline i64 fold_start(op o) {
-  return o == op::min ? INT64_MAX : o == op::max ? INT64_MIN : 0;
-}
+inline i64 fold_start(op o) { return o == op::min ? INT64_MAX : o == op::max ? INT64_MIN : 0; }
 inline i64 fold(op o, i64 a, i64 b) {
   switch (o) {
-    case op::min: return b < a ? b : a;
-    case op::max: return a < b ? b : a;
-    case op::sum: return a + b;
-    case op::drop: return a + 1;  // counts the values that arrived
+    case op::min:
+      return b < a ? b : a;
+    case op::max:
+      return a < b ? b : a;
+    case op::sum:
+      return a + b;
+    case op::drop:
+      return a + 1;  // counts the values that arrived
   }
   return a;
 }
@@ -200,8 +206,8 @@ void check_reduction(Job job, int cores, op o, bool short_circuit, std::uint32_t
     shoal::block_distribution d(n, shoal::cores());
     auto ch = shoal::make_target_channel<i64>(
         d, folding{o}, {.cache_slots = slots, .short_circuit = short_circuit}, R{}, route);
-    shoal::on_all_cores([d, o] { t_state.per_local.assign(d.local_count(shoal::mycore()),
-                                                          fold_start(o)); });
+    shoal::on_all_cores(
+        [d, o] { t_state.per_local.assign(d.local_count(shoal::mycore()), fold_start(o)); });
     shoal::on_all_cores([ch, o] {
       const shoal::block_distribution& d = ch.distribution();
       for (u64 t = 0; t < n; ++t)

@@ -11,8 +11,8 @@
 
 namespace {
 
-using ::testing::ExitedWithCode;
 using shoal::target_location;
+using ::testing::ExitedWithCode;
 
 // ---------------------------------------------------------- pure arithmetic
 
@@ -137,8 +137,8 @@ TEST(target_channel, DeepLocalCascadeDoesNotRecurseWithoutBound) {
   static shoal::target_channel<std::int64_t, shoal::block_distribution> g_ch;
   shoal_test::run_checked(shoal_test::make_config(1), [] {
     shoal::block_distribution d(10000, 1);
-    g_ch = shoal::make_target_channel<std::int64_t>(
-        d, [](std::uint64_t local, const std::int64_t& v) {
+    g_ch =
+        shoal::make_target_channel<std::int64_t>(d, [](std::uint64_t local, const std::int64_t& v) {
           last = v;
           if (local + 1 < 10000) g_ch.send(local + 1, v + 1);
         });
@@ -157,12 +157,11 @@ TEST(channel_coalescing, BatchLeavesAtItsSizeAndFlushSendsTheRest) {
   shoal::config c = shoal_test::make_config(2);
   c.flush_us = 10'000'000;
   shoal_test::run_checked(c, [] {
-    auto ch = shoal::make_channel<int>([](int) { got.fetch_add(1); },
-                                       {.coalesce_values = 4});
+    auto ch = shoal::make_channel<int>([](int) { got.fetch_add(1); }, {.coalesce_values = 4});
     for (int i = 0; i < 5; ++i) ch.send(1, i);
     four_early = shoal_test::yield_until([] { return got.load() >= 4; });
-    fifth_waited = !shoal_test::yield_until([] { return got.load() >= 5; },
-                                            std::chrono::milliseconds(300));
+    fifth_waited =
+        !shoal_test::yield_until([] { return got.load() >= 5; }, std::chrono::milliseconds(300));
     ch.flush();
     fifth_after_flush = shoal_test::yield_until([] { return got.load() == 5; });
     ch.close();

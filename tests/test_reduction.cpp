@@ -5,8 +5,8 @@
 
 namespace {
 
-using ::testing::ExitedWithCode;
 using pebbles::op;
+using ::testing::ExitedWithCode;
 namespace red = shoal::reduction;
 
 class reduction_test : public shoal_test::cores_test {
@@ -75,8 +75,7 @@ TEST_F(reduction_misuse, ReducingThroughAClosedHandleIsNamed) {
                                        [] {
                                          shoal::cyclic_distribution d(2);
                                          auto ch = shoal::make_target_channel<int>(
-                                             d, [](std::uint64_t, const int&) {}, {},
-                                             red::sum{});
+                                             d, [](std::uint64_t, const int&) {}, {}, red::sum{});
                                          auto copy = ch;
                                          ch.close();
                                          copy.send(1, 1);

@@ -187,8 +187,9 @@ void run_with(const bfs_options& o, const graph_shape& s, run_context& ctx) {
     if (o.reduce == "min") {
       const reduction_counts r = last_reduction_counts();
       ctx.out.set("messages_removed", r.hits);
-      ctx.out.set("reduction_hit_rate",
-                  r.lookups == 0 ? 0.0 : static_cast<double>(r.hits) / static_cast<double>(r.lookups));
+      ctx.out.set(
+          "reduction_hit_rate",
+          r.lookups == 0 ? 0.0 : static_cast<double>(r.hits) / static_cast<double>(r.lookups));
     }
   }
 }
@@ -216,9 +217,10 @@ app_spec bfs_app() {
                 ->group("");  // hidden: breaks one rule after the first search
             return [o](run_context& ctx) {
               if (o->reduce != "none" && ctx.impl != "async")
-                throw input_error(fmt::format("--reduce {}: reductions apply to --impl async "
-                                              "only, not --impl {}",
-                                              o->reduce, ctx.impl));
+                throw input_error(
+                    fmt::format("--reduce {}: reductions apply to --impl async "
+                                "only, not --impl {}",
+                                o->reduce, ctx.impl));
               const graph_shape s = load_input(*o);
               if (fits_32_bits(s))
                 run_with<std::uint32_t>(*o, s, ctx);

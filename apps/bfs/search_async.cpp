@@ -21,10 +21,10 @@
 // core at the same time travel as the better one; the channel's local
 // short-circuit replaces the owner == me test. Counts of removed messages:
 // last_reduction_counts().
+#include <bit>
+
 #include "bfs/search.hpp"
 #include "common/yield_every.hpp"
-
-#include <bit>
 
 namespace shoal_apps::bfs {
 

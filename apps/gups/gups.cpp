@@ -103,14 +103,16 @@ void run_gups(const app_options& opts, run_context& ctx) {
   const double heap_bytes = static_cast<double>(shoal::current_config().heap_mb) * 1024.0 * 1024.0;
   const gups_problem p = gups::make_problem(opts.problem, shoal::ranks(), heap_bytes, "--heap-mb");
   if (opts.routing != "none" && ctx.impl != "channel")
-    throw input_error(fmt::format("--routing {}: routing applies to --impl channel only, not "
-                                  "--impl {}",
-                                  opts.routing, ctx.impl));
+    throw input_error(
+        fmt::format("--routing {}: routing applies to --impl channel only, not "
+                    "--impl {}",
+                    opts.routing, ctx.impl));
   if (opts.routing != "none" && opts.rule() == gups::outstanding_rule::until_applied)
-    throw input_error(fmt::format("--routing {} with --outstanding applied: routed updates "
-                                  "arrive out of order, which applied's markers need; use "
-                                  "--outstanding sent",
-                                  opts.routing));
+    throw input_error(
+        fmt::format("--routing {} with --outstanding applied: routed updates "
+                    "arrive out of order, which applied's markers need; use "
+                    "--outstanding sent",
+                    opts.routing));
   shoal::run([&] {
     gups::fill_report(ctx.out, p, "core", run_in_root(ctx.impl, p, opts.rule(), opts.routing));
     ctx.out.set("outstanding", "until " + opts.outstanding);
@@ -121,9 +123,9 @@ void run_gups(const app_options& opts, run_context& ctx) {
       // on average (a forwarded one is handed to MPI again at its hop).
       const std::int64_t first_hops = r.messages - r.forwarded;
       ctx.out.set("forwarded", r.forwarded);
-      ctx.out.set("hops_per_remote_update",
-                  first_hops > 0 ? static_cast<double>(r.messages) / static_cast<double>(first_hops)
-                                 : 0.0);
+      ctx.out.set(
+          "hops_per_remote_update",
+          first_hops > 0 ? static_cast<double>(r.messages) / static_cast<double>(first_hops) : 0.0);
       ctx.out.set("remote_messages", r.messages, false);
       ctx.out.set("remote_bytes", r.bytes, false);
       ctx.out.set("remote_batches", r.batches, false);

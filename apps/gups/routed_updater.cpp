@@ -55,9 +55,8 @@ class routed_updater final : public updater {
  public:
   routed_updater(const gups_table& t, const gups_problem& p, const Route& route)
       : t_(t), updates_(p.updates) {
-    ch_ = shoal::make_target_channel<std::uint64_t>(table_words{t.cores, t.block_shift},
-                                                     xor_word{}, {}, shoal::reduction::none{},
-                                                     route);
+    ch_ = shoal::make_target_channel<std::uint64_t>(table_words{t.cores, t.block_shift}, xor_word{},
+                                                    {}, shoal::reduction::none{}, route);
     const update_channel<Route> ch = ch_;
     shoal::on_all_cores([ch] { tls_channel<Route> = ch; });
   }

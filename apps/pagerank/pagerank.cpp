@@ -361,8 +361,8 @@ void gather_ranks() {
 
 /// --impl channel: the distributed construction and iterations; fills
 /// `out` and g_ranks on rank 0.
-void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_t n,
-                 outcome& out, reduce_outcome& ro) {
+void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_t n, outcome& out,
+                 reduce_outcome& ro) {
   shoal::run([&] {
     const auto t0 = std::chrono::steady_clock::now();
     const bool combining = r.combining;
@@ -438,9 +438,10 @@ void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx)
   SHOAL_CHECK(r.reduce == "none" || r.reduce == "sum",
               "pagerank: --reduce {}: expected none or sum", r.reduce);
   if (r.reduce != "none" && ctx.impl != "channel")
-    throw input_error(fmt::format("--reduce {}: the library reduction applies to --impl channel "
-                                  "only, not --impl {}",
-                                  r.reduce, ctx.impl));
+    throw input_error(
+        fmt::format("--reduce {}: the library reduction applies to --impl channel "
+                    "only, not --impl {}",
+                    r.reduce, ctx.impl));
   r.sum = r.reduce == "sum";
   r.combining = ctx.impl == "combining";
   // Every core gathers a vertex-sized copy of the ranks; core 0 combines one per core.
@@ -482,9 +483,9 @@ void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx)
   ctx.out.set("reduce", r.sum ? "sum" : "none");
   if (r.sum) {
     ctx.out.set("messages_removed", ro.hits);
-    ctx.out.set("reduction_hit_rate",
-                ro.lookups == 0 ? 0.0
-                                : static_cast<double>(ro.hits) / static_cast<double>(ro.lookups));
+    ctx.out.set(
+        "reduction_hit_rate",
+        ro.lookups == 0 ? 0.0 : static_cast<double>(ro.hits) / static_cast<double>(ro.lookups));
   }
 }
 

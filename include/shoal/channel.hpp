@@ -62,8 +62,7 @@ namespace detail {
 [[noreturn, gnu::cold, gnu::noinline]] inline void fatal_channel_send(
     std::uint32_t id, const char* what = "shoal::channel::send") {
   if (tls_core < 0) fatal_outside_run(what);
-  fatal_user(fmt::format("{} on a default-constructed or closed channel handle (id {})", what,
-                         id));
+  fatal_user(fmt::format("{} on a default-constructed or closed channel handle (id {})", what, id));
 }
 }  // namespace detail
 

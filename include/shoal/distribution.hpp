@@ -49,8 +49,8 @@ struct target_location {
 
 /// A distribution: maps target ids to target_locations, trivially copyable.
 template <class D>
-concept distribution_like = std::is_trivially_copyable_v<D> && requires(const D& d,
-                                                                         std::uint64_t t) {
+concept distribution_like = std::is_trivially_copyable_v<D> &&
+    requires(const D& d, std::uint64_t t) {
   { d.locate(t) } -> std::same_as<target_location>;
 };
 
@@ -166,7 +166,9 @@ class hashed_distribution {
 /// The distribution's name() if it has one, else "a user-defined distribution".
 template <distribution_like D>
 std::string distribution_name(const D& d) {
-  if constexpr (requires { { d.name() } -> std::convertible_to<std::string_view>; }) {
+  if constexpr (requires {
+                  { d.name() } -> std::convertible_to<std::string_view>;
+                }) {
     return std::string(std::string_view(d.name()));
   } else {
     return "a user-defined distribution";
@@ -175,9 +177,9 @@ std::string distribution_name(const D& d) {
 
 namespace detail {
 [[noreturn, gnu::cold, gnu::noinline]] inline void fatal_target(std::string_view who,
-                                                              std::uint64_t target,
-                                                              const std::string& dist,
-                                                              std::string_view why) {
+                                                                std::uint64_t target,
+                                                                const std::string& dist,
+                                                                std::string_view why) {
   fatal_user(fmt::format("{}: target {} of {} {}", who, target, dist, why));
 }
 }  // namespace detail
@@ -188,7 +190,9 @@ namespace detail {
 template <distribution_like D>
 target_location check_target(const D& d, std::uint64_t target, int job_cores,
                              std::string_view who) {
-  if constexpr (requires { { d.targets() } -> std::convertible_to<std::uint64_t>; }) {
+  if constexpr (requires {
+                  { d.targets() } -> std::convertible_to<std::uint64_t>;
+                }) {
     if (target >= d.targets()) [[unlikely]]
       detail::fatal_target(who, target, distribution_name(d),
                            fmt::format("is out of range [0, {})", d.targets()));

@@ -111,9 +111,8 @@ with_op<F> with(F f) {
 /// A reduction of values of T: trivially copyable, callable as
 /// r(T& staged, const T& incoming). reduction::none is not one (it means none).
 template <class R, class T>
-concept reduction_like =
-    std::is_trivially_copyable_v<R> && std::invocable<const R&, T&, const T&> &&
-    !std::same_as<R, reduction::none>;
+concept reduction_like = std::is_trivially_copyable_v<R> &&
+    std::invocable<const R&, T&, const T&> && !std::same_as<R, reduction::none>;
 
 /// Whether R declares itself non-associative (refused by target_channel).
 template <class R>

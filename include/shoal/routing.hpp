@@ -4,7 +4,8 @@
 // buffers and MPI peers) and values from several sources meet, coalesce and
 // reduce at intermediate hops.
 //
-//   auto ch = shoal::make_target_channel<std::uint64_t>(dist, handler, {}, shoal::reduction::none{},
+//   auto ch = shoal::make_target_channel<std::uint64_t>(dist, handler, {},
+//   shoal::reduction::none{},
 //                                                      shoal::hypercube_routing{});
 //
 // A routing says, for this process and a destination process, which process
@@ -66,7 +67,8 @@ struct hypercube_routing {
     const auto d = static_cast<unsigned>(dest);
     // Clearing bits only lowers the rank; then setting dest's bits keeps
     // every hop a subset of dest's bits, so below dest: all stay < ranks.
-    if (const unsigned clear = m & ~d; clear != 0) return static_cast<int>(m ^ std::bit_floor(clear));
+    if (const unsigned clear = m & ~d; clear != 0)
+      return static_cast<int>(m ^ std::bit_floor(clear));
     return static_cast<int>(m | std::bit_floor(d & ~m));
   }
   static constexpr const char* name() noexcept { return "hypercube"; }
@@ -86,8 +88,8 @@ struct node_routing {
   static constexpr const char* name() noexcept { return "node"; }
   /// Processes per node from the launcher's environment (1 when none says).
   static node_routing from_launcher() noexcept {
-    for (const char* var : {"RANKS_PER_NODE", "OMPI_COMM_WORLD_LOCAL_SIZE",
-                            "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
+    for (const char* var : {"RANKS_PER_NODE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                            "SLURM_NTASKS_PER_NODE"}) {
       if (const char* v = std::getenv(var)) {
         const long n = std::strtol(v, nullptr, 10);
         if (n >= 1 && n <= 1 << 20) return {static_cast<int>(n)};

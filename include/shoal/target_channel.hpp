@@ -38,10 +38,10 @@
 #pragma once
 
 #include "shoal/channel.hpp"
+#include "shoal/detail/reduction_cache.hpp"
 #include "shoal/distribution.hpp"
 #include "shoal/reduction.hpp"
 #include "shoal/routing.hpp"
-#include "shoal/detail/reduction_cache.hpp"
 #include "shoal/runtime.hpp"
 
 #include <cstdint>
@@ -92,11 +92,12 @@ struct target_channel_key {
 };
 
 [[noreturn, gnu::cold, gnu::noinline]] inline void fatal_route(const char* routing, int me,
-                                                              int dest, int next) {
-  fatal_user(fmt::format("shoal::target_channel: {} routing sends a value from process {} "
-                         "for process {} to process {}, which is not a process of the job "
-                         "of {} (or is the sender)",
-                         routing, me, dest, next, g_info.ranks));
+                                                               int dest, int next) {
+  fatal_user(
+      fmt::format("shoal::target_channel: {} routing sends a value from process {} "
+                  "for process {} to process {}, which is not a process of the job "
+                  "of {} (or is the sender)",
+                  routing, me, dest, next, g_info.ranks));
 }
 
 /// The core a value for core `owner` goes to next from this process.
@@ -210,10 +211,9 @@ class target_channel {
     const std::uint32_t id = ch_.id();
     if (__builtin_expect((id == 0) | (detail::tls_core < 0), 0))
       detail::fatal_channel_send(id, "shoal::target_channel::send");
-    const std::uint64_t where =
-        static_cast<std::uint64_t>(at.core) << target_local_bits | at.local;
-    detail::stage_record(id, ch_.max_in_flight(), detail::next_core(route_, at.core), where,
-                         value, op_);
+    const std::uint64_t where = static_cast<std::uint64_t>(at.core) << target_local_bits | at.local;
+    detail::stage_record(id, ch_.max_in_flight(), detail::next_core(route_, at.core), where, value,
+                         op_);
   }
 
   /// As channel::flush, end_phase, drain and close.
@@ -290,8 +290,9 @@ target_channel<T, D, R, Route> make_target_channel(const D& dist, const H& handl
   static_assert(target_handler_like<H, T>,
                 "a target handler is callable as h(std::uint64_t local_index, const T& value), "
                 "trivially copyable and at most 64 bytes");
-  static_assert(std::same_as<R, reduction::none> || reduction_like<R, T>,
-                "a reduction is trivially copyable and callable as r(T& staged, const T& incoming)");
+  static_assert(
+      std::same_as<R, reduction::none> || reduction_like<R, T>,
+      "a reduction is trivially copyable and callable as r(T& staged, const T& incoming)");
   static_assert(!declared_non_associative<R>,
                 "this reduction declares itself non-associative (associative = false): values "
                 "for one target meet in the source cache in any grouping, so only an associative "

@@ -3,11 +3,7 @@
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/handler_id.hpp"
 #include "shoal/detail/process_info.hpp"
-#include "tasks/scheduler.hpp"
-
 #include "shoal/message.hpp"
-
-#include "comm/network.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -15,6 +11,9 @@
 #include <new>
 
 #include <sched.h>
+
+#include "comm/network.hpp"
+#include "tasks/scheduler.hpp"
 
 namespace shoal::detail {
 namespace {

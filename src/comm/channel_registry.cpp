@@ -93,8 +93,13 @@ std::uint32_t open_channel(const channel_entry& e) {
   }
   const std::uint32_t id =
       g_info.rank == 0 ? claim_here() : delegate::call(0, [] { return claim_here(); });
-  entry_message m{id,           e.value_bytes, e.max_in_flight, e.coalesce_bytes,
-                  e.cache_slots, to_code_offset(e.deliver), {}};
+  entry_message m{id,
+                  e.value_bytes,
+                  e.max_in_flight,
+                  e.coalesce_bytes,
+                  e.cache_slots,
+                  to_code_offset(e.deliver),
+                  {}};
   std::memcpy(m.state, e.state, sizeof m.state);
   install(m);
   on_other_ranks([m] { install(m); });

@@ -2,14 +2,13 @@
 // local_network_traffic): the aggregators' remote counters summed, and the
 // network buffers the process allocated (its buffer memory toward other
 // processes) and sent; local_network_peers: the distinct peer processes.
-#include "shoal/routing.hpp"
-
 #include "shoal/detail/aggregator.hpp"
 #include "shoal/detail/process_info.hpp"
-
-#include "comm/network.hpp"
+#include "shoal/routing.hpp"
 
 #include <vector>
+
+#include "comm/network.hpp"
 
 namespace shoal {
 

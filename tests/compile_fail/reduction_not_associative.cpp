@@ -8,7 +8,7 @@ struct minus {
 
 void open() {
   shoal::cyclic_distribution d(2);
-  auto ch = shoal::make_target_channel<int>(d, [](std::uint64_t, const int&) {}, {},
-                                            shoal::reduction::with(minus{}));
+  auto ch = shoal::make_target_channel<int>(
+      d, [](std::uint64_t, const int&) {}, {}, shoal::reduction::with(minus{}));
   ch.close();
 }

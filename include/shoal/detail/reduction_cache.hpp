@@ -1,6 +1,6 @@
 // The source cache of message reductions (reduction.hpp), one per core per
-// reducing (or routed: its counters) target channel: a direct-mapped table from a target id to where its last
-// value sits in the batch staged for the target's owner.
+// reducing (or routed: its counters) target channel: a direct-mapped table from a target id to
+// where its last value sits in the batch staged for the target's owner.
 //
 // The cache holds places, not values: every value is in a staged batch from
 // its send on, so flushing (size, age, idle, flush(), the waves of
