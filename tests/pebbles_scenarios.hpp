@@ -159,6 +159,60 @@ void check_cascade(Job job, int cores, Route route = {}) {
   EXPECT_EQ(g_handled, static_cast<i64>(cores) * starts * (ttl + 1));
 }
 
+// ---------------------------------------------------- depth-limited phases
+
+/// A value of a dependent chain: its depth, and the depth the chain stops at.
+struct chain_value {
+  std::int32_t depth;
+  std::int32_t last;
+  u64 seed;
+};
+inline thread_local shoal::channel<chain_value> t_chain;
+inline thread_local std::array<i64, 8> t_by_depth{};
+
+/// Every core sends `starts` values (depth 1) to pseudo-random cores; a
+/// handler of a value below `last` sends one on at the next depth. The phase
+/// ends with end_phase_depth(`rounds`); each depth's count, summed over the
+/// job at that moment, must be cores * starts (checked on rank 0 through
+/// g_wrong: depths whose count differs).
+template <class Job>
+void check_depth(Job job, int cores, int last, int rounds) {
+  constexpr int starts = 300;
+  job([last, rounds] {
+    auto ch = shoal::make_channel<chain_value>([](const chain_value& v) {
+      ++t_by_depth[static_cast<std::size_t>(v.depth)];
+      if (v.depth < v.last) {
+        const u64 next = mix(v.seed);
+        t_chain.send(static_cast<int>(next % static_cast<u64>(shoal::cores())),
+                     {v.depth + 1, v.last, next});
+      }
+    });
+    shoal::on_all_cores([ch] {
+      t_chain = ch;
+      t_by_depth = {};
+    });
+    shoal::on_all_cores([ch, last, rounds] {
+      for (int i = 0; i < starts; ++i) {
+        const u64 seed = mix(static_cast<u64>(shoal::mycore()) * 7919 + static_cast<u64>(i));
+        ch.send(static_cast<int>(seed % static_cast<u64>(shoal::cores())), {1, last, seed});
+      }
+      ch.end_phase_depth(rounds);
+      i64 wrong = 0;
+      for (int d = 1; d <= last; ++d) {
+        const i64 total = shoal::allreduce_sum(t_by_depth[static_cast<std::size_t>(d)]);
+        if (total != static_cast<i64>(shoal::cores()) * starts) ++wrong;
+      }
+      publish(0, 0, wrong);
+      ch.end_phase_depth(1);  // an empty phase after: rounds repeat
+    });
+    auto c = ch;
+    c.close();
+  });
+  if (!g_check_here) return;
+  (void)cores;
+  EXPECT_EQ(g_wrong, 0) << "a depth's values were not all handled when the phase ended";
+}
+
 // ------------------------------------------------------------ reductions
 
 enum class op { min, max, sum, drop };

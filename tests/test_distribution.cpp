@@ -113,6 +113,15 @@ TEST_P(pebbles_test, CascadesThroughTargetsEndWithThePhase) {
   pebbles::check_cascade(job(), ncores());
 }
 
+TEST_P(pebbles_test, DepthTwoPhaseHandlesBothDepths) {
+  pebbles::check_depth(job(), ncores(), 2, 2);
+}
+TEST_P(pebbles_test, DepthFourPhaseHandlesEveryDepth) {
+  pebbles::check_depth(job(), ncores(), 4, 4);
+}
+// A larger depth than needed is fine (rounds of markers only).
+TEST_P(pebbles_test, DepthAboveTheChainsIsFine) { pebbles::check_depth(job(), ncores(), 2, 3); }
+
 SHOAL_TEST_CORES(pebbles_test);
 
 // A local target's handler has run when send returns, on the sending core.
@@ -266,6 +275,24 @@ TEST_F(pebbles_misuse, CoalescingLargerThanABufferIsNamed) {
                                        }),
               ExitedWithCode(shoal::exit_status::fatal),
               "coalesce_values 1000000 \\(8000000 bytes of 8-byte values\\) does not fit");
+}
+
+TEST_F(pebbles_misuse, DepthExceededIsNamed) {
+  EXPECT_EXIT(pebbles::check_depth(
+                  [](auto root) { shoal_test::run_to_death(shoal_test::make_config(2), root); }, 2,
+                  3, 2),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "end_phase_depth\\(2\\) on channel [0-9]+: a handler on core [0-9] sent [0-9]+ "
+              "value\\(s\\) at depth 3 or more");
+}
+
+TEST_F(pebbles_misuse, DepthZeroIsNamed) {
+  EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
+                                       [] {
+                                         auto ch = shoal::make_channel<int>([](int) {});
+                                         shoal::on_all_cores([ch] { ch.end_phase_depth(0); });
+                                       }),
+              ExitedWithCode(shoal::exit_status::fatal), "depth 0 outside \\[1, 64\\]");
 }
 
 TEST_F(pebbles_misuse, FlushOnAClosedChannelIsNamed) {

@@ -135,6 +135,18 @@ class channel {
   /// with a message.
   void end_phase() const { detail::end_channel_phase(id()); }
 
+  /// Depth-limited termination (Active Pebbles 3.6.1), collective like
+  /// end_phase: for a phase whose values go at most `depth` deep (values sent
+  /// by tasks are depth 1, values a handler of a depth-k value sends on this
+  /// channel depth k + 1), returns once every value of the phase has been
+  /// handled, in `depth` rounds of one marker per pair of cores and no
+  /// counting. A handler sending at depth `depth` + 1 ends the job with a
+  /// message naming the channel and the depth (found on the sending core).
+  /// Other tasks must not send on the channel while one waits here.
+  /// Suspends (watchdog: "channel <id> phase"). Costs depth x P markers per
+  /// core (empty batches).
+  void end_phase_depth(int depth) const { detail::end_channel_phase_depth(id(), depth); }
+
   /// Global view, any one task: returns once every value sent on the
   /// channel before the call, and its cascades on it, has been handled.
   /// Suspends (watchdog: "channel <id> drain"); at least two waves of

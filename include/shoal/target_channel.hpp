@@ -219,6 +219,11 @@ class target_channel {
   /// As channel::flush, end_phase, drain and close.
   void flush() const { ch_.flush(); }
   void end_phase() const { ch_.end_phase(); }
+  /// As channel::end_phase_depth. A value short-circuited to a local
+  /// target is handled at once, so the values its handler sends are no
+  /// deeper than the channel's rule says; each routing hop (routing.hpp) is
+  /// a handler send and counts as one more level.
+  void end_phase_depth(int depth) const { ch_.end_phase_depth(depth); }
   void drain() const { ch_.drain(); }
   void close() { ch_.close(); }
 

@@ -59,6 +59,7 @@ aggregator::aggregator(int local_core, int rank_base, int total_cores, std::size
 aggregator::~aggregator() {
   for (buffer** row : slots_) delete[] row;
   for (std::int64_t* row : in_flight_) delete[] row;
+  for (std::uint64_t* row : markers_) delete[] row;
   std::free(slab_);
 }
 
@@ -227,6 +228,32 @@ void aggregator::flush_stream(std::uint32_t stream) {
   }
 }
 
+void aggregator::send_marker(std::uint32_t stream, int dest) {
+  SHOAL_CHECK(dest >= 0 && dest < total_cores_, "destination core {} out of range [0, {})", dest,
+              total_cores_);
+  // What is staged for dest goes first; acquire() may suspend, and another
+  // task of this core may stage for dest meanwhile: that goes first too.
+  auto send_staged = [this, stream, dest] {
+    buffer** row = slots_[stream];
+    if (row == nullptr || row[dest] == nullptr) return;
+    buffer* staged = row[dest];
+    row[dest] = nullptr;
+    unstage(staged);
+    deliver(staged);
+  };
+  send_staged();
+  buffer* b = acquire();
+  send_staged();
+  b->stream = stream;
+  b->dest = dest;
+  b->source = rank_base_ + local_core_;
+  b->bytes = 0;
+  b->count = 0;
+  b->run_handler = 0;
+  b->dirty_index = -1;
+  deliver(b);
+}
+
 void aggregator::give_back(buffer* b) {
   if (b->overflow) {
     std::free(b);
@@ -334,10 +361,17 @@ void aggregator::dispatch(buffer* b) {
     // Read before the handlers run: once the last value is handled, the
     // program may close the channel and the entry may be reset or reused
     // (ThreadSanitizer caught the read after delivery racing with close).
-    const bool bounded = e.max_in_flight != 0;
-    tls_delivering_stream = b->stream;
-    e.deliver(e.state, p, b->count);
-    if (bounded) acknowledge(b);
+    if (b->count == 0) {
+      // A round marker of a depth-limited phase (send_marker).
+      std::uint64_t*& row = markers_[b->stream];
+      if (row == nullptr) row = new std::uint64_t[static_cast<std::size_t>(total_cores_)]();
+      ++row[b->source];
+    } else {
+      const bool bounded = e.max_in_flight != 0;
+      tls_delivering_stream = b->stream;
+      e.deliver(e.state, p, b->count);
+      if (bounded) acknowledge(b);
+    }
   }
   if (b->stream != control_stream) {
     handled_[b->stream] += b->count;

@@ -75,3 +75,23 @@ if("gups" IN_LIST SHOAL_APPS)
   shoal_app_test(gups_routing_unknown EXPECT 2 MAX_S 30 REGEX "--routing: ring not in"
     COMMAND shoal-driver gups --routing ring --log-table 10)
 endif()
+
+# permutation --termination depth (depth-two termination detection on one
+# channel, channel::end_phase_depth): every slot written once with the right
+# value, at 1 x 2, 2 x 2 and 4 x 1; a stored wrong i still fails validation.
+if("permutation" IN_LIST SHOAL_APPS)
+  set(perm_depth_ok "\"sample_wrong\":0,.*\"termination\":\"depth\",.*\"unwritten\":0,\"validated\":true,.*\"writes\":100003,\"wrong\":0")
+  foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1")
+    list(GET shape 0 tag)
+    list(GET shape 1 np)
+    list(GET shape 2 cores)
+    shoal_app_test(permutation_depth_${tag} NP ${np} EXPECT zero MAX_S 60 REGEX "${perm_depth_ok}"
+      COMMAND shoal-driver permutation --termination depth --elements 100003 --cores ${cores} --json)
+  endforeach()
+  shoal_app_test(permutation_depth_fault_fails EXPECT 1 MAX_S 30 REGEX "validation  FAILED"
+    COMMAND shoal-driver permutation --termination depth --elements 10007 --cores 2
+            --inject-fault-for-test)
+  shoal_app_test(permutation_termination_unknown EXPECT 2 MAX_S 30
+    REGEX "--termination: waves not in"
+    COMMAND shoal-driver permutation --termination waves --elements 100)
+endif()

@@ -94,6 +94,12 @@ TEST(dist_pebbles, RoutedCascadesEndWithThePhase) {
   pebbles::check_cascade(job(), job_cores(), shoal::hypercube_routing{});
 }
 
+// Depth-limited phases: markers across processes keep FIFO order with data.
+TEST(dist_pebbles, DepthTwoPhaseHandlesBothDepths) { pebbles::check_depth(job(), job_cores(), 2, 2); }
+TEST(dist_pebbles, DepthFivePhaseHandlesEveryDepth) {
+  pebbles::check_depth(job(), job_cores(), 5, 5);
+}
+
 // Per-channel coalescing across processes: with 4 values per batch no
 // batch carries more (messages per packet, control traffic included, at
 // most 4); with the default size the same traffic travels in larger ones.

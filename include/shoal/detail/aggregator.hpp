@@ -173,6 +173,21 @@ class aggregator {
   std::uint64_t app_sent() const noexcept { return app_sent_; }
   std::uint64_t app_handled() const noexcept { return app_handled_; }
 
+  // ---- Depth-limited phases (channel::end_phase_depth). A round marker is
+  // an empty batch on the channel's stream: batches from one core to one
+  // core on one stream arrive in order, so once a core has a marker of round
+  // k from a source, every value that source sent before it has been handled.
+
+  /// Sends what is staged for `dest` on `stream`, then a round marker.
+  /// May suspend the calling worker like reserve().
+  void send_marker(std::uint32_t stream, int dest);
+  /// Round markers of `stream` that arrived here from global core `source`.
+  std::uint64_t markers_from(std::uint32_t stream, int source) const noexcept {
+    return markers_[stream] != nullptr ? markers_[stream][source] : 0;
+  }
+  /// Rounds of depth-limited phases this core has completed on `stream`.
+  std::uint64_t& rounds(std::uint32_t stream) noexcept { return rounds_[stream]; }
+
   // ---- Traffic to other processes (owning core writes; relaxed atomics so
   // that another thread may sum them for statistics: routing.hpp).
   struct remote_traffic {
@@ -258,6 +273,8 @@ class aggregator {
   std::uint64_t app_sent_ = 0;
   std::uint64_t app_handled_ = 0;
   std::array<std::int64_t*, max_streams> in_flight_{};  // bounded channels: row per dest
+  std::array<std::uint64_t*, max_streams> markers_{};  // by source core, counted at dispatch
+  std::array<std::uint64_t, max_streams> rounds_{};
   std::atomic<std::uint64_t> remote_batches_{0};
   std::atomic<std::uint64_t> remote_messages_{0};
   std::atomic<std::uint64_t> remote_bytes_{0};
