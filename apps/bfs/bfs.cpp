@@ -35,6 +35,8 @@ using namespace shoal_apps::bfs;
 struct bfs_options {
   graph_options graph;
   bool sender_filter = true;
+  std::string reduce = "none";  ///< --reduce: none or min (async only)
+  std::uint32_t cache_slots = 4096;
   int corrupt_rule = 0;  ///< hidden test hook: break this rule in the first search
 };
 
@@ -170,16 +172,26 @@ void run_with(const bfs_options& o, const graph_shape& s, run_context& ctx) {
     throw input_error("the graph has no edge other than self-loops: no search key");
   search_results out;
   shoal::run([&] {
-    search_setup setup{shoal::global_alloc<std::int64_t>(s.vertices), o.sender_filter};
+    search_setup setup{shoal::global_alloc<std::int64_t>(s.vertices), o.sender_filter,
+                       o.reduce == "min", o.cache_slots};
     prepare_searches<V>(v, setup);
     out = search_all<V>(o, v, setup, s.vertices, keys, edges);
     finish_searches<V>();
     shoal::global_free(setup.parents);
   });
   g_state<V>.reset();  // the graph's memory, before the next app of a suite
-  if (shoal::myrank() == 0)
+  if (shoal::myrank() == 0) {
     fill_search_report(ctx.out, {o.graph, s.vertices, s.edges}, o.sender_filter, out,
                        construction_s);
+    ctx.out.set("reduce", o.reduce);
+    if (o.reduce == "min") {
+      const reduction_counts r = last_reduction_counts();
+      ctx.out.set("messages_removed", r.hits);
+      ctx.out.set(
+          "reduction_hit_rate",
+          r.lookups == 0 ? 0.0 : static_cast<double>(r.hits) / static_cast<double>(r.lookups));
+    }
+  }
 }
 
 }  // namespace
@@ -191,10 +203,24 @@ app_spec bfs_app() {
             add_graph_options(cmd, o->graph);
             cmd.add_flag("--sender-filter,!--no-sender-filter", o->sender_filter,
                          "send each remote vertex at most once per search (default on)");
+            cmd.add_option("--reduce", o->reduce,
+                           "message reduction (--impl async): none, or min (a library target "
+                           "channel keeps the least level per vertex before relaxations travel)")
+                ->check(CLI::IsMember({"none", "min"}))
+                ->capture_default_str();
+            cmd.add_option("--cache-slots", o->cache_slots,
+                           "slots of each core's reduction cache (--reduce min)")
+                ->check(CLI::Range(1U, shoal::max_cache_slots))
+                ->capture_default_str();
             cmd.add_option("--corrupt-for-test", o->corrupt_rule)
                 ->check(CLI::Range(1, 5))
                 ->group("");  // hidden: breaks one rule after the first search
             return [o](run_context& ctx) {
+              if (o->reduce != "none" && ctx.impl != "async")
+                throw input_error(
+                    fmt::format("--reduce {}: reductions apply to --impl async "
+                                "only, not --impl {}",
+                                o->reduce, ctx.impl));
               const graph_shape s = load_input(*o);
               if (fits_32_bits(s))
                 run_with<std::uint32_t>(*o, s, ctx);

@@ -60,7 +60,7 @@ void prepare_searches(variant v, const search_setup& s) {
     reset_core(st);
   });
   if (v == variant::channel) open_channel_variant<V>();
-  if (v == variant::async) open_async_variant<V>();
+  if (v == variant::async) open_async_variant<V>(s);
   if (v == variant::queue) open_queue_variant<V>();
 }
 

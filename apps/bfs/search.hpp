@@ -34,7 +34,19 @@ variant variant_named(const std::string& name);
 struct search_setup {
   shoal::global_ptr<std::int64_t> parents;  ///< the global parent array
   bool sender_filter = true;                ///< send each remote vertex once per search
+  /// async, --reduce min: relaxations travel on a target channel that keeps
+  /// the least level per vertex among those staged on a core (reduction.hpp)
+  bool reduce_min = false;
+  std::uint32_t cache_slots = 4096;  ///< slots of each core's reduction cache
 };
+
+/// Job-wide counts of the --reduce min channel over every search, taken when
+/// the searches finish (finish_searches); zeros without it.
+struct reduction_counts {
+  std::int64_t lookups = 0;  ///< relaxations that went through the source cache
+  std::int64_t hits = 0;     ///< folded into a staged one: messages removed
+};
+reduction_counts last_reduction_counts();
 
 /// Sizes every core's per-search arrays for `v` and points each core at its
 /// slice of the parent array, filled with -1. Opens the variant's channels.
@@ -73,7 +85,7 @@ void open_channel_variant();
 template <class V>
 void close_channel_variant();
 template <class V>
-void open_async_variant();
+void open_async_variant(const search_setup& s);
 template <class V>
 void close_async_variant();
 template <class V>

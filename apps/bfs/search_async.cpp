@@ -14,6 +14,15 @@
 // relaxation is in flight and no queue holds work; a non-zero sum starts
 // another round. A hub's fan-out thus runs in the core's task, under
 // back-pressure.
+//
+// --reduce min (Active Pebbles' message reduction, by the library): the
+// relaxations travel on a target channel over the packed vertex ids with
+// reduction::min on the level, so two relaxations of one vertex staged on a
+// core at the same time travel as the better one; the channel's local
+// short-circuit replaces the owner == me test. Counts of removed messages:
+// last_reduction_counts().
+#include <bit>
+
 #include "bfs/search.hpp"
 #include "common/yield_every.hpp"
 
@@ -23,6 +32,34 @@ namespace {
 
 template <class V>
 inline shoal::channel<relax<V>> g_relax_channel;
+
+/// A relaxation's payload on the reducing channel; ordered by level, so
+/// reduction::min keeps the better one (and its parent).
+template <class V>
+struct level_parent {
+  V level;
+  V parent;
+  friend bool operator<(const level_parent& a, const level_parent& b) { return a.level < b.level; }
+};
+
+/// Packed vertex ids (vertex_distribution::pack) as targets: the owner in
+/// the high bits, the local index in the low ones.
+struct packed_targets {
+  std::uint64_t mask = 0;
+  int bits = 0;
+  shoal::target_location locate(std::uint64_t t) const noexcept {
+    return {static_cast<int>(t >> bits), t & mask};
+  }
+  const char* name() const noexcept { return "bfs packed vertex ids"; }
+};
+
+template <class V>
+using min_channel = shoal::target_channel<level_parent<V>, packed_targets, shoal::reduction::min>;
+/// Every core's copy of the --reduce min channel (set for the searches).
+template <class V>
+inline thread_local min_channel<V> tls_min;
+
+reduction_counts g_counts;
 
 template <class V>
 void relax_local(core_state<V>& st, V l, V level, V parent) {
@@ -36,6 +73,7 @@ void relax_local(core_state<V>& st, V l, V level, V parent) {
 /// arrive while a send waits for a buffer join the queue).
 template <class V>
 void drain(core_state<V>& st, const shoal::channel<relax<V>>& ch, bool filter) {
+  const bool reducing = static_cast<bool>(tls_min<V>);
   const vertex_distribution dist = st.dist;
   yield_every pacing;
   while (st.work_head < st.work.size()) {
@@ -48,6 +86,11 @@ void drain(core_state<V>& st, const shoal::channel<relax<V>>& ch, bool filter) {
       if (filter) {
         if (st.sent_level[w] <= level) continue;  // sent at least as good already
         st.sent_level[w] = level;
+      }
+      if (reducing) {
+        tls_min<V>.send(w, level_parent<V>{level, parent});
+        pacing.tick();
+        continue;
       }
       const int owner = dist.packed_owner(w);
       const auto local = static_cast<V>(dist.packed_local(w));
@@ -74,7 +117,11 @@ void search_until_quiet(std::uint64_t root, bool filter, shoal::channel<relax<V>
     // Let relaxations already on their way in arrive before asking everyone.
     shoal::yield();
     if (st.work_head < st.work.size()) continue;
-    ch.end_phase();
+    if (tls_min<V>) {
+      tls_min<V>.end_phase();
+    } else {
+      ch.end_phase();
+    }
     const auto queued = static_cast<std::int64_t>(st.work.size() - st.work_head);
     if (shoal::allreduce_sum(queued) == 0) return;
   }
@@ -83,15 +130,39 @@ void search_until_quiet(std::uint64_t root, bool filter, shoal::channel<relax<V>
 }  // namespace
 
 template <class V>
-void open_async_variant() {
+void open_async_variant(const search_setup& s) {
   if (g_relax_channel<V>) return;
   g_relax_channel<V> = shoal::make_channel<relax<V>>(
       [](const relax<V>& m) { relax_local(g_state<V>.local(), m.local, m.level, m.parent); });
+  g_counts = {};
+  if (!s.reduce_min) return;
+  const vertex_distribution& dist = g_state<V>.local().dist;
+  const std::uint64_t mask = dist.packed_local(~std::uint64_t{0});
+  const packed_targets targets{mask, std::popcount(mask)};
+  const auto ch = shoal::make_target_channel<level_parent<V>>(
+      targets,
+      [](std::uint64_t local, const level_parent<V>& m) {
+        relax_local(g_state<V>.local(), static_cast<V>(local), m.level, m.parent);
+      },
+      {.cache_slots = s.cache_slots}, shoal::reduction::min{});
+  shoal::on_all_cores([ch] { tls_min<V> = ch; });
 }
 
 template <class V>
 void close_async_variant() {
   g_relax_channel<V>.close();
+  if (!tls_min<V>) return;
+  shoal::on_all_cores([] {
+    // One core per process adds its process's counts.
+    const bool first = shoal::mycore() % shoal::local_cores() == 0;
+    const shoal::reduction_stats r = tls_min<V>.local_reduction_stats();
+    const auto lookups = shoal::allreduce_sum(first ? static_cast<std::int64_t>(r.lookups) : 0);
+    const auto hits = shoal::allreduce_sum(first ? static_cast<std::int64_t>(r.hits) : 0);
+    if (shoal::mycore() == 0) g_counts = {lookups, hits};
+  });
+  min_channel<V> ch = tls_min<V>;
+  ch.close();
+  shoal::on_all_cores([] { tls_min<V> = min_channel<V>(); });
 }
 
 template <class V>
@@ -101,8 +172,10 @@ void search_async(const search_setup& s, std::uint64_t root) {
   shoal::on_all_cores([root, filter, ch] { search_until_quiet<V>(root, filter, ch); });
 }
 
-template void open_async_variant<std::uint32_t>();
-template void open_async_variant<std::uint64_t>();
+reduction_counts last_reduction_counts() { return g_counts; }
+
+template void open_async_variant<std::uint32_t>(const search_setup&);
+template void open_async_variant<std::uint64_t>(const search_setup&);
 template void close_async_variant<std::uint32_t>();
 template void close_async_variant<std::uint64_t>();
 template void search_async<std::uint32_t>(const search_setup&, std::uint64_t);

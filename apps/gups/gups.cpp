@@ -1,6 +1,7 @@
 // `shoal gups`: HPCC RandomAccess (giga-updates per second) on shoal.
 //
-//   shoal gups [--log-table n] [--impl channel|delegate] [--outstanding sent|applied] [--json]
+//   shoal gups [--log-table n] [--impl channel|delegate] [--outstanding sent|applied]
+//              [--routing none|direct|hypercube|node] [--json]
 //
 // A table of 2^n words in global memory, table[i] = i; every core applies
 // its share of 4 * 2^n updates table[r & (2^n - 1)] ^= r, r drawn from its
@@ -21,6 +22,15 @@
 //   delegate  Grappa: one delegate::post per update (a 40-byte
 //             closure message), counted by a global_completion_event.
 //
+// --routing (Active Pebbles' active routing, routed_updater.cpp): the
+// updates go to their table words as targets of a library target channel,
+// routed between processes directly, along a hypercube (log2 P hops, log2 P
+// peers per process) or in two levels by node (ranks per node from the
+// launcher: OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or
+// RANKS_PER_NODE). none (the default) is the channel updater above.
+// The report adds the values forwarded at hops, hops per remote update, and
+// the messages, bytes and MPI messages handed to other processes.
+//
 // --outstanding applied (the stricter reading of the look-ahead limit) puts a
 // round trip on every chunk of 256 updates; the default, sent, flushes every
 // chunk and waits only at the end, as HPCC's own MPI code does.
@@ -30,7 +40,10 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "common/app.hpp"
+#include "common/plain/input_error.hpp"
 #include "gups/gups_table.hpp"
 #include "gups/plain/gups_problem.hpp"
 #include "gups/updater.hpp"
@@ -47,6 +60,8 @@ struct app_options {
   gups::gups_options problem;
   std::string outstanding = "sent";
 
+  std::string routing = "none";
+
   gups::outstanding_rule rule() const {
     return outstanding == "applied" ? gups::outstanding_rule::until_applied
                                     : gups::outstanding_rule::until_sent;
@@ -54,18 +69,20 @@ struct app_options {
 };
 
 std::unique_ptr<gups::updater> make_updater(const std::string& impl, const gups::gups_table& t,
-                                            const gups_problem& p, gups::outstanding_rule rule) {
+                                            const gups_problem& p, gups::outstanding_rule rule,
+                                            const std::string& routing) {
   if (impl == "delegate") return gups::make_delegate_updater(t, p, rule);
+  if (routing != "none") return gups::make_routed_updater(t, p, routing);
   return gups::make_channel_updater(t, p, rule);
 }
 
 /// The whole run: table, timed updates, validation. Root task.
 gups_outcome run_in_root(const std::string& impl, const gups_problem& p,
-                         gups::outstanding_rule rule) {
+                         gups::outstanding_rule rule, const std::string& routing) {
   gups_outcome o;
   const gups::gups_table t = gups::make_table(p);
   {
-    const std::unique_ptr<gups::updater> u = make_updater(impl, t, p, rule);
+    const std::unique_ptr<gups::updater> u = make_updater(impl, t, p, rule, routing);
     const auto t0 = std::chrono::steady_clock::now();
     u->apply_all();
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -85,9 +102,37 @@ gups_outcome run_in_root(const std::string& impl, const gups_problem& p,
 void run_gups(const app_options& opts, run_context& ctx) {
   const double heap_bytes = static_cast<double>(shoal::current_config().heap_mb) * 1024.0 * 1024.0;
   const gups_problem p = gups::make_problem(opts.problem, shoal::ranks(), heap_bytes, "--heap-mb");
+  if (opts.routing != "none" && ctx.impl != "channel")
+    throw input_error(
+        fmt::format("--routing {}: routing applies to --impl channel only, not "
+                    "--impl {}",
+                    opts.routing, ctx.impl));
+  if (opts.routing != "none" && opts.rule() == gups::outstanding_rule::until_applied)
+    throw input_error(
+        fmt::format("--routing {} with --outstanding applied: routed updates "
+                    "arrive out of order, which applied's markers need; use "
+                    "--outstanding sent",
+                    opts.routing));
   shoal::run([&] {
-    gups::fill_report(ctx.out, p, "core", run_in_root(ctx.impl, p, opts.rule()));
+    gups::fill_report(ctx.out, p, "core", run_in_root(ctx.impl, p, opts.rule(), opts.routing));
     ctx.out.set("outstanding", "until " + opts.outstanding);
+    ctx.out.set("routing", opts.routing);
+    if (opts.routing != "none") {
+      const gups::route_counts r = gups::last_route_counts();
+      // Updates that left their process took 1 + forwarded / messages hops
+      // on average (a forwarded one is handed to MPI again at its hop).
+      const std::int64_t first_hops = r.messages - r.forwarded;
+      ctx.out.set("forwarded", r.forwarded);
+      ctx.out.set(
+          "hops_per_remote_update",
+          first_hops > 0 ? static_cast<double>(r.messages) / static_cast<double>(first_hops) : 0.0);
+      ctx.out.set("remote_messages", r.messages, false);
+      ctx.out.set("remote_bytes", r.bytes, false);
+      ctx.out.set("remote_batches", r.batches, false);
+      ctx.out.set("mpi_messages", r.mpi_messages, false);
+      ctx.out.set("max_network_buffers_per_process", r.max_network_buffers, false);
+      ctx.out.set("network_buffer_bytes", shoal::current_config().network_bytes, false);
+    }
   });
 }
 
@@ -104,6 +149,12 @@ app_spec gups_app() {
                            "when an update stops counting against the 1024 per core: once sent "
                            "(HPCC's MPI code) or once known applied")
                 ->check(CLI::IsMember({"sent", "applied"}))
+                ->capture_default_str();
+            cmd.add_option("--routing", opts->routing,
+                           "route updates between processes on a target channel: direct, "
+                           "hypercube (log2 P hops) or node (two levels, ranks per node from "
+                           "the launcher); none: the typed channel without routing")
+                ->check(CLI::IsMember({"none", "direct", "hypercube", "node"}))
                 ->capture_default_str();
             return [opts](run_context& ctx) { run_gups(*opts, ctx); };
           }};

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "gups/gups_table.hpp"
 #include "gups/plain/gups_problem.hpp"
@@ -63,6 +64,26 @@ std::unique_ptr<updater> make_channel_updater(const gups_table& t, const gups_pr
 /// global_completion_event per window slot. Root task.
 std::unique_ptr<updater> make_delegate_updater(const gups_table& t, const gups_problem& p,
                                                outstanding_rule rule);
+
+/// Active Pebbles with active routing: the update value sent to its table
+/// word on a target channel routed `routing` (direct, hypercube or node:
+/// routing.hpp); --outstanding sent only. Opens the channel (blocking);
+/// the updater closes it. Root task.
+std::unique_ptr<updater> make_routed_updater(const gups_table& t, const gups_problem& p,
+                                             const std::string& routing);
+/// The last routed run's traffic, job-wide: values forwarded at
+/// intermediate hops; messages, bytes and aggregation batches handed to
+/// other processes, and the network buffers (MPI messages) that carried
+/// them; the most network buffers one process allocated (since start-up).
+struct route_counts {
+  std::int64_t forwarded = 0;
+  std::int64_t messages = 0;
+  std::int64_t bytes = 0;
+  std::int64_t batches = 0;
+  std::int64_t mpi_messages = 0;
+  std::int64_t max_network_buffers = 0;
+};
+route_counts last_route_counts();
 
 /// The verification pass: the same updates once more, one delegate each,
 /// addressed through global_ptr arithmetic (independent of the timed

@@ -25,6 +25,13 @@
 // stored.
 // A handler's prefetch queue still holds its last few pebbles when a phase
 // ends: the task hands them out.
+//
+// --termination depth (Active Pebbles' depth-two termination detection,
+// channel::end_phase_depth): one channel carries both kinds of pebble (the
+// top bit of `where` marks a slot pebble); the perm handler sends the slot
+// pebble itself (depth 2; from a handler, so it takes overflow buffers when
+// the pool is empty), and one end_phase_depth(2) ends the phase in two
+// rounds of markers, without counting. No prefetch queues on this path.
 #include <shoal/shoal.hpp>
 
 #include <array>
@@ -225,9 +232,72 @@ permutation_tally check_part() {
       t, [](const permutation_tally& a, const permutation_tally& b) { return a + b; });
 }
 
+constexpr std::uint64_t slot_kind = std::uint64_t{1} << 63;
+/// Every core's handle of the one channel of --termination depth.
+thread_local shoal::channel<pebble> t_both;
+
+/// The one channel's handler: a slot pebble is stored; a data pebble has
+/// perm applied and its slot pebble sent on (depth 2).
+struct both_handler {
+  void operator()(const pebble& p) const {
+    core_part& c = g_parts.local();
+    if ((p.where & slot_kind) != 0) {
+      store(c, pebble{p.where & ~slot_kind, p.i});
+      return;
+    }
+    const std::uint64_t q = c.perm[p.where - c.base];
+    const std::uint64_t i = c.inject_fault && p.i == 0 ? 1 : p.i;  // test hook, as apply_perm
+    t_both.send(c.layout.owner(q), pebble{q | slot_kind, i});
+  }
+};
+
+/// The timed phase of --termination depth on this core. Per core, SPMD.
+double permute_part_depth(const shoal::channel<pebble>& both) {
+  core_part& c = g_parts.local();
+  shoal::barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t n = c.data.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t j = c.data[k];
+    both.send(c.layout.owner(j), pebble{j, c.base + k});
+    if ((k & 63) == 63) shoal::yield();  // let this core serve the others' pebbles
+  }
+  both.end_phase_depth(2);  // every data pebble, and the slot pebble it caused, handled
+  shoal::barrier();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+run_outcome run_depth(const permutation_options& o, const test_hooks& hooks) {
+  shoal::channel<pebble> both = shoal::make_channel<pebble>(both_handler{});
+  run_outcome r;
+  run_outcome* out = &r;  // dereferenced on core 0 only (the root's core)
+  const permutation_options opts = o;
+  const bool fault = hooks.inject_fault;
+  shoal::on_all_cores([opts, fault, both] {
+    fill_part(opts, fault);
+    t_both = both;
+  });
+  shoal::on_all_cores([both, out] {
+    const double s = permute_part_depth(both);
+    const permutation_tally t = check_part();
+    if (shoal::mycore() == 0) {
+      out->seconds = s;
+      out->tally = t;
+    }
+  });
+  both.close();
+  shoal::on_all_cores([] {
+    g_parts.local() = core_part{};
+    t_both = shoal::channel<pebble>();
+  });
+  return r;
+}
+
 }  // namespace
 
-run_outcome run_distributed(const permutation_options& o, const test_hooks& hooks) {
+run_outcome run_distributed(const permutation_options& o, const test_hooks& hooks,
+                            termination how) {
+  if (how == termination::depth) return run_depth(o, hooks);
   shoal::channel<pebble> to_slot = shoal::make_channel<pebble>(slot_handler{});
   shoal::channel<pebble> to_perm = shoal::make_channel<pebble>(perm_handler{});
   run_outcome r;

@@ -18,9 +18,16 @@ struct run_outcome {
   permutation_tally tally;
 };
 
+/// How the distributed run ends its phase (--termination).
+enum class termination {
+  phases,  ///< two channels, each ended by end_phase (counting waves)
+  depth,   ///< one channel, handlers send the dependent pebble, end_phase_depth(2)
+};
+
 /// Active Pebbles' single phase of dependent messages on typed channels,
 /// arrays block-distributed over every core of the job. Blocking; root task.
-run_outcome run_distributed(const permutation_options& o, const test_hooks& hooks);
+run_outcome run_distributed(const permutation_options& o, const test_hooks& hooks,
+                            termination how = termination::phases);
 
 /// data_perm[perm[data[i]]] = i in one loop on core 0, the same arrays in
 /// one process: the reference for the speedup. Blocking; root task.

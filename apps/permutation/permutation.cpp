@@ -32,6 +32,7 @@ namespace {
 struct app_options {
   permutation::permutation_options problem;
   permutation::test_hooks hooks;
+  std::string termination = "phases";
 };
 
 void run_permutation(const app_options& o, run_context& ctx) {
@@ -40,11 +41,16 @@ void run_permutation(const app_options& o, run_context& ctx) {
   shoal::run([&] {
     const permutation::run_outcome r = sequential
                                            ? permutation::run_sequential(o.problem, o.hooks)
-                                           : permutation::run_distributed(o.problem, o.hooks);
+                                           : permutation::run_distributed(
+                                                 o.problem, o.hooks,
+                                                 o.termination == "depth"
+                                                     ? permutation::termination::depth
+                                                     : permutation::termination::phases);
     const std::string layout = sequential
                                    ? "one loop on one core"
                                    : fmt::format("block-distributed over {} cores", shoal::cores());
     permutation::fill_report(ctx.out, o.problem, layout, r.seconds, r.tally);
+    if (!sequential) ctx.out.set("termination", o.termination);
   });
 }
 
@@ -58,6 +64,12 @@ app_spec permutation_app() {
           [](CLI::App& cmd) -> runner {
             auto o = std::make_shared<app_options>();
             permutation::add_permutation_options(cmd, o->problem);
+            cmd.add_option("--termination", o->termination,
+                           "how the channel run ends its phase: phases (two channels, each "
+                           "ended by counting waves) or depth (one channel, depth-two "
+                           "termination: end_phase_depth(2), no counting)")
+                ->check(CLI::IsMember({"phases", "depth"}))
+                ->capture_default_str();
             cmd.add_flag("--inject-fault-for-test", o->hooks.inject_fault)
                 ->group("");  // hidden: stores one wrong i, so validation must fail
             return [o](run_context& ctx) { run_permutation(*o, ctx); };

@@ -33,6 +33,14 @@
 // suspends until the receiver acknowledges a batch (one control message per
 // handled batch, only on such channels). Handlers are never held back (they
 // cannot suspend); their values count and may exceed the bound.
+//
+// Coalescing (Active Pebbles 3.3). make_channel(handler, {.coalesce_values =
+// k}) makes the channel's batches leave once they hold k values (chosen at
+// run time; at most what one aggregation buffer holds, the default): small
+// k trades message rate for latency on one channel without touching the
+// others. ch.flush() sends what this core has staged on the channel now,
+// without waiting for it to be handled (end_phase and drain flush by
+// themselves).
 #pragma once
 
 #include "shoal/closure.hpp"
@@ -51,12 +59,10 @@ namespace shoal {
 namespace detail {
 /// Names why channel::send on handle `id` cannot go: no shoal core on this
 /// thread, or a default-constructed or closed handle.
-[[noreturn, gnu::cold, gnu::noinline]] inline void fatal_channel_send(std::uint32_t id) {
-  if (tls_core < 0) fatal_outside_run("shoal::channel::send");
-  fatal_user(
-      fmt::format("shoal::channel::send on a default-constructed or closed channel "
-                  "handle (id {})",
-                  id));
+[[noreturn, gnu::cold, gnu::noinline]] inline void fatal_channel_send(
+    std::uint32_t id, const char* what = "shoal::channel::send") {
+  if (tls_core < 0) fatal_outside_run(what);
+  fatal_user(fmt::format("{} on a default-constructed or closed channel handle (id {})", what, id));
 }
 }  // namespace detail
 
@@ -78,8 +84,23 @@ struct channel_options {
   /// 2^24; 0 (the default): no bound beyond the aggregation buffers'
   /// back-pressure.
   std::uint32_t max_in_flight = 0;
+  /// Values per batch (the coalescing size): a batch of the channel leaves
+  /// once it holds this many. 0 (the default): as many as one aggregation
+  /// buffer (--aggregation-bytes) holds; more than that is an error.
+  std::uint32_t coalesce_values = 0;
 };
 inline constexpr std::uint32_t max_channel_bound = (1U << 24) - 1;
+
+template <channel_value_like T>
+class channel;
+
+namespace detail {
+/// make_channel with message reductions' per-core caches of `cache_slots`
+/// slots (0: none; reduction.hpp).
+template <class T, class H>
+channel<T> open_typed_channel(const H& handler, const channel_options& options,
+                              std::uint32_t cache_slots);
+}  // namespace detail
 
 template <channel_value_like T>
 class channel {
@@ -114,11 +135,33 @@ class channel {
   /// with a message.
   void end_phase() const { detail::end_channel_phase(id()); }
 
+  /// Depth-limited termination (Active Pebbles 3.6.1), collective like
+  /// end_phase: for a phase whose values go at most `depth` deep (values sent
+  /// by tasks are depth 1, values a handler of a depth-k value sends on this
+  /// channel depth k + 1), returns once every value of the phase has been
+  /// handled, in `depth` rounds of one marker per pair of cores and no
+  /// counting. A handler sending at depth `depth` + 1 ends the job with a
+  /// message naming the channel and the depth (found on the sending core).
+  /// Other tasks must not send on the channel while one waits here.
+  /// Suspends (watchdog: "channel <id> phase"). Costs depth x P markers per
+  /// core (empty batches).
+  void end_phase_depth(int depth) const { detail::end_channel_phase_depth(id(), depth); }
+
   /// Global view, any one task: returns once every value sent on the
   /// channel before the call, and its cascades on it, has been handled.
   /// Suspends (watchdog: "channel <id> drain"); at least two waves of
   /// P + P*C + P control messages. Not collective.
   void drain() const { detail::drain_channel(id()); }
+
+  /// Sends the values this core has staged on the channel now (every
+  /// destination). Returns at once; does not wait for them to be handled.
+  /// Any core, from a task or a handler; costs one pass over the batches
+  /// this core has staged.
+  void flush() const {
+    if (__builtin_expect((id() == 0) | (detail::tls_core < 0), 0))
+      detail::fatal_channel_send(id(), "shoal::channel::flush");
+    detail::tls_aggregator->flush_stream(id());
+  }
 
   /// The flow-control bound (0: none).
   std::uint32_t max_in_flight() const noexcept { return bits_ / id_span; }
@@ -127,9 +170,9 @@ class channel {
   explicit operator bool() const noexcept { return id() != 0; }
 
  private:
-  template <channel_value_like U, class H>
-  requires channel_handler_like<H, U>
-  friend channel<U> make_channel(const H& handler, const channel_options& options);
+  template <class U, class H>
+  friend channel<U> detail::open_typed_channel(const H& handler, const channel_options& options,
+                                               std::uint32_t cache_slots);
 
   // The handle stays 4 bytes (closures capture it): the id in the low 8
   // bits, the flow-control bound above.
@@ -149,6 +192,13 @@ class channel {
 template <channel_value_like T, class H>
 requires channel_handler_like<H, T> channel<T> make_channel(const H& handler,
                                                             const channel_options& options = {}) {
+  return detail::open_typed_channel<T>(handler, options, 0);
+}
+
+namespace detail {
+template <class T, class H>
+channel<T> open_typed_channel(const H& handler, const channel_options& options,
+                              std::uint32_t cache_slots) {
   SHOAL_CHECK_ON_CORE("shoal::make_channel");
   detail::channel_entry e;
   std::memcpy(e.state, static_cast<const void*>(&handler), sizeof(H));
@@ -157,6 +207,12 @@ requires channel_handler_like<H, T> channel<T> make_channel(const H& handler,
               "make_channel: max_in_flight {} is above the largest bound, {}",
               options.max_in_flight, max_channel_bound);
   e.max_in_flight = options.max_in_flight;
+  const std::uint64_t batch = std::uint64_t{options.coalesce_values} * sizeof(T);
+  SHOAL_CHECK(batch <= detail::tls_aggregator->capacity(),
+              "make_channel: coalesce_values {} ({} bytes of {}-byte values) does not fit an "
+              "aggregation buffer of {} bytes; lower it or raise --aggregation-bytes",
+              options.coalesce_values, batch, sizeof(T), detail::tls_aggregator->capacity());
+  e.coalesce_bytes = static_cast<std::uint32_t>(batch);
   e.deliver = [](const void* state, const char* data, std::uint32_t count) {
     const H& h = *static_cast<const H*>(state);
     // Values sit at multiples of sizeof(T) from a 64-byte aligned start,
@@ -164,7 +220,9 @@ requires channel_handler_like<H, T> channel<T> make_channel(const H& handler,
     const T* values = std::launder(reinterpret_cast<const T*>(data));
     for (std::uint32_t i = 0; i < count; ++i) h(values[i]);
   };
-  return channel<T>(detail::open_channel(e), options.max_in_flight);
+  e.cache_slots = cache_slots;
+  return channel<T>(open_channel(e), options.max_in_flight);
 }
+}  // namespace detail
 
 }  // namespace shoal

@@ -3,17 +3,17 @@
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/handler_id.hpp"
 #include "shoal/detail/process_info.hpp"
-#include "tasks/scheduler.hpp"
-
 #include "shoal/message.hpp"
 
-#include "comm/network.hpp"
-
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <new>
 
 #include <sched.h>
+
+#include "comm/network.hpp"
+#include "tasks/scheduler.hpp"
 
 namespace shoal::detail {
 namespace {
@@ -53,11 +53,13 @@ aggregator::aggregator(int local_core, int rank_base, int total_cores, std::size
     free_.push_back(b);
   }
   dirty_.reserve(64);
+  limit_.fill(capacity_);
 }
 
 aggregator::~aggregator() {
   for (buffer** row : slots_) delete[] row;
   for (std::int64_t* row : in_flight_) delete[] row;
+  for (std::uint64_t* row : markers_) delete[] row;
   std::free(slab_);
 }
 
@@ -79,6 +81,10 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
               n, capacity_);
   SHOAL_CHECK(dest >= 0 && dest < total_cores_, "destination core {} out of range [0, {})", dest,
               total_cores_);
+  // A channel's own batch size, read here (once per batch) so that a
+  // reopened id takes its new channel's.
+  const std::uint32_t want = is_closure_stream(stream) ? 0 : g_channels[stream].coalesce_bytes;
+  limit_[stream] = want != 0 && want < capacity_ ? std::max(want, n) : capacity_;
   buffer**& row = slots_[stream];
   if (row == nullptr) row = new buffer*[static_cast<std::size_t>(total_cores_)]();
   if (row[dest] != nullptr) {  // full: flush on size
@@ -91,7 +97,7 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
   buffer* b = acquire();
   // acquire() may have suspended and other workers may have staged a buffer
   // for this pair meanwhile: use theirs if it has room.
-  if (row[dest] != nullptr && row[dest]->bytes + n <= capacity_) {
+  if (row[dest] != nullptr && row[dest]->bytes + n <= limit_[stream]) {
     release(b);
     b = row[dest];
   } else {
@@ -207,6 +213,47 @@ void aggregator::flush_all() {
   dirty_.clear();
 }
 
+void aggregator::flush_stream(std::uint32_t stream) {
+  buffer** row = slots_[stream];
+  if (row == nullptr) return;
+  for (std::size_t i = 0; i < dirty_.size();) {
+    buffer* b = dirty_[i];
+    if (b->stream != stream) {
+      ++i;
+      continue;
+    }
+    row[b->dest] = nullptr;
+    unstage(b);  // moves the last dirty buffer to i
+    deliver(b);
+  }
+}
+
+void aggregator::send_marker(std::uint32_t stream, int dest) {
+  SHOAL_CHECK(dest >= 0 && dest < total_cores_, "destination core {} out of range [0, {})", dest,
+              total_cores_);
+  // What is staged for dest goes first; acquire() may suspend, and another
+  // task of this core may stage for dest meanwhile: that goes first too.
+  auto send_staged = [this, stream, dest] {
+    buffer** row = slots_[stream];
+    if (row == nullptr || row[dest] == nullptr) return;
+    buffer* staged = row[dest];
+    row[dest] = nullptr;
+    unstage(staged);
+    deliver(staged);
+  };
+  send_staged();
+  buffer* b = acquire();
+  send_staged();
+  b->stream = stream;
+  b->dest = dest;
+  b->source = rank_base_ + local_core_;
+  b->bytes = 0;
+  b->count = 0;
+  b->run_handler = 0;
+  b->dirty_index = -1;
+  deliver(b);
+}
+
 void aggregator::give_back(buffer* b) {
   if (b->overflow) {
     std::free(b);
@@ -235,6 +282,19 @@ void aggregator::deliver(buffer* b) {
   stats_.bytes_sent += b->bytes;
   const int dest_rank = b->dest / g_info.local_cores;
   if (dest_rank != g_info.rank) {
+    // Relaxed: statistics, read by other threads only to sum them.
+    remote_batches_.store(remote_batches_.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
+    remote_messages_.store(remote_messages_.load(std::memory_order_relaxed) + b->count,
+                           std::memory_order_relaxed);
+    remote_bytes_.store(remote_bytes_.load(std::memory_order_relaxed) + b->bytes + sizeof(buffer),
+                        std::memory_order_relaxed);
+    if (peer_seen_.empty()) peer_seen_.resize(static_cast<std::size_t>(g_info.ranks));
+    if (!peer_seen_[static_cast<std::size_t>(dest_rank)]) {
+      peer_seen_[static_cast<std::size_t>(dest_rank)] = true;
+      remote_peers_.store(remote_peers_.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
+    }
     // Another process: the network copies the batch into its buffer for
     // that rank and gives ours back once that buffer has been sent.
     this_network()->stage(b, dest_rank);
@@ -302,9 +362,17 @@ void aggregator::dispatch(buffer* b) {
     // Read before the handlers run: once the last value is handled, the
     // program may close the channel and the entry may be reset or reused
     // (ThreadSanitizer caught the read after delivery racing with close).
-    const bool bounded = e.max_in_flight != 0;
-    e.deliver(e.state, p, b->count);
-    if (bounded) acknowledge(b);
+    if (b->count == 0) {
+      // A round marker of a depth-limited phase (send_marker).
+      std::uint64_t*& row = markers_[b->stream];
+      if (row == nullptr) row = new std::uint64_t[static_cast<std::size_t>(total_cores_)]();
+      ++row[b->source];
+    } else {
+      const bool bounded = e.max_in_flight != 0;
+      tls_delivering_stream = b->stream;
+      e.deliver(e.state, p, b->count);
+      if (bounded) acknowledge(b);
+    }
   }
   if (b->stream != control_stream) {
     handled_[b->stream] += b->count;

@@ -49,6 +49,52 @@ void end_channel_phase(std::uint32_t id) {
   phase_barrier(id, id, true, labels().phase[id].c_str());
 }
 
+namespace {
+struct round_wait {
+  const aggregator* agg;
+  std::uint32_t stream;
+  std::uint64_t round;
+  int cores;
+};
+
+bool round_complete(const void* arg) {
+  const auto* w = static_cast<const round_wait*>(arg);
+  for (int s = 0; s < w->cores; ++s)
+    if (w->agg->markers_from(w->stream, s) < w->round) return false;
+  return true;
+}
+}  // namespace
+
+// Depth-limited termination (Active Pebbles 3.6.1): `depth` rounds; in each,
+// this core sends what it staged on the channel and a marker to every core,
+// then waits for every core's marker of the round. Values of depth k (sent
+// by handlers of depth k-1) are all staged before their senders' markers of
+// round k, so after round `depth` every value of depth <= `depth` has been
+// handled. A value this core sent during the last round came from a handler
+// at depth `depth` + 1: the caller's depth was too small.
+void end_channel_phase_depth(std::uint32_t id, int depth) {
+  check_usable(id, "end_phase_depth");
+  SHOAL_CHECK(depth >= 1 && depth <= 64,
+              "channel::end_phase_depth on channel {}: depth {} outside [1, 64]", id, depth);
+  aggregator& a = *tls_aggregator;
+  const int cores = g_info.total_cores;
+  const int me = tls_core;
+  std::uint64_t sent_at_last_markers = 0;
+  for (int k = 1; k <= depth; ++k) {
+    for (int i = 1; i <= cores; ++i) a.send_marker(id, (me + i) % cores);
+    sent_at_last_markers = a.sent(id);
+    const round_wait w{&a, id, ++a.rounds(id), cores};
+    if (!round_complete(&w))
+      this_scheduler().wait_until(round_complete, &w, labels().phase[id].c_str(),
+                                  static_cast<std::int64_t>(w.round));
+  }
+  a.flush_stream(id);
+  SHOAL_CHECK(a.sent(id) == sent_at_last_markers,
+              "channel::end_phase_depth({}) on channel {}: a handler on core {} sent {} value(s) "
+              "at depth {} or more; raise the depth or use end_phase()",
+              depth, id, me, a.sent(id) - sent_at_last_markers, depth + 1);
+}
+
 void drain_channel(std::uint32_t id) {
   check_usable(id, "drain");
   wait_drained(id, labels().drain[id].c_str(), phases_completed(id));

@@ -10,8 +10,10 @@
 #include "shoal/detail/handler_id.hpp"
 #include "shoal/detail/phase_barrier.hpp"
 #include "shoal/detail/process_info.hpp"
+#include "shoal/detail/reduction_cache.hpp"
 
 #include <atomic>
+#include <bit>
 #include <cstring>
 
 namespace shoal::detail {
@@ -38,17 +40,38 @@ struct entry_message {
   std::uint32_t id;
   std::uint32_t value_bytes;
   std::uint32_t max_in_flight;
+  std::uint32_t coalesce_bytes;
+  std::uint32_t cache_slots;
   std::int64_t deliver;
   alignas(8) unsigned char state[max_channel_handler_bytes];
 };
+
+// One reduction cache per core of this process (reduction_cache.hpp).
+reduction_cache* make_caches(std::uint32_t slots) {
+  if (slots == 0) return nullptr;
+  auto* caches = new reduction_cache[static_cast<std::size_t>(g_info.local_cores)];
+  for (int c = 0; c < g_info.local_cores; ++c) {
+    caches[c].table = std::make_unique<reduction_cache::slot[]>(std::bit_ceil(slots));
+    caches[c].mask = std::bit_ceil(slots) - 1;
+  }
+  return caches;
+}
 
 void install(const entry_message& m) {
   channel_entry& e = channel_table()[m.id];
   std::memcpy(e.state, m.state, sizeof e.state);
   e.value_bytes = m.value_bytes;
   e.max_in_flight = m.max_in_flight;
+  e.coalesce_bytes = m.coalesce_bytes;
+  e.cache_slots = m.cache_slots;
+  e.caches = make_caches(m.cache_slots);
   reset_channel_phases(m.id);
   e.deliver = from_code_offset<deliver_fn>(m.deliver);
+}
+
+void uninstall(std::uint32_t id) {
+  delete[] channel_table()[id].caches;
+  channel_table()[id] = channel_entry{};
 }
 
 // Runs f on core 0 of every other rank, one blocking round trip each.
@@ -64,12 +87,19 @@ std::uint32_t open_channel(const channel_entry& e) {
   if (g_info.ranks == 1) {
     const std::uint32_t id = claim_here();
     channel_table()[id] = e;
+    channel_table()[id].caches = make_caches(e.cache_slots);
     reset_channel_phases(id);
     return id;
   }
   const std::uint32_t id =
       g_info.rank == 0 ? claim_here() : delegate::call(0, [] { return claim_here(); });
-  entry_message m{id, e.value_bytes, e.max_in_flight, to_code_offset(e.deliver), {}};
+  entry_message m{id,
+                  e.value_bytes,
+                  e.max_in_flight,
+                  e.coalesce_bytes,
+                  e.cache_slots,
+                  to_code_offset(e.deliver),
+                  {}};
   std::memcpy(m.state, e.state, sizeof m.state);
   install(m);
   on_other_ranks([m] { install(m); });
@@ -78,8 +108,8 @@ std::uint32_t open_channel(const channel_entry& e) {
 
 void close_channel(std::uint32_t id) {
   SHOAL_CHECK(id > 0 && id < control_stream, "close of channel id {} out of range", id);
-  channel_table()[id] = channel_entry{};
-  if (g_info.ranks > 1) on_other_ranks([id] { channel_table()[id] = channel_entry{}; });
+  uninstall(id);
+  if (g_info.ranks > 1) on_other_ranks([id] { uninstall(id); });
   // Seq_cst (default), kept: frees the id after its entry was reset above
   // (release is what matters, pairing with the claim's CAS); rare.
   if (g_info.rank == 0 || g_info.ranks == 1) {

@@ -36,6 +36,7 @@
 namespace shoal::detail {
 
 class scheduler;
+struct reduction_cache;
 
 /// A typed channel's receive side, registered per process under its id.
 struct channel_entry {
@@ -46,6 +47,15 @@ struct channel_entry {
   /// Flow control (channel_options::max_in_flight): 0 = none; otherwise
   /// the receiving core acknowledges each handled batch to its source.
   std::uint32_t max_in_flight = 0;
+  /// Per-channel coalescing (channel_options::coalesce_values): a batch of
+  /// the channel leaves once it holds this many payload bytes; 0 = the
+  /// aggregation buffer's capacity.
+  std::uint32_t coalesce_bytes = 0;
+  /// Message reductions (reduction.hpp): slots of each core's source cache,
+  /// 0 = none; `caches` holds one per core of this process, made by
+  /// open_channel and freed by close_channel.
+  std::uint32_t cache_slots = 0;
+  reduction_cache* caches = nullptr;
 };
 
 inline constexpr std::uint32_t max_streams = 256;
@@ -74,9 +84,26 @@ class aggregator {
     buffer** row = slots_[stream];
     if (row != nullptr) {
       buffer* b = row[dest];
-      if (b != nullptr && b->bytes + n <= capacity_) return append(b, n);
+      if (b != nullptr && b->bytes + n <= limit_[stream]) return append(b, n);
     }
     return reserve_slow(stream, dest, n);
+  }
+
+  /// `n` bytes at `offset` of the batch staged for (`stream`, `dest`), while
+  /// one is staged and holds them; nullptr otherwise. Message reductions
+  /// combine into values that have not left yet through this.
+  char* staged(std::uint32_t stream, int dest, std::uint32_t offset,
+               std::uint32_t n) const noexcept {
+    buffer** row = slots_[stream];
+    if (row == nullptr) return nullptr;
+    buffer* b = row[dest];
+    if (b == nullptr || offset + n > b->bytes) return nullptr;
+    return b->data() + offset;
+  }
+  /// Offset of `p` (returned by reserve() just now, with no suspension in
+  /// between) in the batch staged for (`stream`, `dest`).
+  std::uint32_t staged_offset(std::uint32_t stream, int dest, const char* p) const noexcept {
+    return static_cast<std::uint32_t>(p - slots_[stream][dest]->data());
   }
 
   /// Reserves room for one closure message of `padded` bytes whose invoker
@@ -96,6 +123,8 @@ class aggregator {
 
   /// Delivers every staged buffer now.
   void flush_all();
+  /// Delivers every buffer of `stream` staged here now (channel::flush).
+  void flush_stream(std::uint32_t stream);
 
   /// Poll hook: returns, inbound batches, age flush. True when it did work.
   bool poll();
@@ -144,6 +173,39 @@ class aggregator {
   /// Messages of every stream but the control stream.
   std::uint64_t app_sent() const noexcept { return app_sent_; }
   std::uint64_t app_handled() const noexcept { return app_handled_; }
+
+  // ---- Depth-limited phases (channel::end_phase_depth). A round marker is
+  // an empty batch on the channel's stream: batches from one core to one
+  // core on one stream arrive in order, so once a core has a marker of round
+  // k from a source, every value that source sent before it has been handled.
+
+  /// Sends what is staged for `dest` on `stream`, then a round marker.
+  /// May suspend the calling worker like reserve().
+  void send_marker(std::uint32_t stream, int dest);
+  /// Round markers of `stream` that arrived here from global core `source`.
+  std::uint64_t markers_from(std::uint32_t stream, int source) const noexcept {
+    return markers_[stream] != nullptr ? markers_[stream][source] : 0;
+  }
+  /// Rounds of depth-limited phases this core has completed on `stream`.
+  std::uint64_t& rounds(std::uint32_t stream) noexcept { return rounds_[stream]; }
+
+  // ---- Traffic to other processes (owning core writes; relaxed atomics so
+  // that another thread may sum them for statistics: routing.hpp).
+  struct remote_traffic {
+    std::uint64_t batches = 0;   ///< aggregation buffers staged into the network
+    std::uint64_t messages = 0;  ///< messages in them
+    std::uint64_t bytes = 0;     ///< payload + buffer header bytes
+    std::uint64_t peers = 0;     ///< distinct processes this core sent to
+  };
+  remote_traffic remote() const noexcept {
+    // Relaxed: statistics.
+    return {remote_batches_.load(std::memory_order_relaxed),
+            remote_messages_.load(std::memory_order_relaxed),
+            remote_bytes_.load(std::memory_order_relaxed),
+            remote_peers_.load(std::memory_order_relaxed)};
+  }
+  /// Processes any core of this process has sent to (a bit per rank).
+  const std::vector<bool>& peers_touched() const noexcept { return peer_seen_; }
 
   // ---- Flow control of bounded channels (owning core only). A value to
   // `dest` on `stream` is in flight from its send until the receiver's
@@ -204,11 +266,21 @@ class aggregator {
   const std::uint64_t flush_ns_;
 
   std::array<buffer**, max_streams> slots_{};
+  // Per-stream batch size (channel_entry::coalesce_bytes, at most
+  // capacity_), refreshed whenever a batch of the stream is started.
+  std::array<std::uint32_t, max_streams> limit_;
   std::array<std::uint64_t, max_streams> sent_{};
   std::array<std::uint64_t, max_streams> handled_{};
   std::uint64_t app_sent_ = 0;
   std::uint64_t app_handled_ = 0;
   std::array<std::int64_t*, max_streams> in_flight_{};  // bounded channels: row per dest
+  std::array<std::uint64_t*, max_streams> markers_{};  // by source core, counted at dispatch
+  std::array<std::uint64_t, max_streams> rounds_{};
+  std::atomic<std::uint64_t> remote_batches_{0};
+  std::atomic<std::uint64_t> remote_messages_{0};
+  std::atomic<std::uint64_t> remote_bytes_{0};
+  std::atomic<std::uint64_t> remote_peers_{0};
+  std::vector<bool> peer_seen_;  // by rank, sized at the first remote batch
   std::vector<buffer*> dirty_;
   std::uint64_t first_staged_ns_ = 0;
   std::vector<buffer*> free_;
@@ -221,6 +293,10 @@ class aggregator {
   alignas(64) std::atomic<std::uint64_t> delivered_{0};  // written by senders
   alignas(64) std::atomic<std::uint64_t> processed_{0};  // written by this core
 };
+
+/// The stream whose batch the calling core is handling (set by dispatch
+/// before a channel's receive loop): a routing hop forwards on it.
+inline thread_local std::uint32_t tls_delivering_stream = 0;
 
 /// The aggregator of the calling core.
 inline thread_local aggregator* tls_aggregator = nullptr;

@@ -51,6 +51,8 @@ std::int64_t phases_completed(std::uint32_t slot) noexcept;
 /// the misuse checks (closed or default channel, outside a task).
 void end_channel_phase(std::uint32_t id);
 void drain_channel(std::uint32_t id);
+/// channel::end_phase_depth (channel_phase.cpp).
+void end_channel_phase_depth(std::uint32_t id, int depth);
 /// Forgets the phase count of channel `id` (it is being reopened).
 void reset_channel_phases(std::uint32_t id) noexcept;
 

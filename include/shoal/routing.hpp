@@ -1,0 +1,126 @@
+// Active routing (Active Pebbles 3.4): values of a target channel between
+// processes follow a virtual topology instead of going straight to their
+// owner's process, so that each process talks to few peers (fewer network
+// buffers and MPI peers) and values from several sources meet, coalesce and
+// reduce at intermediate hops.
+//
+//   auto ch = shoal::make_target_channel<std::uint64_t>(dist, handler, {},
+//   shoal::reduction::none{},
+//                                                      shoal::hypercube_routing{});
+//
+// A routing says, for this process and a destination process, which process
+// the value goes to next (routing_like: next_rank(me, dest, ranks)):
+//   direct_routing      straight to the owner's process (the default)
+//   hypercube_routing   one bit of the rank at a time: first the bits `me` has
+//                       and `dest` lacks are cleared, then `dest`'s missing bits
+//                       are set, highest first; every hop stays below `ranks`
+//                       (any process count, not only powers of two), at most
+//                       ceil(log2 P) hops, and a process's peers are the ranks
+//                       one bit away
+//   node_routing{L}     two levels, L processes per node (the launcher's
+//                       OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or
+//                       RANKS_PER_NODE, read by node_routing::from_launcher()):
+//                       across nodes only between processes of the same local
+//                       index, inside a node to any; at most 2 hops, and a
+//                       process's peers are (L - 1) + (nodes - 1)
+//   user-defined        any trivially copyable type with next_rank()
+// Routing is between processes: inside a process a value goes to its owner
+// core at once, and a value forwarded to another process goes to the core of
+// the same local index there (the owner's, on the last hop).
+//
+// How a hop works. Each value travels with its owner core and local index.
+// A batch arriving at a core that does not own a value hands it on to its
+// next hop on the same channel (so the channel's end_phase and drain count
+// it in transit, and reductions apply again at the hop, merging values from
+// several sources); the handler runs only at the owner. Ordering between two
+// values is not kept once they route (it never was between sources).
+// Costs: a hop is a handler-context send (an overflow buffer under
+// back-pressure, never a wait). target_channel::local_route_stats() counts
+// the values this process forwarded.
+#pragma once
+
+#include <bit>
+#include <concepts>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+namespace shoal {
+
+/// A routing: trivially copyable, next_rank(me, dest, ranks) -> the process
+/// after `me` on the way to `dest` (dest itself for the last hop), in
+/// [0, ranks), never `me`.
+template <class R>
+concept routing_like = std::is_trivially_copyable_v<R> && requires(const R& r, int a) {
+  { r.next_rank(a, a, a) } -> std::convertible_to<int>;
+};
+
+struct direct_routing {
+  int next_rank(int, int dest, int) const noexcept { return dest; }
+  static constexpr const char* name() noexcept { return "direct"; }
+};
+
+struct hypercube_routing {
+  int next_rank(int me, int dest, int) const noexcept {
+    const auto m = static_cast<unsigned>(me);
+    const auto d = static_cast<unsigned>(dest);
+    // Clearing bits only lowers the rank; then setting dest's bits keeps
+    // every hop a subset of dest's bits, so below dest: all stay < ranks.
+    if (const unsigned clear = m & ~d; clear != 0)
+      return static_cast<int>(m ^ std::bit_floor(clear));
+    return static_cast<int>(m | std::bit_floor(d & ~m));
+  }
+  static constexpr const char* name() noexcept { return "hypercube"; }
+};
+
+struct node_routing {
+  int ranks_per_node = 1;
+  int next_rank(int me, int dest, int ranks) const noexcept {
+    const int l = ranks_per_node;
+    if (me / l == dest / l || me % l == dest % l) return dest;
+    // To the process of this node with dest's local index, which crosses;
+    // from a partial last node without one, cross first to dest's node
+    // (full, so it has this local index) and go inside it after.
+    const int peer = me / l * l + dest % l;
+    return peer < ranks ? peer : dest / l * l + me % l;
+  }
+  static constexpr const char* name() noexcept { return "node"; }
+  /// Processes per node from the launcher's environment (1 when none says).
+  static node_routing from_launcher() noexcept {
+    for (const char* var : {"RANKS_PER_NODE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                            "SLURM_NTASKS_PER_NODE"}) {
+      if (const char* v = std::getenv(var)) {
+        const long n = std::strtol(v, nullptr, 10);
+        if (n >= 1 && n <= 1 << 20) return {static_cast<int>(n)};
+      }
+    }
+    return {1};
+  }
+};
+
+/// Values this process forwarded at intermediate hops (summed over its
+/// cores), and the values that entered the channel's routing from here.
+struct route_stats {
+  std::uint64_t forwarded = 0;
+};
+
+/// What this process has handed to other processes since init() (summed
+/// over its cores): aggregation batches, the messages and bytes in them,
+/// and the network buffers it allocated (each --network-bytes: the
+/// process's buffer memory toward other processes) and sent (one MPI
+/// message each). Any thread, any time (statistics: exact between runs or
+/// once the phase that sent has ended).
+struct network_traffic {
+  std::uint64_t batches = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t network_buffers = 0;
+  std::uint64_t network_buffers_sent = 0;
+};
+network_traffic local_network_traffic();
+/// Distinct processes this process's cores have sent to since init().
+/// Between runs only (after run() returns).
+std::uint64_t local_network_peers();
+
+}  // namespace shoal

@@ -1,0 +1,331 @@
+// Target-addressed channels (Active Pebbles 3.2): values are sent to target
+// ids, and a distribution (distribution.hpp) says which core owns a target
+// and at which local index; the handler runs on the owner with
+// (local index, value).
+//
+//   shoal::block_distribution d(n, shoal::cores());
+//   auto ch = shoal::make_target_channel<double>(
+//       d, [](std::uint64_t local, const double& v) { sums[local] += v; });
+//   ch.send(target, 1.5);   // handler(d.locate(target).local, 1.5) on its owner
+//
+// A target_channel is a typed channel (channel.hpp) of (local index, value)
+// records: batching, end_phase / drain (cascades on the same channel),
+// flush(), flow control and coalescing size are the channel's.
+//
+// Local targets short-circuit. A value whose target the sending core owns
+// is not staged: send() calls the handler directly and returns after it.
+// What that means:
+// - Ordering: values to this core's own targets are handled in program
+//   order, before send() returns; nothing orders them against values other
+//   cores sent to the same targets (as for any two sources).
+// - Context: the handler runs on the sender's stack, in the sender's
+//   context. From a task, sends the handler makes may suspend under
+//   back-pressure (a handler run from a batch takes an overflow buffer
+//   instead); handlers must not suspend or wait in either case.
+// - Depth: a handler sending to its own core's targets nests; past
+//   max_short_circuit_depth (16) nested calls the value goes through the
+//   channel to this core instead, so a cascade cannot overflow the stack.
+// - Phases: a short-circuited value is handled when send() returns, so
+//   end_phase and drain need not count it; the values its handler sends are
+//   counted as usual.
+// - Reductions (reduction.hpp) apply to values that travel, not to these.
+// options.short_circuit = false stages local values like the others.
+//
+// Misuse: a target the distribution maps outside the job (or outside its
+// targets(), when it declares them) ends the job with a message naming the
+// target and the distribution; send on a closed or default handle as
+// channel::send.
+#pragma once
+
+#include "shoal/channel.hpp"
+#include "shoal/detail/reduction_cache.hpp"
+#include "shoal/distribution.hpp"
+#include "shoal/reduction.hpp"
+#include "shoal/routing.hpp"
+#include "shoal/runtime.hpp"
+
+#include <cstdint>
+#include <cstring>
+
+namespace shoal {
+
+/// What travels: where the value goes (its owner core in the high 24 bits,
+/// its local index there in the low 40, so that routing hops need not ask
+/// the distribution), and the value.
+template <class T>
+struct target_record {
+  std::uint64_t where;
+  T value;
+};
+inline constexpr int target_local_bits = 40;
+inline constexpr std::uint64_t max_target_local = (std::uint64_t{1} << target_local_bits) - 1;
+
+/// A target handler: callable as h(std::uint64_t local_index, const T&),
+/// trivially copyable as bytes, at most max_channel_handler_bytes less the
+/// routing's size (both are replicated to every core).
+template <class H, class T>
+concept target_handler_like = std::invocable<const H&, std::uint64_t, const T&> &&
+                              copyable_as_bytes<H> && sizeof(H) <= max_channel_handler_bytes;
+
+/// Options of make_target_channel.
+struct target_channel_options {
+  /// As channel_options::max_in_flight.
+  std::uint32_t max_in_flight = 0;
+  /// As channel_options::coalesce_values (records per batch).
+  std::uint32_t coalesce_values = 0;
+  /// Slots of each core's reduction cache (rounded up to a power of two);
+  /// 0 with a reduction: 1024. Must be 0 without one.
+  std::uint32_t cache_slots = 0;
+  /// Whether values to the sending core's own targets run the handler
+  /// directly (see the header comment).
+  bool short_circuit = true;
+};
+inline constexpr std::uint32_t default_cache_slots = 1024;
+inline constexpr std::uint32_t max_cache_slots = 1U << 24;
+inline constexpr int max_short_circuit_depth = 16;
+
+namespace detail {
+inline thread_local int tls_short_circuit_depth = 0;
+/// Only make_target_channel builds an open target_channel.
+struct target_channel_key {
+  explicit target_channel_key() = default;
+};
+
+[[noreturn, gnu::cold, gnu::noinline]] inline void fatal_route(const char* routing, int me,
+                                                               int dest, int next) {
+  fatal_user(
+      fmt::format("shoal::target_channel: {} routing sends a value from process {} "
+                  "for process {} to process {}, which is not a process of the job "
+                  "of {} (or is the sender)",
+                  routing, me, dest, next, g_info.ranks));
+}
+
+/// The core a value for core `owner` goes to next from this process.
+template <class Route>
+int next_core(const Route& route, int owner) {
+  const int per = g_info.local_cores;
+  const int dest = owner / per;
+  if (dest == g_info.rank) return owner;
+  const int next = route.next_rank(g_info.rank, dest, g_info.ranks);
+  if (next == dest) return owner;
+  if (next < 0 || next >= g_info.ranks || next == g_info.rank) [[unlikely]] {
+    if constexpr (requires { Route::name(); }) {
+      fatal_route(Route::name(), g_info.rank, dest, next);
+    } else {
+      fatal_route("a user-defined", g_info.rank, dest, next);
+    }
+  }
+  return next * per + owner % per;  // the core of the owner's local index there
+}
+
+/// Stages record {where, value} for core `dest` on channel `id`, folding it
+/// into a staged value for the same `where` when R reduces (reduction.hpp).
+template <class T, class R>
+void stage_record(std::uint32_t id, std::uint32_t bound, int dest, std::uint64_t where,
+                  const T& value, const R& op) {
+  using record = target_record<T>;
+  aggregator& agg = *tls_aggregator;
+  if constexpr (std::same_as<R, reduction::none>) {
+    if (bound != 0) agg.flow_reserve(id, dest, bound);
+    const record r{where, value};
+    std::memcpy(agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof(record))), &r, sizeof r);
+  } else {
+    reduction_cache* caches = channel_table()[id].caches;
+    // A stale copy of a closed channel's handle (its caches went with it).
+    if (caches == nullptr) [[unlikely]]
+      fatal_channel_send(id, "shoal::target_channel::send");
+    reduction_cache& cache = caches[tls_core - g_info.rank_base];
+    reduction_cache::slot& s = cache.at(where);
+    if (s.key == where + 1 && s.dest == dest) {
+      if (char* p = agg.staged(id, dest, s.offset, sizeof(record))) {
+        record staged;
+        std::memcpy(&staged, p, sizeof staged);
+        if (staged.where == where) {
+          op(staged.value, value);
+          std::memcpy(p, &staged, sizeof staged);
+          cache.count(true);
+          return;
+        }
+      }
+    }
+    cache.count(false);
+    if (bound != 0) agg.flow_reserve(id, dest, bound);
+    char* p = agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof(record)));
+    const record r{where, value};
+    std::memcpy(p, &r, sizeof r);
+    s = {where + 1, dest, agg.staged_offset(id, dest, p)};
+  }
+}
+
+/// The receive side of a target channel: the handler and the routing.
+template <class T, class H, class R, class Route>
+struct target_receiver {
+  H handler;
+  [[no_unique_address]] R op;
+  [[no_unique_address]] Route route;
+  void operator()(const target_record<T>& r) const {
+    const int owner = static_cast<int>(r.where >> target_local_bits);
+    if (owner == tls_core) [[likely]] {
+      handler(r.where & max_target_local, r.value);
+      return;
+    }
+    // An intermediate hop (routing): on to the next, on the same channel.
+    const std::uint32_t id = tls_delivering_stream;
+    reduction_cache* caches = channel_table()[id].caches;
+    if (caches != nullptr) caches[tls_core - g_info.rank_base].count_forward();
+    stage_record(id, channel_table()[id].max_in_flight, next_core(route, owner), r.where, r.value,
+                 op);
+  }
+};
+}  // namespace detail
+
+template <channel_value_like T, distribution_like D, class R = reduction::none,
+          routing_like Route = direct_routing>
+class target_channel {
+ public:
+  using record = target_record<T>;
+  static constexpr bool reduces = !std::same_as<R, reduction::none>;
+
+  target_channel() = default;
+  /// Use make_target_channel.
+  target_channel(detail::target_channel_key, channel<record> ch, const D& dist, const R& op,
+                 const Route& route, bool short_circuit)
+      : ch_(ch), short_circuit_(short_circuit), dist_(dist), op_(op), route_(route) {}
+
+  /// Sends `value` to target `target`: its handler runs on the owner core
+  /// with the target's local index. Returns at once (may suspend a task under
+  /// back-pressure, like channel::send); a local target's handler has run when
+  /// it returns. Any core, inside run().
+  void send(std::uint64_t target, const T& value) const {
+    const target_location at = check_target(dist_, target, cores(), "shoal::target_channel::send");
+    if (short_circuit_ && at.core == detail::tls_core &&
+        detail::tls_short_circuit_depth < max_short_circuit_depth) {
+      run_here(at.local, value);
+      return;
+    }
+    if (at.local > max_target_local) [[unlikely]]
+      detail::fatal_target("shoal::target_channel::send", target, distribution_name(dist_),
+                           fmt::format("has local index {}, above the largest a target channel "
+                                       "carries (2^40 - 1)",
+                                       at.local));
+    const std::uint32_t id = ch_.id();
+    if (__builtin_expect((id == 0) | (detail::tls_core < 0), 0))
+      detail::fatal_channel_send(id, "shoal::target_channel::send");
+    const std::uint64_t where = static_cast<std::uint64_t>(at.core) << target_local_bits | at.local;
+    detail::stage_record(id, ch_.max_in_flight(), detail::next_core(route_, at.core), where, value,
+                         op_);
+  }
+
+  /// As channel::flush, end_phase, drain and close.
+  void flush() const { ch_.flush(); }
+  void end_phase() const { ch_.end_phase(); }
+  /// As channel::end_phase_depth. A value short-circuited to a local
+  /// target is handled at once, so the values its handler sends are no
+  /// deeper than the channel's rule says; each routing hop (routing.hpp) is
+  /// a handler send and counts as one more level.
+  void end_phase_depth(int depth) const { ch_.end_phase_depth(depth); }
+  void drain() const { ch_.drain(); }
+  void close() { ch_.close(); }
+
+  const D& distribution() const noexcept { return dist_; }
+  const Route& routing() const noexcept { return route_; }
+  const channel<record>& underlying() const noexcept { return ch_; }
+  std::uint32_t id() const noexcept { return ch_.id(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(ch_); }
+
+  /// Reduction counts summed over this process's cores (zeros without a
+  /// reduction). Any thread; exact once the phase has ended.
+  reduction_stats local_reduction_stats() const {
+    reduction_stats s;
+    for_caches([&s](const detail::reduction_cache& c) {
+      // Relaxed: statistics.
+      s.lookups += c.lookups.load(std::memory_order_relaxed);
+      s.hits += c.hits.load(std::memory_order_relaxed);
+    });
+    return s;
+  }
+  /// Values this process's cores forwarded at intermediate routing hops
+  /// (zero with direct routing).
+  route_stats local_route_stats() const {
+    route_stats s;
+    for_caches([&s](const detail::reduction_cache& c) {
+      s.forwarded += c.forwarded.load(std::memory_order_relaxed);  // relaxed: statistics
+    });
+    return s;
+  }
+
+ private:
+  template <class F>
+  void for_caches(F f) const {
+    if (ch_.id() == 0) return;
+    const detail::channel_entry& e = detail::channel_table()[ch_.id()];
+    if (e.caches == nullptr) return;
+    for (int c = 0; c < local_cores(); ++c) f(e.caches[c]);
+  }
+
+  void run_here(std::uint64_t local, const T& value) const {
+    const detail::channel_entry& e = detail::channel_table()[ch_.id()];
+    if (e.deliver == nullptr) [[unlikely]]
+      detail::fatal_channel_send(ch_.id(), "shoal::target_channel::send");
+    const record r{static_cast<std::uint64_t>(detail::tls_core) << target_local_bits | local,
+                   value};
+    ++detail::tls_short_circuit_depth;
+    e.deliver(e.state, reinterpret_cast<const char*>(&r), 1);
+    --detail::tls_short_circuit_depth;
+  }
+
+  channel<record> ch_;
+  bool short_circuit_ = true;
+  D dist_{};
+  [[no_unique_address]] R op_{};
+  [[no_unique_address]] Route route_{};
+};
+
+/// Opens a target channel over distribution `dist` with `handler`
+/// (h(local index, value) on the owner core), optionally reducing values
+/// with `op` (reduction.hpp) and routing them between processes with
+/// `route` (routing.hpp). Call from a task; collective across processes as
+/// make_channel (blocking, one round trip per process). Every process gets
+/// the same distribution, handler and routing (they travel as bytes).
+template <channel_value_like T, distribution_like D, class R = reduction::none,
+          routing_like Route = direct_routing, class H>
+target_channel<T, D, R, Route> make_target_channel(const D& dist, const H& handler,
+                                                   const target_channel_options& options = {},
+                                                   const R& op = {}, const Route& route = {}) {
+  static_assert(target_handler_like<H, T>,
+                "a target handler is callable as h(std::uint64_t local_index, const T& value), "
+                "trivially copyable and at most 64 bytes");
+  static_assert(
+      std::same_as<R, reduction::none> || reduction_like<R, T>,
+      "a reduction is trivially copyable and callable as r(T& staged, const T& incoming)");
+  static_assert(!declared_non_associative<R>,
+                "this reduction declares itself non-associative (associative = false): values "
+                "for one target meet in the source cache in any grouping, so only an associative "
+                "and commutative operation gives a defined result");
+  using receiver = detail::target_receiver<T, H, R, Route>;
+  static_assert(sizeof(receiver) <= max_channel_handler_bytes,
+                "the target handler, reduction and routing together exceed the 64 bytes a "
+                "channel replicates to every core: capture less in the handler");
+  std::uint32_t slots = options.cache_slots;
+  if constexpr (std::same_as<R, reduction::none>) {
+    SHOAL_CHECK(slots == 0, "make_target_channel: cache_slots {} without a reduction", slots);
+    // Routed channels keep per-core counters (forwarded values) there.
+    if constexpr (!std::same_as<Route, direct_routing>) slots = 1;
+  } else {
+    if (slots == 0) slots = default_cache_slots;
+    SHOAL_CHECK(slots <= max_cache_slots, "make_target_channel: cache_slots {} is above {}", slots,
+                max_cache_slots);
+  }
+  SHOAL_CHECK(shoal::cores() < (1 << (64 - target_local_bits)),
+              "make_target_channel: {} cores; a target channel addresses at most 2^24",
+              shoal::cores());
+  channel_options co;
+  co.max_in_flight = options.max_in_flight;
+  co.coalesce_values = options.coalesce_values;
+  return target_channel<T, D, R, Route>(
+      detail::target_channel_key{},
+      detail::open_typed_channel<target_record<T>>(receiver{handler, op, route}, co, slots), dist,
+      op, route, options.short_circuit);
+}
+
+}  // namespace shoal
