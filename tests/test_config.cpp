@@ -705,7 +705,8 @@ TEST(ConfigDescribe, OneLinePerFieldWithItsValue) {
       {"--stats", "true"},
       {"--verbose", "false"},
       {"--progress-thread", "false"},
-      {"--transport", "auto"}};
+      {"--transport", "auto"},
+      {"--one-sided", "auto"}};
   ASSERT_EQ(lines.size(), expected.size());
   const std::size_t value_column = lines[0].find_last_of(' ') + 1;
   for (std::size_t i = 0; i < lines.size(); ++i) {

@@ -7,7 +7,7 @@
 # pool file in data/chma; a run whose task inserts wrong strings must fail
 # validation (exit 1); bad pool files and sizes exit 2 with FILE:LINE or the
 # flag in the message.
-if(NOT TARGET shoal-driver OR NOT "chma" IN_LIST SHOAL_APPS)
+if(NOT TARGET shoal-driver OR NOT "chma" IN_LIST SHOAL_BUILT_APPS)
   return()
 endif()
 

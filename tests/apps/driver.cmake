@@ -1,7 +1,7 @@
 # The driver itself: its help, and command lines it must refuse.
 set(bundled)
 foreach(app IN LISTS SHOAL_ALL_APPS)  # the driver lists them in this order
-  if(app IN_LIST SHOAL_APPS)
+  if(app IN_LIST SHOAL_BUILT_APPS)
     list(APPEND bundled ${app})
   endif()
 endforeach()

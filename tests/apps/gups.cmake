@@ -7,7 +7,7 @@
 # 1 process x 2 cores, 2 processes x 1 core, and 3 cores (a core count that is
 # not a power of two); the baseline on 1 and 2 processes; the stream
 # generator on its own; bad sizes.
-if(NOT TARGET shoal-driver OR NOT "gups" IN_LIST SHOAL_APPS)
+if(NOT TARGET shoal-driver OR NOT "gups" IN_LIST SHOAL_BUILT_APPS)
   return()
 endif()
 

@@ -9,7 +9,7 @@
 # fault injection must make validation fail (exit 1); bad sizes exit 2 naming
 # the flag; the baseline on 1 and 2 ranks, with a round size that does not
 # divide N.
-if(NOT TARGET shoal-driver OR NOT "indexgather" IN_LIST SHOAL_APPS)
+if(NOT TARGET shoal-driver OR NOT "indexgather" IN_LIST SHOAL_BUILT_APPS)
   return()
 endif()
 

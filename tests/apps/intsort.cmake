@@ -8,7 +8,7 @@
 # implementations and the sequential reference; class W on 1 process x 2
 # cores; the hidden --inject-fault option proves that each verification
 # fails (exit status 1) when a rank or the order is wrong; bad input.
-if(NOT TARGET shoal-driver OR NOT "intsort" IN_LIST SHOAL_APPS)
+if(NOT TARGET shoal-driver OR NOT "intsort" IN_LIST SHOAL_BUILT_APPS)
   return()
 endif()
 

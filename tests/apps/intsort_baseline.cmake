@@ -1,6 +1,6 @@
 # NPB IS: shoal-baseline-intsort (local bucketing + MPI_Alltoallv), with the
 # same verification and JSON as `shoal intsort`.
-if(NOT TARGET shoal-baseline-intsort OR NOT "intsort" IN_LIST SHOAL_APPS)
+if(NOT TARGET shoal-baseline-intsort OR NOT "intsort" IN_LIST SHOAL_BUILT_APPS)
   return()
 endif()
 

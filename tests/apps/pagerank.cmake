@@ -3,7 +3,7 @@
 # (1, 2 and 3 cores) and 2 processes; a file graph whose ranks are worked out
 # by hand (tests/apps/data/pagerank/small.txt); a lost increment must fail
 # validation; bad input must end with a message naming the problem, status 2.
-if(NOT TARGET shoal-driver OR NOT "pagerank" IN_LIST SHOAL_APPS)
+if(NOT TARGET shoal-driver OR NOT "pagerank" IN_LIST SHOAL_BUILT_APPS)
   return()
 endif()
 

@@ -13,12 +13,12 @@ foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1")
   list(GET shape 0 tag)
   list(GET shape 1 np)
   list(GET shape 2 cores)
-  if("pagerank" IN_LIST SHOAL_APPS)
+  if("pagerank" IN_LIST SHOAL_BUILT_APPS)
     shoal_app_test(pagerank_reduce_sum_${tag} NP ${np} EXPECT zero MAX_S 30
       REGEX "\"messages_removed\":[1-9][0-9]*.*\"reduce\":\"sum\".*${pebbles_ok}"
       COMMAND shoal-driver pagerank --reduce sum --cache-slots 512 --cores ${cores} --scale 11 --json)
   endif()
-  if("bfs" IN_LIST SHOAL_APPS)
+  if("bfs" IN_LIST SHOAL_BUILT_APPS)
     shoal_app_test(bfs_async_reduce_min_${tag} NP ${np} EXPECT zero MAX_S 60
       REGEX "\"messages_removed\":[1-9][0-9]*.*\"reduce\":\"min\".*${pebbles_ok}"
       COMMAND shoal-driver bfs --impl async --reduce min --no-sender-filter --cores ${cores}
@@ -26,7 +26,7 @@ foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1")
   endif()
 endforeach()
 # A lost increment still fails validation through the reducing channel.
-if("pagerank" IN_LIST SHOAL_APPS)
+if("pagerank" IN_LIST SHOAL_BUILT_APPS)
   shoal_app_test(pagerank_reduce_sum_corrupt_fails EXPECT 1 MAX_S 30 REGEX "validation  FAILED"
     COMMAND shoal-driver pagerank --reduce sum --cores 2 --scale 10 --corrupt-for-test)
   shoal_app_test(pagerank_reduce_unknown EXPECT 2 MAX_S 30 REGEX "--reduce: max not in \\{none,sum\\}"
@@ -35,7 +35,7 @@ if("pagerank" IN_LIST SHOAL_APPS)
     REGEX "--reduce sum: the library reduction applies to --impl channel only, not --impl combining"
     COMMAND shoal-driver pagerank --impl combining --reduce sum --scale 10)
 endif()
-if("bfs" IN_LIST SHOAL_APPS)
+if("bfs" IN_LIST SHOAL_BUILT_APPS)
   # With the sender filter too (the default): still a valid BFS tree.
   shoal_app_test(bfs_async_reduce_min_filtered_2x2 NP 2 EXPECT zero MAX_S 60 REGEX "${pebbles_ok}"
     COMMAND shoal-driver bfs --impl async --reduce min --cores 2 --scale 11 --roots 8 --json)
@@ -50,7 +50,7 @@ endif()
 # sequential reference with no wrong word, at 1 x 2, 2 x 2, 4 x 1 and 8 x 1
 # (oversubscribed); from 4 processes on, hypercube and node routes (2 ranks
 # per node, set through RANKS_PER_NODE) forward at intermediate hops.
-if("gups" IN_LIST SHOAL_APPS)
+if("gups" IN_LIST SHOAL_BUILT_APPS)
   set(gups_routed_ok "\"error_fraction\":0\\.0,.*\"reference\":\"matched\",.*\"validated\":true")
   foreach(routing direct hypercube node)
     foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1" "8x1;8;1")
@@ -79,7 +79,7 @@ endif()
 # permutation --termination depth (depth-two termination detection on one
 # channel, channel::end_phase_depth): every slot written once with the right
 # value, at 1 x 2, 2 x 2 and 4 x 1; a stored wrong i still fails validation.
-if("permutation" IN_LIST SHOAL_APPS)
+if("permutation" IN_LIST SHOAL_BUILT_APPS)
   set(perm_depth_ok "\"sample_wrong\":0,.*\"termination\":\"depth\",.*\"unwritten\":0,\"validated\":true,.*\"writes\":100003,\"wrong\":0")
   foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1")
     list(GET shape 0 tag)

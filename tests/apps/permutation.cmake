@@ -7,7 +7,7 @@
 # counts 1, 2, 3 and 2 processes; sizes that do not divide evenly, and fewer
 # elements than cores; a hidden hook that stores one wrong i must make the
 # validation fail (exit 1); bad --elements exit 2.
-if(NOT TARGET shoal-driver OR NOT "permutation" IN_LIST SHOAL_APPS)
+if(NOT TARGET shoal-driver OR NOT "permutation" IN_LIST SHOAL_BUILT_APPS)
   return()
 endif()
 

@@ -6,7 +6,7 @@
 # --rounds times, all in order. Ring sizes 1, 2 (one process and two) and
 # 3 (not a power of two); a hidden hook that loses one hop must make the
 # validation fail (exit 1); bad --rounds and --hold-us exit 2.
-if(NOT TARGET shoal-driver OR NOT "pointerchase" IN_LIST SHOAL_APPS)
+if(NOT TARGET shoal-driver OR NOT "pointerchase" IN_LIST SHOAL_BUILT_APPS)
   return()
 endif()
 

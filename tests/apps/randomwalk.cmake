@@ -5,7 +5,7 @@
 # walk's path and end). Both implementations on 1 process x 1, 2, 3 cores and
 # 2 processes x 1 core; a run with a walker sent astray must fail validation
 # (exit 1); bad sizes exit 2 with a message naming the flag.
-if(NOT TARGET shoal-driver OR NOT "randomwalk" IN_LIST SHOAL_APPS)
+if(NOT TARGET shoal-driver OR NOT "randomwalk" IN_LIST SHOAL_BUILT_APPS)
   return()
 endif()
 

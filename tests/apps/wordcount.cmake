@@ -7,7 +7,7 @@
 # x cores; the known ranking of the files is checked too (the 7, dog 6, then
 # a tie at 3 broken by word: a). Bad input exits 2 naming the flag or file
 # and line: a missing, empty or binary file, --top 0, a --top over 2^64.
-if(NOT TARGET shoal-driver OR NOT "wordcount" IN_LIST SHOAL_APPS)
+if(NOT TARGET shoal-driver OR NOT "wordcount" IN_LIST SHOAL_BUILT_APPS)
   return()
 endif()
 
