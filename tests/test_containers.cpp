@@ -140,6 +140,18 @@ TEST_F(containersDeathTest, OversizedKeyIsRefusedNamingTheContainer) {
 
 // Operations that arrive while this core iterates its part (the for_all
 // body suspends) are applied after the iteration, not during it.
+// Containers hold channels until destroy(): leaking them runs out of channel
+// ids, named with the way out, not a crash.
+TEST_F(containersDeathTest, TooManyLiveContainersAreNamed) {
+  EXPECT_EXIT(run_to_death(make_config(1),
+                           [] {
+                             for (int i = 0; i < 300; ++i) (void)shoal::map<int, int>::create();
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "too many typed channels open at once \\(at most 254\\).*each distributed "
+              "container holds one or two until its destroy\\(\\)");
+}
+
 TEST(containers, OperationsArrivingDuringForAllWaitForIt) {
   static std::int64_t seen_during = -1;  // iterations that saw the part change
   static std::size_t size_after = 0;

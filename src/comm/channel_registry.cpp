@@ -31,7 +31,8 @@ std::uint32_t claim_here() {
   }
   fatal_user(
       fmt::format("too many typed channels open at once (at most {}); close() channels "
-                  "you no longer need",
+                  "you no longer need (each distributed container holds one or two until its "
+                  "destroy())",
                   control_stream - 1));
 }
 
