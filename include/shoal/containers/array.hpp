@@ -214,10 +214,7 @@ class array {
   void destroy() {
     SHOAL_CHECK_ON_CORE("shoal::array::destroy");
     (void)my_part();  // names a default handle or a second destroy()
-    shoal::drain_messages();
-    detail::close_channel(channel_);
-    const std::uint64_t id = id_;
-    shoal::on_all_cores([id] { containers_detail::registry::instance().forget(id); });
+    containers_detail::retire_container(id_, channel_);
     id_ = 0;
     channel_ = 0;
   }

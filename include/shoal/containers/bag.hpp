@@ -163,10 +163,7 @@ class bag {
   void destroy() {
     SHOAL_CHECK_ON_CORE("shoal::bag::destroy");
     (void)my_part();
-    shoal::drain_messages();
-    detail::close_channel(channel_);
-    const std::uint64_t id = id_;
-    shoal::on_all_cores([id] { containers_detail::registry::instance().forget(id); });
+    containers_detail::retire_container(id_, channel_);
     id_ = 0;
     channel_ = 0;
   }

@@ -47,6 +47,15 @@ concept visit_argument = serializable<std::decay_t<A>> && !std::is_pointer_v<std
 
 namespace shoal::containers_detail {
 
+/// The end of every container's destroy(): waits for the operations in
+/// flight, closes the container's channel and drops every core's part (the
+/// registry keeps a tombstone, so a stale handle is named).
+inline void retire_container(std::uint64_t id, std::uint32_t channel) {
+  shoal::drain_messages();
+  shoal::detail::close_channel(channel);
+  shoal::on_all_cores([id] { registry::instance().forget(id); });
+}
+
 template <class K, class V, class Hash, class Eq, class Tag>
 class keyed {
   static_assert(hashable_with<K, Hash>,
@@ -209,10 +218,7 @@ class keyed {
     SHOAL_CHECK_ON_CORE(Tag::destroy_name);
     if (id_ == 0) fatal_container(kind, id_, "destroy() on a default-constructed handle");
     (void)my_part();  // a second destroy() is named here
-    shoal::drain_messages();
-    detail::close_channel(channel_);
-    const std::uint64_t id = id_;
-    shoal::on_all_cores([id] { registry::instance().forget(id); });
+    retire_container(id_, channel_);
     id_ = 0;
     channel_ = 0;
   }
