@@ -1,7 +1,8 @@
 // `shoal gups`: HPCC RandomAccess (giga-updates per second) on shoal.
 //
 //   shoal gups [--log-table n] [--impl channel|delegate] [--outstanding sent|applied]
-//              [--routing none|direct|hypercube|node] [--json]
+//              [--routing none|direct|hypercube|node] [--reduce none|xor]
+//              [--cache-slots n] [--json]
 //
 // A table of 2^n words in global memory, table[i] = i; every core applies
 // its share of 4 * 2^n updates table[r & (2^n - 1)] ^= r, r drawn from its
@@ -30,6 +31,10 @@
 // RANKS_PER_NODE). none (the default) is the channel updater above.
 // The report adds the values forwarded at hops, hops per remote update, and
 // the messages, bytes and MPI messages handed to other processes.
+// --reduce xor (with a routing; Active Pebbles' message reductions): updates
+// of one word staged together, at the source or at a hop, travel as one,
+// their values XORed (--cache-slots per core); the report adds the messages
+// removed and the caches' hit rate.
 //
 // --outstanding applied (the stricter reading of the look-ahead limit) puts a
 // round trip on every chunk of 256 updates; the default, sent, flushes every
@@ -61,6 +66,8 @@ struct app_options {
   std::string outstanding = "sent";
 
   std::string routing = "none";
+  std::string reduce = "none";
+  std::uint32_t cache_slots = 4096;
 
   gups::outstanding_rule rule() const {
     return outstanding == "applied" ? gups::outstanding_rule::until_applied
@@ -70,19 +77,20 @@ struct app_options {
 
 std::unique_ptr<gups::updater> make_updater(const std::string& impl, const gups::gups_table& t,
                                             const gups_problem& p, gups::outstanding_rule rule,
-                                            const std::string& routing) {
+                                            const app_options& opts) {
   if (impl == "delegate") return gups::make_delegate_updater(t, p, rule);
-  if (routing != "none") return gups::make_routed_updater(t, p, routing);
+  if (opts.routing != "none")
+    return gups::make_routed_updater(t, p, opts.routing, opts.reduce == "xor", opts.cache_slots);
   return gups::make_channel_updater(t, p, rule);
 }
 
 /// The whole run: table, timed updates, validation. Root task.
 gups_outcome run_in_root(const std::string& impl, const gups_problem& p,
-                         gups::outstanding_rule rule, const std::string& routing) {
+                         gups::outstanding_rule rule, const app_options& opts) {
   gups_outcome o;
   const gups::gups_table t = gups::make_table(p);
   {
-    const std::unique_ptr<gups::updater> u = make_updater(impl, t, p, rule, routing);
+    const std::unique_ptr<gups::updater> u = make_updater(impl, t, p, rule, opts);
     const auto t0 = std::chrono::steady_clock::now();
     u->apply_all();
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -113,8 +121,13 @@ void run_gups(const app_options& opts, run_context& ctx) {
                     "arrive out of order, which applied's markers need; use "
                     "--outstanding sent",
                     opts.routing));
+  if (opts.reduce != "none" && opts.routing == "none")
+    throw input_error(
+        fmt::format("--reduce {}: reductions run on the routed target channel; add --routing "
+                    "direct, hypercube or node",
+                    opts.reduce));
   shoal::run([&] {
-    gups::fill_report(ctx.out, p, "core", run_in_root(ctx.impl, p, opts.rule(), opts.routing));
+    gups::fill_report(ctx.out, p, "core", run_in_root(ctx.impl, p, opts.rule(), opts));
     ctx.out.set("outstanding", "until " + opts.outstanding);
     ctx.out.set("routing", opts.routing);
     if (opts.routing != "none") {
@@ -132,6 +145,14 @@ void run_gups(const app_options& opts, run_context& ctx) {
       ctx.out.set("mpi_messages", r.mpi_messages, false);
       ctx.out.set("max_network_buffers_per_process", r.max_network_buffers, false);
       ctx.out.set("network_buffer_bytes", shoal::current_config().network_bytes, false);
+      ctx.out.set("reduce", opts.reduce);
+      if (opts.reduce != "none") {
+        ctx.out.set("messages_removed", r.reduction_hits);
+        ctx.out.set("reduction_hit_rate",
+                    r.reduction_lookups > 0 ? static_cast<double>(r.reduction_hits) /
+                                                  static_cast<double>(r.reduction_lookups)
+                                            : 0.0);
+      }
     }
   });
 }
@@ -155,6 +176,15 @@ app_spec gups_app() {
                            "hypercube (log2 P hops) or node (two levels, ranks per node from "
                            "the launcher); none: the typed channel without routing")
                 ->check(CLI::IsMember({"none", "direct", "hypercube", "node"}))
+                ->capture_default_str();
+            cmd.add_option("--reduce", opts->reduce,
+                           "xor: updates of one word staged together travel as one (message "
+                           "reductions on the routed channel; needs --routing)")
+                ->check(CLI::IsMember({"none", "xor"}))
+                ->capture_default_str();
+            cmd.add_option("--cache-slots", opts->cache_slots,
+                           "slots of each core's reduction cache (--reduce xor)")
+                ->check(CLI::Range(1U, shoal::max_cache_slots))
                 ->capture_default_str();
             return [opts](run_context& ctx) { run_gups(*opts, ctx); };
           }};

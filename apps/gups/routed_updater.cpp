@@ -10,8 +10,14 @@
 // arrive in any order, which the channel updater's in-band markers (and so
 // --outstanding applied) rely on. Each chunk of 1024 is flushed as it is
 // generated, as HPCC's MPI code does.
+//
+// --reduce xor (Active Pebbles' message reductions): two updates of one
+// word still staged at a core (or at a routing hop) travel as one, their
+// values XORed; the table ends the same, since XOR is associative and
+// commutative. --cache-slots sizes each core's cache.
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "gups/update_stream.hpp"
 #include "gups/updater.hpp"
@@ -40,30 +46,37 @@ struct xor_word {
   }
 };
 
-template <class Route>
-using update_channel =
-    shoal::target_channel<std::uint64_t, table_words, shoal::reduction::none, Route>;
+/// --reduce xor: updates of one word combine into one.
+struct xor_values {
+  void operator()(std::uint64_t& staged, const std::uint64_t& incoming) const noexcept {
+    staged ^= incoming;
+  }
+};
+
+template <class Route, class Red>
+using update_channel = shoal::target_channel<std::uint64_t, table_words, Red, Route>;
 /// Every core's copy of the handle (too large to travel in the closure
 /// with the table).
-template <class Route>
-inline thread_local update_channel<Route> tls_channel;
+template <class Route, class Red>
+inline thread_local update_channel<Route, Red> tls_channel;
 
 route_counts g_counts;
 
-template <class Route>
+template <class Route, class Red>
 class routed_updater final : public updater {
  public:
-  routed_updater(const gups_table& t, const gups_problem& p, const Route& route)
+  routed_updater(const gups_table& t, const gups_problem& p, const Route& route,
+                 std::uint32_t cache_slots)
       : t_(t), updates_(p.updates) {
     ch_ = shoal::make_target_channel<std::uint64_t>(table_words{t.cores, t.block_shift}, xor_word{},
-                                                    {}, shoal::reduction::none{}, route);
-    const update_channel<Route> ch = ch_;
-    shoal::on_all_cores([ch] { tls_channel<Route> = ch; });
+                                                    {.cache_slots = cache_slots}, Red{}, route);
+    const update_channel<Route, Red> ch = ch_;
+    shoal::on_all_cores([ch] { tls_channel<Route, Red> = ch; });
   }
   routed_updater(const routed_updater&) = delete;
   routed_updater& operator=(const routed_updater&) = delete;
   ~routed_updater() override {
-    shoal::on_all_cores([] { tls_channel<Route> = update_channel<Route>(); });
+    shoal::on_all_cores([] { tls_channel<Route, Red> = update_channel<Route, Red>(); });
     ch_.close();
   }
 
@@ -71,7 +84,7 @@ class routed_updater final : public updater {
     const gups_table t = t_;
     const std::int64_t updates = updates_;
     shoal::on_all_cores([t, updates] {
-      const update_channel<Route>& ch = tls_channel<Route>;
+      const update_channel<Route, Red>& ch = tls_channel<Route, Red>;
       const int c = shoal::mycore();
       const bool first = c % shoal::local_cores() == 0;
       // This process's traffic to others during the updates, from a
@@ -97,6 +110,11 @@ class routed_updater final : public updater {
       r.bytes = job_sum(after.bytes - before.bytes);
       r.batches = job_sum(after.batches - before.batches);
       r.mpi_messages = job_sum(after.network_buffers_sent - before.network_buffers_sent);
+      if constexpr (!std::is_same_v<Red, shoal::reduction::none>) {
+        const shoal::reduction_stats red = ch.local_reduction_stats();  // this process's cores
+        r.reduction_lookups = job_sum(red.lookups);
+        r.reduction_hits = job_sum(red.hits);
+      }
       r.max_network_buffers = shoal::allreduce_max(
           first ? static_cast<std::int64_t>(after.network_buffers) : std::int64_t{0});
       if (c == 0) g_counts = r;
@@ -106,23 +124,32 @@ class routed_updater final : public updater {
  private:
   gups_table t_;
   std::int64_t updates_;
-  update_channel<Route> ch_;
+  update_channel<Route, Red> ch_;
 };
 
 }  // namespace
 
 route_counts last_route_counts() { return g_counts; }
 
-std::unique_ptr<updater> make_routed_updater(const gups_table& t, const gups_problem& p,
-                                             const std::string& routing) {
-  g_counts = {};
+template <class Red>
+std::unique_ptr<updater> make_with(const gups_table& t, const gups_problem& p,
+                                   const std::string& routing, std::uint32_t cache_slots) {
   if (routing == "hypercube")
-    return std::make_unique<routed_updater<shoal::hypercube_routing>>(t, p,
-                                                                      shoal::hypercube_routing{});
+    return std::make_unique<routed_updater<shoal::hypercube_routing, Red>>(
+        t, p, shoal::hypercube_routing{}, cache_slots);
   if (routing == "node")
-    return std::make_unique<routed_updater<shoal::node_routing>>(
-        t, p, shoal::node_routing::from_launcher());
-  return std::make_unique<routed_updater<shoal::direct_routing>>(t, p, shoal::direct_routing{});
+    return std::make_unique<routed_updater<shoal::node_routing, Red>>(
+        t, p, shoal::node_routing::from_launcher(), cache_slots);
+  return std::make_unique<routed_updater<shoal::direct_routing, Red>>(
+      t, p, shoal::direct_routing{}, cache_slots);
+}
+
+std::unique_ptr<updater> make_routed_updater(const gups_table& t, const gups_problem& p,
+                                             const std::string& routing, bool reduce_xor,
+                                             std::uint32_t cache_slots) {
+  g_counts = {};
+  if (reduce_xor) return make_with<xor_values>(t, p, routing, cache_slots);
+  return make_with<shoal::reduction::none>(t, p, routing, 0);
 }
 
 }  // namespace shoal_apps::gups

@@ -68,13 +68,18 @@ std::unique_ptr<updater> make_delegate_updater(const gups_table& t, const gups_p
 /// Active Pebbles with active routing: the update value sent to its table
 /// word on a target channel routed `routing` (direct, hypercube or node:
 /// routing.hpp); --outstanding sent only. Opens the channel (blocking);
-/// the updater closes it. Root task.
+/// the updater closes it. Root task. `reduce_xor`: updates of one word
+/// staged together combine into one (reduction.hpp), in caches of
+/// `cache_slots` per core.
 std::unique_ptr<updater> make_routed_updater(const gups_table& t, const gups_problem& p,
-                                             const std::string& routing);
+                                             const std::string& routing, bool reduce_xor,
+                                             std::uint32_t cache_slots);
 /// The last routed run's traffic, job-wide: values forwarded at
 /// intermediate hops; messages, bytes and aggregation batches handed to
 /// other processes, and the network buffers (MPI messages) that carried
-/// them; the most network buffers one process allocated (since start-up).
+/// them; the most network buffers one process allocated (since start-up);
+/// under --reduce xor, the values that went through the reduction caches
+/// and those folded into a staged one (messages removed).
 struct route_counts {
   std::int64_t forwarded = 0;
   std::int64_t messages = 0;
@@ -82,6 +87,8 @@ struct route_counts {
   std::int64_t batches = 0;
   std::int64_t mpi_messages = 0;
   std::int64_t max_network_buffers = 0;
+  std::int64_t reduction_lookups = 0;
+  std::int64_t reduction_hits = 0;
 };
 route_counts last_route_counts();
 

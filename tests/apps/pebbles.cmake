@@ -74,6 +74,25 @@ if("gups" IN_LIST SHOAL_BUILT_APPS)
     COMMAND shoal-driver gups --routing node --outstanding applied --log-table 10)
   shoal_app_test(gups_routing_unknown EXPECT 2 MAX_S 30 REGEX "--routing: ring not in"
     COMMAND shoal-driver gups --routing ring --log-table 10)
+  # --reduce xor: updates of one word combine on the way; a 2^10 table with
+  # 4 updates per word leaves duplicates to remove, and the table must
+  # still equal the sequential reference.
+  foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1")
+    list(GET shape 0 tag)
+    list(GET shape 1 np)
+    list(GET shape 2 cores)
+    shoal_app_test(gups_reduce_xor_${tag} NP ${np} EXPECT zero MAX_S 60
+      REGEX "\"error_fraction\":0\\.0,.*\"messages_removed\":[1-9][0-9]*,.*\"reduce\":\"xor\",.*\"reference\":\"matched\",.*\"validated\":true"
+      COMMAND shoal-driver gups --routing hypercube --reduce xor --cache-slots 256
+              --cores ${cores} --log-table 10 --json)
+  endforeach()
+  shoal_app_test(gups_reduce_needs_routing EXPECT 2 MAX_S 30
+    REGEX "--reduce xor: reductions run on the routed target channel; add --routing"
+    COMMAND shoal-driver gups --reduce xor --log-table 10)
+  shoal_app_test(gups_reduce_unknown EXPECT 2 MAX_S 30 REGEX "--reduce: sum not in"
+    COMMAND shoal-driver gups --routing direct --reduce sum --log-table 10)
+  shoal_app_test(gups_reduce_zero_cache_slots EXPECT 2 MAX_S 30 REGEX "--cache-slots"
+    COMMAND shoal-driver gups --routing direct --reduce xor --cache-slots 0 --log-table 10)
 endif()
 
 # permutation --termination depth (depth-two termination detection on one
