@@ -4,9 +4,16 @@ if(NOT TARGET shoal-driver)
   return()
 endif()
 set(shoal_exe $<TARGET_FILE:shoal-driver>)
-shoal_app_test(faults_small_stack_limit_refused EXPECT 2 MAX_S 20
-  REGEX "the stack size limit \\(ulimit -s\\) is 16 KiB; shoal's threads need at least 1024 KiB"
-  COMMAND /bin/sh -c "ulimit -s 16 && exec ${shoal_exe} gups --log-table 10")
+# 16 KiB (the reported crash) not in sanitizer builds: AddressSanitizer's own
+# start-up, before any shoal code, sometimes overflows so small a stack.
+if(NOT SHOAL_SANITIZE MATCHES "address|thread")
+  shoal_app_test(faults_small_stack_limit_refused EXPECT 2 MAX_S 20
+    REGEX "the stack size limit \\(ulimit -s\\) is 16 KiB; shoal's threads need at least 1024 KiB"
+    COMMAND /bin/sh -c "ulimit -s 16 && exec ${shoal_exe} gups --log-table 10")
+endif()
+shoal_app_test(faults_small_stack_limit_512_refused EXPECT 2 MAX_S 20
+  REGEX "the stack size limit \\(ulimit -s\\) is 512 KiB; shoal's threads need at least 1024 KiB"
+  COMMAND /bin/sh -c "ulimit -s 512 && exec ${shoal_exe} gups --log-table 10")
 shoal_app_test(faults_stack_kb_16_refused EXPECT 2 MAX_S 20
   REGEX "--stack-kb: expected a multiple of 4 in \\[32, 1048576\\], got '16'"
   COMMAND shoal-driver gups --log-table 10 --stack-kb 16)
