@@ -217,6 +217,32 @@ W apply_plain(W* w, atomic_kind op, W operand, W compare) {
 
 }  // namespace
 
+namespace {
+/// Walks `bytes` from global address `bits` piece by piece (each piece
+/// within one block of one core): pieces behind the RMA window go to
+/// window(rank, offset, at, chunk) in chunks of at most 1 GiB (MPI counts
+/// are ints), the others to direct(address, at, len); `at` is the piece's
+/// offset from the start of the transfer.
+template <class Window, class Direct>
+void walk_places(std::uint64_t bits, std::size_t bytes, const char* api, Window window,
+                 Direct direct) {
+  for (std::size_t done = 0; done < bytes;) {
+    std::size_t len = 0;
+    const place pl = locate(bits + done, bytes - done, len, api);
+    if (through_window(pl)) {
+      for (std::size_t k = 0; k < len;) {
+        const std::size_t chunk = std::min<std::size_t>(len - k, std::size_t{1} << 30);
+        window(pl.rank, pl.offset + k, done + k, chunk);
+        k += chunk;
+      }
+    } else {
+      direct(address_of(pl), done, len);
+    }
+    done += len;
+  }
+}
+}  // namespace
+
 struct detail_access {
   static rma_request_state& state(rma_request& r) {
     if (!r.s_) r.s_.reset(new rma_request_state);
@@ -242,24 +268,20 @@ rma_request async_get_bytes(std::uint64_t bits, void* dst, std::size_t elem, std
     return r;
   }
   auto* out = static_cast<char*>(dst);
-  for (std::size_t done = 0; done < bytes;) {
-    std::size_t len = 0;
-    const place pl = locate(bits + done, bytes - done, len, api);
-    if (through_window(pl)) {
-      auto& s = detail_access::state(r);
-      for (std::size_t k = 0; k < len;) {
-        const std::size_t chunk = std::min<std::size_t>(len - k, std::size_t{1} << 30);
+  walk_places(
+      bits, bytes, api,
+      [&](int rank, std::uint64_t offset, std::size_t at, std::size_t chunk) {
+        auto& s = detail_access::state(r);
         s.handles.emplace_back();
-        g_os.net->rma_get(pl.rank, pl.offset + k, out + done + k, chunk, s.handles.back());
-        k += chunk;
-      }
-    } else if (n == 1) {
-      copy_word(out + done, address_of(pl), len);
-    } else {
-      std::memcpy(out + done, address_of(pl), len);
-    }
-    done += len;
-  }
+        g_os.net->rma_get(rank, offset, out + at, chunk, s.handles.back());
+      },
+      [&](char* mem, std::size_t at, std::size_t len) {
+        if (n == 1) {
+          copy_word(out + at, mem, len);
+        } else {
+          std::memcpy(out + at, mem, len);
+        }
+      });
   return r;
 }
 
@@ -281,24 +303,20 @@ rma_request async_put_bytes(std::uint64_t bits, const void* src, std::size_t ele
     return r;
   }
   const auto* in = static_cast<const char*>(src);
-  for (std::size_t done = 0; done < bytes;) {
-    std::size_t len = 0;
-    const place pl = locate(bits + done, bytes - done, len, api);
-    if (through_window(pl)) {
-      auto& s = detail_access::state(r);
-      for (std::size_t k = 0; k < len;) {
-        const std::size_t chunk = std::min<std::size_t>(len - k, std::size_t{1} << 30);
+  walk_places(
+      bits, bytes, api,
+      [&](int rank, std::uint64_t offset, std::size_t at, std::size_t chunk) {
+        auto& s = detail_access::state(r);
         s.handles.emplace_back();
-        g_os.net->rma_put(pl.rank, pl.offset + k, in + done + k, chunk, s.handles.back());
-        k += chunk;
-      }
-    } else if (n == 1) {
-      copy_word(address_of(pl), in + done, len);
-    } else {
-      std::memcpy(address_of(pl), in + done, len);
-    }
-    done += len;
-  }
+        g_os.net->rma_put(rank, offset, in + at, chunk, s.handles.back());
+      },
+      [&](char* mem, std::size_t at, std::size_t len) {
+        if (n == 1) {
+          copy_word(mem, in + at, len);
+        } else {
+          std::memcpy(mem, in + at, len);
+        }
+      });
   return r;
 }
 
