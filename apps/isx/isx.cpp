@@ -1,0 +1,263 @@
+// `shoal isx`: ISx, the bucket sort of uniform random keys that BCL's thesis
+// (section 5.3) runs on its queues (plain/isx_problem.hpp has the problem and
+// the checks).
+//
+//   shoal isx [--keys-per-core N] [--max-key M] [--iterations I]
+//             [--message-keys K] [--seed S] [--impl queue|channel|sequential] [--json]
+//
+// Each timed sort: a barrier, the distribution stage (every core sends each
+// of its keys to the core owning the key's value), then the local sort stage
+// (each core sorts what it got by counting). The implementations:
+//   queue       BCL's way (its figure 5.2): one bcl::fast_queue per core;
+//               a core stages K keys per destination and pushes each full
+//               stage into the destination's queue (one remote atomic and
+//               one remote write of K keys); rflush and a barrier end the
+//               stage; each core then takes its queue's keys locally.
+//   channel     the same stages travel as 64-byte values (15 keys) of a
+//               shoal channel: aggregated messages, handled on the owner;
+//               end_phase ends the stage.
+//   sequential  std::sort of the whole input on one core: the reference.
+// The baseline (shoal-baseline-isx) is ISx's MPI design: counts by
+// MPI_Alltoall, keys by MPI_Alltoallv.
+#include <shoal/bcl/fast_queue.hpp>
+#include <shoal/shoal.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/app.hpp"
+#include "common/plain/memory.hpp"
+#include "isx/plain/isx_problem.hpp"
+
+namespace shoal_apps {
+
+namespace {
+
+using isx::isx_problem;
+using isx::isx_tally;
+using key_queue = shoal::bcl::fast_queue<std::uint32_t>;
+
+/// Up to 15 keys for one core: the channel impl's value (64 bytes).
+struct key_block {
+  static constexpr int capacity = 15;
+  std::uint32_t count = 0;
+  std::array<std::uint32_t, capacity> keys;
+};
+static_assert(sizeof(key_block) == 64);
+
+/// A core's part of the sort.
+struct core_state {
+  const isx_problem* problem = nullptr;
+  int me = 0;
+  std::uint64_t lo = 0;               ///< this core sorts key values [lo, hi)
+  std::uint64_t hi = 0;
+  std::vector<std::uint32_t> input;     ///< this core's keys (made once)
+  std::vector<std::uint32_t> received;  ///< this sort's keys for [lo, hi)
+  std::vector<std::uint32_t> counts;    ///< the counting sort's histogram
+  std::vector<std::uint32_t> sorted;    ///< the local sort's output
+  std::vector<std::uint32_t> stage;     ///< message_keys per destination
+  std::vector<int> fill;                ///< keys staged per destination
+  std::uint64_t lost = 0;               ///< keys outside [lo, hi) (none when right)
+};
+
+shoal::per_core<core_state> g_core;
+/// This core's state for the channel handler (one thread per shoal core).
+thread_local core_state* t_state = nullptr;
+
+/// What core 0 hands the root task.
+struct outcome {
+  double seconds = 0;
+  isx_tally tally;
+};
+outcome g_result;
+
+/// Every rank's copy of the problem (set before shoal::run, read by cores).
+std::unique_ptr<isx_problem> g_problem;
+std::string g_fault;
+
+void setup_core(core_state& st) {
+  st = core_state{};
+  t_state = &st;
+  const isx_problem& p = *g_problem;
+  st.problem = &p;
+  st.me = shoal::mycore();
+  st.lo = p.range_begin(st.me);
+  st.hi = p.range_begin(st.me + 1);
+  st.input.resize(static_cast<std::size_t>(p.keys_per_core()));
+  isx::make_keys(p, st.me, st.input);
+  st.received.reserve(static_cast<std::size_t>(p.receive_bound()));
+  st.stage.resize(static_cast<std::size_t>(shoal::cores()) * static_cast<std::size_t>(p.message_keys()));
+  st.fill.assign(static_cast<std::size_t>(shoal::cores()), 0);
+}
+
+/// The distribution stage's sending side: each key staged for its owner;
+/// a full stage is sent with `send(dest, keys, n)` (or kept, for this core);
+/// at the end every partial stage goes too.
+template <class Send>
+void distribute(core_state& st, const Send& send) {
+  const isx_problem& p = *st.problem;
+  const int k = p.message_keys();
+  std::uint32_t* stage = st.stage.data();
+  int* fill = st.fill.data();
+  auto ship = [&](int dest, int n) {
+    const std::uint32_t* run = stage + static_cast<std::ptrdiff_t>(dest) * k;
+    if (dest == st.me)
+      st.received.insert(st.received.end(), run, run + n);
+    else
+      send(dest, run, n);
+  };
+  for (const std::uint32_t key : st.input) {
+    const int dest = p.owner(key);
+    const int n = fill[dest];
+    stage[static_cast<std::ptrdiff_t>(dest) * k + n] = key;
+    fill[dest] = n + 1;
+    if (n + 1 == k) {
+      fill[dest] = 0;
+      ship(dest, k);
+    }
+  }
+  for (int dest = 0; dest < shoal::cores(); ++dest) {
+    if (fill[dest] > 0) ship(dest, fill[dest]);
+    fill[dest] = 0;
+  }
+}
+
+/// The queue impl's distribution stage: pushes, then flush, barrier and the
+/// local pops.
+void distribute_by_queue(core_state& st, std::span<key_queue> queues) {
+  distribute(st, [&](int dest, const std::uint32_t* run, int n) {
+    if (!queues[static_cast<std::size_t>(dest)].push(
+            std::span<const std::uint32_t>(run, static_cast<std::size_t>(n))))
+      shoal::abort_job(fmt::format("shoal isx: failed: the queue of core {} is full ({} keys): "
+                                   "its key range got far more than its share",
+                                   dest, queues[static_cast<std::size_t>(dest)].capacity()),
+                       1);
+    shoal::yield();  // let this core serve what other cores ask of it meanwhile
+  });
+  shoal::rflush();
+  shoal::barrier();
+  key_queue& mine = queues[static_cast<std::size_t>(st.me)];
+  std::uint32_t v = 0;
+  while (mine.local_nonatomic_pop(v)) st.received.push_back(v);
+}
+
+/// The channel impl's distribution stage.
+void distribute_by_channel(core_state& st, const shoal::channel<key_block>& ch) {
+  distribute(st, [&](int dest, const std::uint32_t* run, int n) {
+    for (int i = 0; i < n; i += key_block::capacity) {
+      key_block b;
+      b.count = static_cast<std::uint32_t>(std::min(key_block::capacity, n - i));
+      std::copy_n(run + i, b.count, b.keys.begin());
+      ch.send(dest, b);
+    }
+    shoal::yield();
+  });
+  ch.end_phase();
+}
+
+/// The whole run on one core; SPMD. Exactly one of `queues` (non-empty) and
+/// `ch` is used.
+void run_core(std::span<key_queue> queues, const shoal::channel<key_block>& ch) {
+  core_state& st = g_core.local();
+  setup_core(st);
+  const isx_problem& p = *st.problem;
+  auto sort_once = [&] {
+    st.received.clear();
+    shoal::barrier();  // every core done with the last sort before keys arrive
+    if (!queues.empty())
+      distribute_by_queue(st, queues);
+    else
+      distribute_by_channel(st, ch);
+    st.lost = isx::counting_sort(st.received, st.lo, st.hi, st.counts, st.sorted);
+  };
+  sort_once();  // warm-up, untimed (ISx's burn-in)
+  shoal::barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < p.iterations(); ++i) sort_once();
+  shoal::barrier();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  if (st.me == 0) isx::inject_fault(g_fault, st.sorted);
+  const auto base = shoal::exclusive_scan_sum(static_cast<std::uint64_t>(st.sorted.size())).before;
+  const isx_tally mine = isx::check_output(st.input, st.sorted, base, st.lo, st.hi, st.lost);
+  std::array<std::uint64_t, 6> parts{mine.keys,       mine.out_of_order, mine.out_of_range,
+                                     mine.input_hash, mine.output_hash,  mine.sorted_hash};
+  shoal::allreduce_sum(std::span<std::uint64_t>(parts));  // wraps mod 2^64, as the hashes do
+  if (st.me == 0)
+    g_result = outcome{seconds, isx_tally{parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]}};
+  st = core_state{};
+}
+
+/// The queues' room on each core's slice of the global heap: fast_queue
+/// allocates its capacity on every core, so P queues take P capacities.
+void check_heap(const isx_problem& p) {
+  const shoal::config& cfg = shoal::current_config();
+  const double slice = static_cast<double>(cfg.heap_mb) * 1048576.0 / cfg.cores;
+  const double need = static_cast<double>(p.cores()) *
+                      (static_cast<double>(p.receive_bound()) * 4.0 + 4096.0);
+  if (need > 0.9 * slice)
+    throw input_error(fmt::format(
+        "--keys-per-core {}: the {} queues need {} of each core's global heap slice, which has "
+        "{} (--heap-mb {} over {} cores); raise --heap-mb or lower --keys-per-core",
+        p.keys_per_core(), p.cores(), human_bytes(need), human_bytes(slice), cfg.heap_mb,
+        cfg.cores));
+}
+
+void run_isx(const isx::isx_options& o, run_context& ctx) {
+  g_problem = std::make_unique<isx_problem>(o, shoal::cores());
+  g_fault = o.fault;
+  const isx_problem& p = *g_problem;
+  if (ctx.impl == "queue") check_heap(p);
+  shoal::run([&] {
+    if (ctx.impl == "sequential") {
+      double seconds = 0;
+      isx_tally t = isx::sort_sequential(p, seconds);
+      isx::fill_report(ctx.out, p, seconds, t);
+      return;
+    }
+    if (ctx.impl == "queue") {
+      // One queue per core, hosted there; every core gets every handle.
+      shoal::on_all_cores([] {
+        key_queue mine = key_queue::make(shoal::mycore(), g_problem->receive_bound());
+        const shoal::gathered<key_queue> all =
+            shoal::allgatherv(std::span<const key_queue>(&mine, 1));
+        std::vector<key_queue> queues = all.values;
+        run_core(queues, shoal::channel<key_block>{});
+        shoal::barrier();  // nobody pushes to a queue any more
+        mine.destroy();
+      });
+    } else {
+      const shoal::channel<key_block> ch = shoal::make_channel<key_block>([](const key_block& b) {
+        std::vector<std::uint32_t>& r = t_state->received;
+        r.insert(r.end(), b.keys.begin(), b.keys.begin() + b.count);
+      });
+      shoal::on_all_cores([ch] { run_core({}, ch); });
+      shoal::channel<key_block> closing = ch;
+      closing.close();
+    }
+    isx::fill_report(ctx.out, p, g_result.seconds, g_result.tally);
+  });
+  g_problem.reset();
+}
+
+}  // namespace
+
+app_spec isx_app() {
+  return {"isx",
+          "ISx bucket sort of uniform random keys (BCL's queue benchmark), Mkeys/s",
+          {"queue", "channel", "sequential"},
+          [](CLI::App& cmd) -> runner {
+            auto o = std::make_shared<isx::isx_options>();
+            isx::add_options(cmd, *o);
+            return [o](run_context& ctx) { run_isx(*o, ctx); };
+          }};
+}
+
+}  // namespace shoal_apps
