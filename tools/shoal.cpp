@@ -66,6 +66,7 @@ std::vector<suite_entry> suite_entries() {
           {"uts", {"--tree", "T3L"}},
           {"pagerank", {"--scale", "20"}},
           {"intsort", {"--class", "B"}},
+          {"isx", {"--keys-per-core", "4194304"}},
           {"randomwalk", {"--scale", "18", "--length", "128"}},
           {"chma", {"--tasks", "16384", "--length", "256"}},
           {"pointerchase", {"--rounds", "100000"}},

@@ -6,7 +6,7 @@ two job shapes of this 2-core machine -- 1 process x 2 cores and 2 processes x
 1 core -- and writes bench/results/latest.{md,json} and one PNG plot per app
 (rate by configuration, shoal next to its reference).
 
-References: gups, bfs, pagerank, intsort, histogram, indexgather and
+References: gups, bfs, pagerank, intsort, isx, histogram, indexgather and
 pointerchase against their plain-MPI baselines (build/bin/shoal-baseline-*) on
 as many ranks as shoal has cores; uts, randomwalk, chma and permutation against
 the app's sequential implementation (`--impl sequential`, one core): the ratio
@@ -76,6 +76,30 @@ APPS = {
         "target": 1.0,
         "ratio": "rate",
         "what": "NPB IS class B (2^25 keys, 10 rankings), Mop/s",
+    },
+    "isx": {
+        "app": "isx",
+        "args": ["--keys-per-core", "4194304"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "ISx bucket sort, 2^22 keys per core, 5 sorts, bcl::fast_queue (auto one-sided backend)",
+    },
+    "isx-channel": {
+        "app": "isx",
+        "args": ["--keys-per-core", "4194304", "--impl", "channel"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "ISx bucket sort, 2^22 keys per core, the keys as channel values",
+    },
+    "isx-small": {
+        "app": "isx",
+        "args": ["--keys-per-core", "65536", "--iterations", "50"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "ISx bucket sort, 2^16 keys per core (fixed costs), 50 sorts",
     },
     "pointerchase": {
         "app": "pointerchase",
