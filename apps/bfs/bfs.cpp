@@ -184,6 +184,13 @@ void run_with(const bfs_options& o, const graph_shape& s, run_context& ctx) {
     fill_search_report(ctx.out, {o.graph, s.vertices, s.edges}, o.sender_filter, out,
                        construction_s);
     ctx.out.set("reduce", o.reduce);
+    if (v == variant::hybrid) {
+      const direction_counts d = take_direction_counts();
+      const std::int64_t searches = std::max<std::int64_t>(d.searches, 1);
+      ctx.out.set("edges_examined_per_search", d.edges_examined / searches);
+      ctx.out.set("top_down_levels", d.top_down_levels, false);
+      ctx.out.set("bottom_up_levels", d.bottom_up_levels, false);
+    }
     if (o.reduce == "min") {
       const reduction_counts r = last_reduction_counts();
       ctx.out.set("messages_removed", r.hits);

@@ -7,12 +7,13 @@
 
 namespace shoal_apps::bfs {
 
-std::vector<std::string> variant_names() { return {"channel", "async", "delegate", "queue"}; }
+std::vector<std::string> variant_names() { return {"channel", "async", "delegate", "queue", "hybrid"}; }
 
 variant variant_named(const std::string& name) {
   if (name == "async") return variant::async;
   if (name == "delegate") return variant::delegate;
   if (name == "queue") return variant::queue;
+  if (name == "hybrid") return variant::hybrid;
   return variant::channel;
 }
 
@@ -59,7 +60,7 @@ void prepare_searches(variant v, const search_setup& s) {
     if (v == variant::queue) st.outbox.assign(static_cast<std::size_t>(shoal::cores()), {});
     reset_core(st);
   });
-  if (v == variant::channel) open_channel_variant<V>();
+  if (v == variant::channel || v == variant::hybrid) open_channel_variant<V>();
   if (v == variant::async) open_async_variant<V>(s);
   if (v == variant::queue) open_queue_variant<V>();
 }
@@ -75,6 +76,8 @@ void search(variant v, const search_setup& s, std::uint64_t root) {
       return search_delegate<V>(s, root);
     case variant::queue:
       return search_queue<V>(s, root);
+    case variant::hybrid:
+      return search_hybrid<V>(s, root);
   }
 }
 

@@ -10,6 +10,11 @@
 //             delegates on the global parent array (search_delegate.cpp)
 //   queue     UPC-queues pattern: batched enqueue into the owner's queue,
 //             drained by the owner after the level (search_queue.cpp)
+//   hybrid    direction-optimising (Beamer et al.): channel's top-down
+//             levels while the frontier is small, bottom-up levels (each
+//             unvisited vertex looks for a parent in a copy of the whole
+//             frontier, gathered on every core) while it is large
+//             (search_hybrid.cpp)
 //
 // Every function here is blocking and is called from the root task.
 #pragma once
@@ -24,7 +29,7 @@
 
 namespace shoal_apps::bfs {
 
-enum class variant { channel, async, delegate, queue };
+enum class variant { channel, async, delegate, queue, hybrid };
 
 /// The --impl names, the default first.
 std::vector<std::string> variant_names();
@@ -47,6 +52,17 @@ struct reduction_counts {
   std::int64_t hits = 0;     ///< folded into a staged one: messages removed
 };
 reduction_counts last_reduction_counts();
+
+/// Hybrid variant: edges examined and levels run each way, summed over the
+/// job and every search since the last call (which this one resets; zeros
+/// for other variants).
+struct direction_counts {
+  std::int64_t searches = 0;
+  std::int64_t edges_examined = 0;  ///< top-down: every arc of the frontier; bottom-up: until a parent
+  std::int64_t top_down_levels = 0;
+  std::int64_t bottom_up_levels = 0;
+};
+direction_counts take_direction_counts();
 
 /// Sizes every core's per-search arrays for `v` and points each core at its
 /// slice of the parent array, filled with -1. Opens the variant's channels.
@@ -78,6 +94,17 @@ template <class V>
 void search_delegate(const search_setup& s, std::uint64_t root);
 template <class V>
 void search_queue(const search_setup& s, std::uint64_t root);
+template <class V>
+void search_hybrid(const search_setup& s, std::uint64_t root);
+
+/// The channel variant's level expansion (search_channel.cpp), which the
+/// hybrid's top-down levels share: the frontier's rows scanned, own
+/// neighbours claimed, others sent on `ch`. The caller ends the phase.
+template <class V>
+void expand_top_down(core_state<V>& st, const shoal::channel<visit<V>>& ch, bool filter);
+/// The channel the channel and hybrid variants claim on (open_channel_variant).
+template <class V>
+shoal::channel<visit<V>> visit_channel();
 
 // Channel setup of the variants that use one (opened once, before timing).
 template <class V>

@@ -82,16 +82,26 @@ void search_levels(std::uint64_t root, bool filter, shoal::channel<visit<V>> ch)
   // level's values have all been handled and before the sum (a barrier)
   // lets any core start the next level, so it never mixes two levels.
   for (;;) {
-    if (filter)
-      expand<V, true>(st, ch);
-    else
-      expand<V, false>(st, ch);
+    expand_top_down(st, ch, filter);
     ch.end_phase();
     if (shoal::allreduce_sum(st.advance()) == 0) return;
   }
 }
 
 }  // namespace
+
+template <class V>
+void expand_top_down(core_state<V>& st, const shoal::channel<visit<V>>& ch, bool filter) {
+  if (filter)
+    expand<V, true>(st, ch);
+  else
+    expand<V, false>(st, ch);
+}
+
+template <class V>
+shoal::channel<visit<V>> visit_channel() {
+  return g_visit_channel<V>;
+}
 
 template <class V>
 void open_channel_variant() {
@@ -112,6 +122,12 @@ void search_channel(const search_setup& s, std::uint64_t root) {
   shoal::on_all_cores([root, filter, ch] { search_levels<V>(root, filter, ch); });
 }
 
+template void expand_top_down<std::uint32_t>(core_state<std::uint32_t>&,
+                                             const shoal::channel<visit<std::uint32_t>>&, bool);
+template void expand_top_down<std::uint64_t>(core_state<std::uint64_t>&,
+                                             const shoal::channel<visit<std::uint64_t>>&, bool);
+template shoal::channel<visit<std::uint32_t>> visit_channel<std::uint32_t>();
+template shoal::channel<visit<std::uint64_t>> visit_channel<std::uint64_t>();
 template void open_channel_variant<std::uint32_t>();
 template void open_channel_variant<std::uint64_t>();
 template void close_channel_variant<std::uint32_t>();

@@ -7,7 +7,7 @@ set(bfs_ok "\"validated\":true")
 set(bfs_data ${SHOAL_APP_TEST_DATA}/bfs)
 
 # Kronecker graphs, scales 10-14, every variant in both shapes of a 2-core job.
-foreach(impl channel async delegate queue)
+foreach(impl channel async delegate queue hybrid)
   shoal_app_test(bfs_${impl}_scale10_1x2 EXPECT zero MAX_S 30 REGEX "${bfs_ok}"
     COMMAND shoal-driver bfs --impl ${impl} --cores 2 --scale 10 --roots 16 --json)
   shoal_app_test(bfs_${impl}_scale12_2x1 NP 2 EXPECT zero MAX_S 30 REGEX "${bfs_ok}"
@@ -47,7 +47,7 @@ foreach(shape "1x2;1;2" "2x1;2;1")
     REGEX "10 vertices, 8 edges, 7 search keys.*${bfs_ok}"
     COMMAND shoal-driver bfs --cores ${cores} --block-bytes 8 --graph ${bfs_data}/disconnected.txt --roots 64 --json)
 endforeach()
-foreach(impl channel async delegate queue)
+foreach(impl channel async delegate queue hybrid)
   shoal_app_test(bfs_${impl}_disconnected_2x1 NP 2 EXPECT zero MAX_S 30
     REGEX "\"depth\":2,\"edges\":4,\"reached\":4,\"root\":0.*${bfs_ok}"
     COMMAND shoal-driver bfs --impl ${impl} --cores 1 --block-bytes 8 --graph ${bfs_data}/disconnected.txt --root 0 --json)
@@ -179,3 +179,23 @@ endif()
 shoal_app_test(bfs_hostile_stdout_full EXPECT 3 MAX_S 20
   REGEX "shoal: error: cannot write the bfs report to standard output: No space left on device"
   COMMAND sh -c "exec \"$0\" bfs --cores 1 --scale 8 --roots 2 --json > /dev/full" $<TARGET_FILE:shoal-driver>)
+
+# The hybrid (direction-optimising) variant: bottom-up levels really run
+# (their frontier gathered from every core), at every job shape, and on a
+# file graph whose cores hold fewer than 64 vertices each (the gathered
+# frontier is then assembled bit by bit).
+foreach(shape "1;1" "1;2" "2;1" "2;2" "3;2")
+  list(GET shape 0 np)
+  list(GET shape 1 cores)
+  shoal_app_test(bfs_hybrid_directions_${np}x${cores} NP ${np} EXPECT zero MAX_S 60
+    REGEX "\"bottom_up_levels\":[1-9][0-9]*,.*\"edges_examined_per_search\":[0-9]+,.*\"validated\":true"
+    COMMAND shoal-driver bfs --impl hybrid --cores ${cores} --scale 14 --roots 8 --json)
+endforeach()
+shoal_app_test(bfs_hybrid_small_blocks_2x2 NP 2 EXPECT zero MAX_S 60
+  REGEX "\"bottom_up_levels\":[1-9][0-9]*,.*\"validated\":true"
+  COMMAND shoal-driver bfs --impl hybrid --cores 2 --block-bytes 8 --scale 10 --roots 8 --json)
+foreach(rule 1 2 3 4 5)
+  shoal_app_test(bfs_hybrid_corrupt_rule${rule}_1x2 EXPECT 1 MAX_S 60
+    REGEX "\"validated\":false"
+    COMMAND shoal-driver bfs --impl hybrid --cores 2 --scale 10 --roots 2 --corrupt-for-test ${rule} --json)
+endforeach()
