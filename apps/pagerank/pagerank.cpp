@@ -45,6 +45,10 @@
 // library's cache removes only duplicates staged at the same time, and pays
 // a cache probe per increment: bench/results/pebbles.md).
 //
+// --impl pull and pull-float (pull.hpp): each core sums the contributions
+// of its vertices' in-links from a copy of every vertex's contribution
+// gathered once per iteration; no message per link.
+//
 // --impl sequential runs the same push on one core (rank 0's core 0) over
 // rows of every vertex: the single-core reference rate.
 //
@@ -53,6 +57,7 @@
 // about 1e-7 relative, exceeds 1e-9 on the scale summing to 1 once a
 // rank is above ~1e-2, which small Kronecker graphs reach).
 #include "pagerank/plain/pagerank.hpp"
+#include "pagerank/pull.hpp"
 
 #include <shoal/shoal.hpp>
 
@@ -444,9 +449,11 @@ void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx)
                     r.reduce, ctx.impl));
   r.sum = r.reduce == "sum";
   r.combining = ctx.impl == "combining";
-  // Every core gathers a vertex-sized copy of the ranks; core 0 combines one per core.
-  input_size in =
-      size_input(o, {shoal::ranks(), shoal::local_cores(), shoal::cores(), r.combining});
+  const bool pull = ctx.impl == "pull" || ctx.impl == "pull-float";
+  // Every core gathers a vertex-sized copy of the ranks; core 0 combines one
+  // per core. Pull: every core gathers every contribution (the same size).
+  input_size in = size_input(
+      o, {shoal::ranks(), shoal::local_cores(), shoal::cores(), r.combining || pull});
   if (!o.graph.file.empty()) {
     g_edges = std::move(in.file_edges);
   } else if (ctx.impl == "sequential") {
@@ -464,6 +471,8 @@ void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx)
   const std::int64_t n = in.vertices;
   if (ctx.impl == "sequential")
     run_sequential(o, n, out);
+  else if (pull)
+    run_pull(o, n, g_edges, ctx.impl == "pull-float", out, g_ranks);
   else
     run_channel(o, r, n, out, ro);
   if (shoal::myrank() != 0) {
@@ -494,7 +503,7 @@ void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx)
 app_spec pagerank_app() {
   return {"pagerank",
           "PageRank by streaming increments (Grappa) on a Kronecker or file graph, validated",
-          {"channel", "combining", "sequential"},
+          {"channel", "combining", "pull", "pull-float", "sequential"},
           [](CLI::App& cmd) -> runner {
             auto o = std::make_shared<pagerank_options>();
             auto r = std::make_shared<reduce_options>();

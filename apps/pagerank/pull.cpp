@@ -1,0 +1,187 @@
+// PageRank by pull with per-core ghost contributions (pull.hpp).
+#include "pagerank/pull.hpp"
+
+#include <shoal/shoal.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <span>
+
+namespace shoal_apps::pagerank {
+
+namespace {
+
+/// One core's block: in-link rows (sources as vertex ids), out-degrees,
+/// ranks. Touched only by that core's task.
+struct pull_state {
+  block_layout layout;
+  int me = 0;
+  std::vector<std::uint64_t> in_offsets;  ///< count + 1 row starts
+  std::vector<std::uint32_t> sources;     ///< vertex ids, sorted per row, no duplicates
+  std::vector<std::uint32_t> out_degree;
+  std::vector<double> rank;
+  // Results (identical on every core; read from core 0 of rank 0).
+  int iterations = 0;
+  double l1 = 0;
+  std::int64_t arcs = 0;
+  std::int64_t dangling = 0;
+};
+
+shoal::per_core<pull_state> g_pull;
+/// This process's edge list and (rank 0) where the ranks go: set by every
+/// process before its cores run (a pointer in a closure would be another
+/// process's address).
+const std::vector<edge>* g_edges_in = nullptr;
+std::vector<double>* g_ranks_out = nullptr;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::array<double, 2> sum2(const std::array<double, 2>& x) {
+  return shoal::allreduce(x, [](const std::array<double, 2>& a, const std::array<double, 2>& b) {
+    return std::array<double, 2>{a[0] + b[0], a[1] + b[1]};
+  });
+}
+
+/// This core's in-link rows and out-degrees from the whole edge list
+/// (self-loops and duplicate links dropped, as the reference does). SPMD.
+void construct(std::int64_t n) {
+  const std::vector<edge>& edges = *g_edges_in;
+  pull_state& st = g_pull.local();
+  st.me = shoal::mycore();
+  st.layout = block_layout(n, shoal::cores());
+  const std::int64_t first = st.layout.first(st.me);
+  const auto count = static_cast<std::size_t>(st.layout.count(st.me));
+  const std::int64_t last = first + static_cast<std::int64_t>(count);
+  // Out-degrees of the own vertices: the out-rows' lengths (deduplicated).
+  const out_rows rows = build_out_rows(edges, st.layout, st.me);
+  st.out_degree.resize(count);
+  std::int64_t dangling = 0;
+  for (std::size_t l = 0; l < count; ++l) {
+    st.out_degree[l] = static_cast<std::uint32_t>(rows.offsets[l + 1] - rows.offsets[l]);
+    dangling += st.out_degree[l] == 0 ? 1 : 0;
+  }
+  // In-rows by counting sort on the target, then sorted and deduplicated.
+  st.in_offsets.assign(count + 1, 0);
+  for (const edge& e : edges)
+    if (e.v >= first && e.v < last && e.u != e.v) ++st.in_offsets[static_cast<std::size_t>(e.v - first) + 1];
+  for (std::size_t l = 0; l < count; ++l) st.in_offsets[l + 1] += st.in_offsets[l];
+  std::vector<std::uint64_t> at(st.in_offsets.begin(), st.in_offsets.end() - 1);
+  st.sources.resize(st.in_offsets.back());
+  for (const edge& e : edges)
+    if (e.v >= first && e.v < last && e.u != e.v)
+      st.sources[at[static_cast<std::size_t>(e.v - first)]++] = static_cast<std::uint32_t>(e.u);
+  std::uint64_t kept = 0;
+  for (std::size_t l = 0; l < count; ++l) {
+    const auto b = st.sources.begin() + static_cast<std::ptrdiff_t>(st.in_offsets[l]);
+    const auto e = st.sources.begin() + static_cast<std::ptrdiff_t>(st.in_offsets[l + 1]);
+    std::sort(b, e);
+    const auto u = std::unique(b, e);
+    st.in_offsets[l] = kept;
+    kept = static_cast<std::uint64_t>(
+        std::copy(b, u, st.sources.begin() + static_cast<std::ptrdiff_t>(kept)) - st.sources.begin());
+  }
+  st.in_offsets[count] = kept;
+  st.sources.resize(kept);
+  st.sources.shrink_to_fit();
+  st.rank.assign(count, 1.0 / static_cast<double>(n));
+  const std::array<std::int64_t, 2> totals = shoal::allreduce(
+      std::array<std::int64_t, 2>{static_cast<std::int64_t>(kept), dangling},
+      [](const std::array<std::int64_t, 2>& a, const std::array<std::int64_t, 2>& b) {
+        return std::array<std::int64_t, 2>{a[0] + b[0], a[1] + b[1]};
+      });
+  st.arcs = totals[0];
+  st.dangling = totals[1];
+}
+
+/// The timed iterations, on every core. T: the type contributions travel
+/// and are read as. SPMD.
+template <class T>
+void iterate(double tolerance, int max_iterations, bool corrupt) {
+  pull_state& st = g_pull.local();
+  const auto n = static_cast<double>(st.layout.vertices());
+  const std::size_t count = st.rank.size();
+  std::vector<T> contribution(count);
+  double own_dangling = 0;
+  for (std::size_t v = 0; v < count; ++v)
+    if (st.out_degree[v] == 0) own_dangling += st.rank[v];
+  double dangling = sum2({0, own_dangling})[1];
+  int it = 0;
+  double l1 = 0;
+  while (it < max_iterations) {
+    for (std::size_t v = 0; v < count; ++v)
+      contribution[v] =
+          st.out_degree[v] == 0 ? T{0} : static_cast<T>(st.rank[v] / st.out_degree[v]);
+    // Every block, in core order: vertex order.
+    const shoal::gathered<T> all = shoal::allgatherv(std::span<const T>(contribution));
+    const T* c = all.values.data();
+    const double base = (1.0 - damping) / n + damping * dangling / n;
+    const std::uint64_t* offsets = st.in_offsets.data();
+    const std::uint32_t* sources = st.sources.data();
+    double* rank = st.rank.data();
+    std::array<double, 2> sums{0, 0};  // l1, dangling
+    bool drop = corrupt && it == 0 && st.me == 0;
+    for (std::size_t v = 0; v < count; ++v) {
+      std::uint64_t i = offsets[v];
+      if (drop && i < offsets[v + 1]) {  // test hook: lose core 0's first link
+        ++i;
+        drop = false;
+      }
+      double s = 0;
+      for (const std::uint64_t end = offsets[v + 1]; i < end; ++i) s += c[sources[i]];
+      const double r = base + damping * s;
+      sums[0] += std::fabs(r - rank[v]);
+      rank[v] = r;
+      if (st.out_degree[v] == 0) sums[1] += r;
+    }
+    const std::array<double, 2> total = sum2(sums);
+    ++it;
+    l1 = total[0];
+    dangling = total[1];
+    if (l1 < tolerance) break;
+  }
+  st.iterations = it;
+  st.l1 = l1;
+}
+
+}  // namespace
+
+void run_pull(const pagerank_options& o, std::int64_t n, const std::vector<edge>& edges,
+              bool single_precision, outcome& out, std::vector<double>& ranks) {
+  g_edges_in = &edges;
+  g_ranks_out = &ranks;
+  shoal::run([&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    shoal::on_all_cores([n] { construct(n); });
+    out.construction_s = seconds_since(t0);
+  });
+  shoal::run([&] {
+    const double tolerance = o.tolerance;
+    const int iterations = o.iterations;
+    const bool corrupt = o.corrupt;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (single_precision)
+      shoal::on_all_cores([=] { iterate<float>(tolerance, iterations, corrupt); });
+    else
+      shoal::on_all_cores([=] { iterate<double>(tolerance, iterations, corrupt); });
+    out.time_s = seconds_since(t0);
+    shoal::on_all_cores([] {
+      const pull_state& st = g_pull.local();
+      shoal::gathered<double> all = shoal::gatherv(std::span<const double>(st.rank), 0);
+      if (st.me == 0) *g_ranks_out = std::move(all.values);
+    });
+    const pull_state& s0 = g_pull.local();
+    out.iterations = s0.iterations;
+    out.l1_change = s0.l1;
+    out.arcs = s0.arcs;
+    out.dangling = s0.dangling;
+  });
+  g_pull.reset();
+  g_edges_in = nullptr;
+  g_ranks_out = nullptr;
+}
+
+}  // namespace shoal_apps::pagerank

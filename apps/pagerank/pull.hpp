@@ -1,0 +1,33 @@
+// PageRank by pull over in-links with a per-core copy of every vertex's
+// contribution (ghost values refreshed once per iteration): `--impl pull`
+// (contributions as doubles) and `--impl pull-float` (as floats: half the
+// bytes gathered and read; sums still in double). Floats carry a relative
+// error near 1e-7, so pull-float meets the validation bound (1e-9 on ranks
+// summing to 1) only while every rank stays below about 1e-2: on Kronecker
+// graphs of scale 14 and up, not on tiny graphs.
+//
+// Per iteration, SPMD: each core computes contribution[v] = rank[v] /
+// out-degree(v) for its block of vertices (0 without out-links, whose rank
+// is spread uniformly as in the push); shoal::allgatherv gives every core
+// every block, in core order, which is vertex order (block_layout); each
+// core then sums, for each of its vertices, the contributions of its
+// in-neighbours. No message per link travels: the exchange is n values per
+// core and iteration, the work one read per link. The streaming push
+// (`channel`) stays for graphs that arrive as a stream of increments
+// (Grappa's case) or that do not fit a vertex-sized array per core.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pagerank/plain/pagerank.hpp"
+
+namespace shoal_apps::pagerank {
+
+/// Builds the in-link rows (timed: construction_s) and iterates (timed:
+/// time_s) on every core of the job; every process holds `edges`. Fills
+/// `out` and, on rank 0, `ranks` (every vertex's rank). Every rank calls it.
+void run_pull(const pagerank_options& o, std::int64_t n, const std::vector<edge>& edges,
+              bool single_precision, outcome& out, std::vector<double>& ranks);
+
+}  // namespace shoal_apps::pagerank
