@@ -139,6 +139,10 @@ shoal_app_test(pagerank_pull_small_file_2x2 NP 2 EXPECT zero MAX_S 30
 shoal_app_test(pagerank_pull-float_small_file_misses_the_bound EXPECT 1 MAX_S 30
   REGEX "\"max_difference\":[0-9.]+e-0[5-8],.*\"validated\":false"
   COMMAND shoal-driver pagerank --impl pull-float --cores 2 --graph ${pr_data}/small.txt --tolerance 1e-14 --iterations 500 --json)
+# Scale 18: 2^18 vertices, so the links fall into two source segments.
+shoal_app_test(pagerank_pull_two_segments_2x2 NP 2 EXPECT zero MAX_S 120
+  REGEX "\"impl\":\"pull\".*\"iterations\":6,.*${pr_ok}"
+  COMMAND shoal-driver pagerank --impl pull --cores 2 --scale 18 --iterations 6 --json)
 shoal_app_test(pagerank_pull_reduce_refused EXPECT 2 MAX_S 10
   REGEX "--reduce sum: the library reduction applies to --impl channel only, not --impl pull"
   COMMAND shoal-driver pagerank --impl pull --cores 2 --scale 10 --reduce sum)
