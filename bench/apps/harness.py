@@ -51,6 +51,14 @@ APPS = {
         "ratio": "rate",
         "what": "Graph500 BFS, scale 20, 16 roots",
     },
+    "bfs-hybrid": {
+        "app": "bfs",
+        "args": ["--scale", "20", "--roots", "16", "--impl", "hybrid"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "Graph500 BFS, scale 20, 16 roots, direction-optimising (TEPS counts input edges, as Graph500)",
+    },
     "uts": {
         "app": "uts",
         "args": ["--tree", "T1"],
@@ -148,6 +156,14 @@ APPS = {
         "target": 1.0,
         "ratio": "rate",
         "what": "PageRank, increments combined per (core, target) first; the baseline combines too",
+    },
+    "pagerank-pull": {
+        "app": "pagerank",
+        "args": ["--scale", "22", "--impl", "pull"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "PageRank by pull over in-links, contributions gathered per iteration; the baseline pushes",
     },
     "randomwalk": {
         "app": "randomwalk",
