@@ -7,7 +7,9 @@
 
 namespace shoal_apps::bfs {
 
-std::vector<std::string> variant_names() { return {"channel", "async", "delegate", "queue", "hybrid"}; }
+std::vector<std::string> variant_names() {
+  return {"channel", "async", "delegate", "queue", "hybrid"};
+}
 
 variant variant_named(const std::string& name) {
   if (name == "async") return variant::async;

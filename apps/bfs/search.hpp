@@ -58,7 +58,8 @@ reduction_counts last_reduction_counts();
 /// for other variants).
 struct direction_counts {
   std::int64_t searches = 0;
-  std::int64_t edges_examined = 0;  ///< top-down: every arc of the frontier; bottom-up: until a parent
+  std::int64_t edges_examined =
+      0;  ///< top-down: every arc of the frontier; bottom-up: until a parent
   std::int64_t top_down_levels = 0;
   std::int64_t bottom_up_levels = 0;
 };

@@ -112,7 +112,7 @@ void search_levels(std::uint64_t root, bool filter, shoal::channel<visit<V>> ch)
   bitmap frontier_all;
   // [0] frontier vertices, [1] their arcs, [2] arcs examined, [3] all arcs
   std::array<std::int64_t, 4> sums{st.dist.owner(root) == st.me ? 1 : 0, frontier_arcs(st), 0,
-                                    static_cast<std::int64_t>(st.adj.size())};
+                                   static_cast<std::int64_t>(st.adj.size())};
   shoal::allreduce_sum(std::span<std::int64_t>(sums));
   const std::int64_t vertices = st.dist.vertices();
   std::int64_t unvisited_arcs = sums[3] - sums[1];
@@ -127,7 +127,8 @@ void search_levels(std::uint64_t root, bool filter, shoal::channel<visit<V>> ch)
       bottom_up = false;
     std::int64_t examined = 0;
     if (bottom_up) {
-      if (frontier_all.word_count() == 0) frontier_all.resize(static_cast<std::int64_t>(st.dist.packed_range()));
+      if (frontier_all.word_count() == 0)
+        frontier_all.resize(static_cast<std::int64_t>(st.dist.packed_range()));
       gather_frontier(st, frontier_all);
       examined = step_bottom_up(st, frontier_all);
       ++c.bottom_up_levels;

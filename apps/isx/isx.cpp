@@ -56,7 +56,7 @@ static_assert(sizeof(key_block) == 64);
 struct core_state {
   const isx_problem* problem = nullptr;
   int me = 0;
-  std::uint64_t lo = 0;               ///< this core sorts key values [lo, hi)
+  std::uint64_t lo = 0;  ///< this core sorts key values [lo, hi)
   std::uint64_t hi = 0;
   std::vector<std::uint32_t> input;     ///< this core's keys (made once)
   std::vector<std::uint32_t> received;  ///< this sort's keys for [lo, hi)
@@ -93,7 +93,8 @@ void setup_core(core_state& st) {
   st.input.resize(static_cast<std::size_t>(p.keys_per_core()));
   isx::make_keys(p, st.me, st.input);
   st.received.reserve(static_cast<std::size_t>(p.receive_bound()));
-  st.stage.resize(static_cast<std::size_t>(shoal::cores()) * static_cast<std::size_t>(p.message_keys()));
+  st.stage.resize(static_cast<std::size_t>(shoal::cores()) *
+                  static_cast<std::size_t>(p.message_keys()));
   st.fill.assign(static_cast<std::size_t>(shoal::cores()), 0);
 }
 
@@ -182,7 +183,8 @@ void run_core(std::span<key_queue> queues, const shoal::channel<key_block>& ch) 
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < p.iterations(); ++i) sort_once();
   shoal::barrier();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   if (st.me == 0) isx::inject_fault(g_fault, st.sorted);
   const auto base = shoal::exclusive_scan_sum(static_cast<std::uint64_t>(st.sorted.size())).before;
@@ -191,7 +193,8 @@ void run_core(std::span<key_queue> queues, const shoal::channel<key_block>& ch) 
                                      mine.input_hash, mine.output_hash,  mine.sorted_hash};
   shoal::allreduce_sum(std::span<std::uint64_t>(parts));  // wraps mod 2^64, as the hashes do
   if (st.me == 0)
-    g_result = outcome{seconds, isx_tally{parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]}};
+    g_result =
+        outcome{seconds, isx_tally{parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]}};
   st = core_state{};
 }
 
@@ -200,8 +203,8 @@ void run_core(std::span<key_queue> queues, const shoal::channel<key_block>& ch) 
 void check_heap(const isx_problem& p) {
   const shoal::config& cfg = shoal::current_config();
   const double slice = static_cast<double>(cfg.heap_mb) * 1048576.0 / cfg.cores;
-  const double need = static_cast<double>(p.cores()) *
-                      (static_cast<double>(p.receive_bound()) * 4.0 + 4096.0);
+  const double need =
+      static_cast<double>(p.cores()) * (static_cast<double>(p.receive_bound()) * 4.0 + 4096.0);
   if (need > 0.9 * slice)
     throw input_error(fmt::format(
         "--keys-per-core {}: the {} queues need {} of each core's global heap slice, which has "

@@ -57,7 +57,6 @@
 // about 1e-7 relative, exceeds 1e-9 on the scale summing to 1 once a
 // rank is above ~1e-2, which small Kronecker graphs reach).
 #include "pagerank/plain/pagerank.hpp"
-#include "pagerank/pull.hpp"
 
 #include <shoal/shoal.hpp>
 
@@ -76,6 +75,7 @@
 #include "common/app.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/yield_every.hpp"
+#include "pagerank/pull.hpp"
 
 namespace shoal_apps {
 
@@ -452,8 +452,8 @@ void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx)
   const bool pull = ctx.impl == "pull" || ctx.impl == "pull-float";
   // Every core gathers a vertex-sized copy of the ranks; core 0 combines one
   // per core. Pull: every core gathers every contribution (the same size).
-  input_size in = size_input(
-      o, {shoal::ranks(), shoal::local_cores(), shoal::cores(), r.combining || pull});
+  input_size in =
+      size_input(o, {shoal::ranks(), shoal::local_cores(), shoal::cores(), r.combining || pull});
   if (!o.graph.file.empty()) {
     g_edges = std::move(in.file_edges);
   } else if (ctx.impl == "sequential") {

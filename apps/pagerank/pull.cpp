@@ -77,7 +77,8 @@ void construct(std::int64_t n) {
   // In-rows by counting sort on the target, then sorted and deduplicated.
   st.in_offsets.assign(count + 1, 0);
   for (const edge& e : edges)
-    if (e.v >= first && e.v < last && e.u != e.v) ++st.in_offsets[static_cast<std::size_t>(e.v - first) + 1];
+    if (e.v >= first && e.v < last && e.u != e.v)
+      ++st.in_offsets[static_cast<std::size_t>(e.v - first) + 1];
   for (std::size_t l = 0; l < count; ++l) st.in_offsets[l + 1] += st.in_offsets[l];
   std::vector<std::uint64_t> at(st.in_offsets.begin(), st.in_offsets.end() - 1);
   st.sources.resize(st.in_offsets.back());
@@ -92,7 +93,8 @@ void construct(std::int64_t n) {
     const auto u = std::unique(b, e);
     st.in_offsets[l] = kept;
     kept = static_cast<std::uint64_t>(
-        std::copy(b, u, st.sources.begin() + static_cast<std::ptrdiff_t>(kept)) - st.sources.begin());
+        std::copy(b, u, st.sources.begin() + static_cast<std::ptrdiff_t>(kept)) -
+        st.sources.begin());
   }
   st.in_offsets[count] = kept;
   st.sources.resize(kept);

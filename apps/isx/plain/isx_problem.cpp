@@ -68,8 +68,8 @@ isx_problem::isx_problem(const isx_options& o, int cores)
     throw input_error(fmt::format("--keys-per-core {}: out of range; expected 1 .. {}",
                                   o.keys_per_core, max_keys_per_core));
   if (o.iterations < 1 || o.iterations > max_iterations)
-    throw input_error(
-        fmt::format("--iterations {}: out of range; expected 1 .. {}", o.iterations, max_iterations));
+    throw input_error(fmt::format("--iterations {}: out of range; expected 1 .. {}", o.iterations,
+                                  max_iterations));
   if (o.message_keys < 1 || o.message_keys > max_message_keys)
     throw input_error(fmt::format("--message-keys {}: out of range; expected 1 .. {}",
                                   o.message_keys, max_message_keys));
@@ -78,8 +78,8 @@ isx_problem::isx_problem(const isx_options& o, int cores)
   const auto p = static_cast<std::uint64_t>(cores);
   if (max_key_ == 0) max_key_ = std::min(keys_per_core_ * p, max_key_limit);
   if (max_key_ > max_key_limit)
-    throw input_error(fmt::format(
-        "--max-key {}: keys are 32-bit; expected at most {} (2^32)", max_key_, max_key_limit));
+    throw input_error(fmt::format("--max-key {}: keys are 32-bit; expected at most {} (2^32)",
+                                  max_key_, max_key_limit));
   if (max_key_ < p)
     throw input_error(fmt::format(
         "--max-key {}: fewer key values than the job's {} cores; each core sorts a range of at "
@@ -132,7 +132,8 @@ void make_keys(const isx_problem& p, int core, std::span<std::uint32_t> out) {
 }
 
 std::uint64_t counting_sort(std::span<const std::uint32_t> keys, std::uint64_t lo, std::uint64_t hi,
-                            std::vector<std::uint32_t>& counts, std::vector<std::uint32_t>& sorted) {
+                            std::vector<std::uint32_t>& counts,
+                            std::vector<std::uint32_t>& sorted) {
   counts.assign(static_cast<std::size_t>(hi - lo), 0);
   std::uint64_t outside = 0;
   std::uint32_t* c = counts.data();

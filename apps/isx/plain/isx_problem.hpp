@@ -59,7 +59,9 @@ class isx_problem {
 
   int cores() const noexcept { return cores_; }
   std::uint64_t keys_per_core() const noexcept { return keys_per_core_; }
-  std::uint64_t total_keys() const noexcept { return keys_per_core_ * static_cast<std::uint64_t>(cores_); }
+  std::uint64_t total_keys() const noexcept {
+    return keys_per_core_ * static_cast<std::uint64_t>(cores_);
+  }
   std::uint64_t max_key() const noexcept { return max_key_; }
   std::uint64_t seed() const noexcept { return seed_; }
   int iterations() const noexcept { return iterations_; }
@@ -69,7 +71,8 @@ class isx_problem {
   std::uint32_t key(std::uint64_t g) const noexcept;
   /// The core that sorts key value k.
   int owner(std::uint32_t k) const noexcept {
-    return static_cast<int>(static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(cores_) / max_key_);
+    return static_cast<int>(static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(cores_) /
+                            max_key_);
   }
   /// The first key value core c sorts (range_begin(P) == max_key).
   std::uint64_t range_begin(int c) const noexcept;
