@@ -85,20 +85,8 @@ void construct(std::int64_t n) {
   for (const edge& e : edges)
     if (e.v >= first && e.v < last && e.u != e.v)
       st.sources[at[static_cast<std::size_t>(e.v - first)]++] = static_cast<std::uint32_t>(e.u);
-  std::uint64_t kept = 0;
-  for (std::size_t l = 0; l < count; ++l) {
-    const auto b = st.sources.begin() + static_cast<std::ptrdiff_t>(st.in_offsets[l]);
-    const auto e = st.sources.begin() + static_cast<std::ptrdiff_t>(st.in_offsets[l + 1]);
-    std::sort(b, e);
-    const auto u = std::unique(b, e);
-    st.in_offsets[l] = kept;
-    kept = static_cast<std::uint64_t>(
-        std::copy(b, u, st.sources.begin() + static_cast<std::ptrdiff_t>(kept)) -
-        st.sources.begin());
-  }
-  st.in_offsets[count] = kept;
-  st.sources.resize(kept);
-  st.sources.shrink_to_fit();
+  sort_and_dedupe_rows(st.in_offsets, st.sources);
+  const std::uint64_t kept = st.sources.size();
   // Segments by source, each in destination order (rows are walked in order).
   const auto segments = static_cast<std::size_t>((n + segment_vertices - 1) / segment_vertices);
   std::vector<std::uint64_t> put(segments + 1, 0);  // where each segment's next link goes

@@ -132,21 +132,25 @@ out_rows build_out_rows(const std::vector<edge>& edges, const block_layout& layo
   for (const edge& e : edges)
     if (e.u >= first && e.u < last && e.u != e.v)
       r.targets[at[static_cast<std::size_t>(e.u - first)]++] = layout.pack(e.v);
-  // Sort each row, drop duplicates, compact.
+  sort_and_dedupe_rows(r.offsets, r.targets);
+  return r;
+}
+
+void sort_and_dedupe_rows(std::vector<std::uint64_t>& offsets, std::vector<std::uint32_t>& values) {
+  const std::size_t rows = offsets.size() - 1;
   std::uint64_t out = 0;
-  for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) {
-    const auto b = r.targets.begin() + static_cast<std::ptrdiff_t>(r.offsets[i]);
-    const auto e = r.targets.begin() + static_cast<std::ptrdiff_t>(r.offsets[i + 1]);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const auto b = values.begin() + static_cast<std::ptrdiff_t>(offsets[i]);
+    const auto e = values.begin() + static_cast<std::ptrdiff_t>(offsets[i + 1]);
     std::sort(b, e);
     const auto u = std::unique(b, e);
-    r.offsets[i] = out;
+    offsets[i] = out;
     out = static_cast<std::uint64_t>(
-        std::copy(b, u, r.targets.begin() + static_cast<std::ptrdiff_t>(out)) - r.targets.begin());
+        std::copy(b, u, values.begin() + static_cast<std::ptrdiff_t>(out)) - values.begin());
   }
-  r.offsets[static_cast<std::size_t>(count)] = out;
-  r.targets.resize(out);
-  r.targets.shrink_to_fit();
-  return r;
+  offsets[rows] = out;
+  values.resize(out);
+  values.shrink_to_fit();
 }
 
 std::vector<double> reference_pagerank(std::int64_t vertices, const std::vector<edge>& edges,

@@ -151,6 +151,11 @@ void for_each_share(const out_rows& rows, const double* rank, std::size_t count,
   }
 }
 
+/// Sorts each row of a compressed-row array (`offsets`: rows + 1 starts into
+/// `values`), drops the duplicates within each row and closes the gaps;
+/// `offsets` and `values` are updated (values shrunk to fit).
+void sort_and_dedupe_rows(std::vector<std::uint64_t>& offsets, std::vector<std::uint32_t>& values);
+
 /// Builds part `part`'s rows from the whole edge list (every edge scanned;
 /// those whose source the part owns kept).
 out_rows build_out_rows(const std::vector<edge>& edges, const block_layout& layout, int part);
