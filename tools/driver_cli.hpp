@@ -55,6 +55,9 @@ inline std::vector<app_spec> all_apps() {
 #ifdef SHOAL_APP_WORDCOUNT
   apps.push_back(shoal_apps::wordcount_app());
 #endif
+#ifdef SHOAL_APP_CC
+  apps.push_back(shoal_apps::cc_app());
+#endif
   return apps;
 }
 
