@@ -26,10 +26,12 @@ LINE = re.compile(
     r"us_per_op=([\d.]+) ops_per_s=(\d+)")
 
 
-def run_one(exe, np, cores, items, timeout):
-    cmd = [exe, "--cores", str(cores), "--items", str(items)]
+def run_one(exe, np, cores, items, timeout, backend):
+    cmd = [exe, "--cores", str(cores), "--items", str(items), "--block-bytes", "4096"]
     if np > 1:
-        cmd = ["mpirun", "--oversubscribe", "-np", str(np)] + cmd
+        cmd = ["mpirun", "--oversubscribe", "-np", str(np)] + cmd + ["--one-sided", backend]
+        if backend in ("shm", "rma"):
+            cmd += ["--transport", "mpi"]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -58,6 +60,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--items", type=int, default=1000, help="round trips per sending core")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per run")
+    ap.add_argument("--one-sided", default="shm", choices=["shm", "am", "rma"],
+                    help="backend of the baselines' one-sided operations across processes")
     ap.add_argument("--out", default="bench/results/upc_queues.md")
     args = ap.parse_args()
     exe = os.path.join(args.build, "bin", "queue-rate")
@@ -69,7 +73,7 @@ def main():
     started = time.time()
     for rep in range(args.reps):
         for np, cores in SHAPES:
-            rows = run_one(exe, np, cores, args.items, args.timeout)
+            rows = run_one(exe, np, cores, args.items, args.timeout, args.one_sided)
             if rows is None:
                 missing[(np, cores)] += 1
                 continue
@@ -82,7 +86,7 @@ def main():
         "# UPC queues microbenchmark (issue 13)",
         "",
         f"Produced by `python3 bench/queues.py --build {args.build} --reps {args.reps} "
-        f"--items {args.items}` (Release build, {time.strftime('%Y-%m-%d', time.gmtime())}, "
+        f"--items {args.items} --one-sided {args.one_sided}` (Release build, {time.strftime('%Y-%m-%d', time.gmtime())}, "
         f"{time.time() - started:.0f} s), `lscpu | grep 'Model name'` = {cpu_model()}, "
         f"{os.cpu_count()} CPUs; load average at the end {load[0]:.1f}.",
         "",
@@ -97,9 +101,10 @@ def main():
         "Designs: `queue` = shoal::queue (containers/queue.hpp), coalescing off; `lock` = "
         "a lock-protected buffer per core (compare_and_swap lock, count, slots, by "
         "one-sided operations); `notify` = one slot and one flag per sender per core "
-        "(put, rflush, fetch_add on the flag; the receiver polls its flags). One-sided "
-        "operations run under `--one-sided auto`: direct loads, stores and atomics in "
-        "one process, delegates (active messages) across processes.",
+        "(put, rflush, fetch_add on the flag; the receiver polls its flags), on regions "
+        "in the global heap. One-sided operations: direct loads, stores and atomics in "
+        f"one process; across processes `--one-sided {args.one_sided}` (shm: node-shared "
+        "memory, what UPC threads on one node share; am: each operation a delegate).",
         "",
         "| cores | processes x cores | design | us/op (median) | round trips/s (median) | us/op samples |",
         "|---|---|---|---|---|---|",

@@ -16,12 +16,17 @@
 //           replication"): one item slot and one flag word per sender in
 //           each core's memory; a sender puts its item in its slot, rflush,
 //           then fetch_adds its flag; the receiver polls its flags.
-// The baselines are built on shoal's one-sided operations (one_sided.hpp,
-// --one-sided: direct loads, stores and atomics on one process; delegates,
-// i.e. active messages, across processes under the default `am`).
+// The baselines are built on shoal's one-sided operations (one_sided.hpp)
+// on regions in the global heap, under the job's --one-sided backend:
+// direct loads, stores and atomics on one process; across processes `shm`
+// (node-shared memory, what UPC threads on one node share) or the default
+// `am` (each operation a delegate, i.e. an active message, to the owner).
 //
-//   [mpirun -np R] queue-rate --cores C [--items N] [--designs queue,lock,notify]
+//   [mpirun -np R] queue-rate --cores C --block-bytes 4096 [--items N]
+//       [--designs queue,lock,notify] [--one-sided shm --transport mpi]
 //
+// Each core's region takes one --block-bytes block (4096 holds 29 cores;
+// a block too small is refused with the size it needs).
 // Items are 128 bytes (the paper's Figure 4). Per design, one line on rank 0:
 //   upc_queues shape=RxC cores=P design=D items=N bytes=128 us_per_op=... ops_per_s=...
 // us_per_op: the run's wall time / N, the average time of one enqueue-dequeue
@@ -34,6 +39,7 @@
 #include <shoal/one_sided.hpp>
 #include <shoal/shoal.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -107,12 +113,11 @@ void run_queue(shoal::queue<item> q, int items) {
 //
 // Each core's region, in words: [0] lock, [1] count, [2 .. 8) unused (the
 // slots start on a cache line of their own), [8 .. 8 + P) one flag per
-// sender, then P item slots.
+// sender, then P item slots. The regions live in the global heap (so that
+// every --one-sided backend, shm and rma included, reaches them), one
+// --block-bytes block per core: block c of a global_alloc is core c's.
 
-struct region {
-  std::vector<u64> words;
-  explicit region(int p) : words(8 + static_cast<std::size_t>(p) * (1 + item_words) + 8, 0) {}
-};
+std::size_t region_words(int p) { return 8 + static_cast<std::size_t>(p) * (1 + item_words); }
 
 struct layout {
   int p;
@@ -262,6 +267,15 @@ int main(int argc, char** argv) {
     shoal::finalize();
     return 2;
   }
+  const auto block = static_cast<std::size_t>(shoal::current_config().block_bytes);
+  if (region_words(shoal::cores()) * 8 > block) {
+    std::fprintf(stderr,
+                 "queue-rate: a core's region of %zu bytes does not fit one --block-bytes block "
+                 "(%zu bytes); raise --block-bytes (4096 holds 29 cores)\n",
+                 region_words(shoal::cores()) * 8, block);
+    shoal::finalize();
+    return 2;
+  }
   const int p = shoal::cores();
   const std::string shape =
       std::to_string(shoal::ranks()) + "x" + std::to_string(p / shoal::ranks());
@@ -303,21 +317,25 @@ int main(int argc, char** argv) {
         owned.destroy();
       } else if (d == "lock" || d == "notify") {
         const bool lock = d == "lock";
-        report(d.c_str(), timed([items, lock](const auto& start) {
-                 region r(shoal::cores());
-                 // Each core's region, as 2D global pointers every core can use.
-                 const auto mine = shoal::make_global(r.words.data());
-                 const std::vector<u64> bits = shoal::allgather(mine.bits());
+        const auto heap = shoal::global_alloc<u64>(static_cast<std::int64_t>(p) *
+                                                   (shoal::current_config().block_bytes / 8));
+        report(d.c_str(), timed([items, lock, heap](const auto& start) {
+                 const int me = shoal::mycore();
+                 const auto block_words =
+                     static_cast<std::int64_t>(shoal::current_config().block_bytes / 8);
                  std::vector<shoal::global_ptr<u64>> bases;
-                 for (const u64 b : bits) bases.push_back(shoal::global_ptr<u64>::from_bits(b));
+                 for (int c = 0; c < shoal::cores(); ++c) bases.push_back(heap + c * block_words);
+                 // The heap may hold an earlier run's words: each core clears its own.
+                 const shoal::global_ptr<u64> mine = bases[static_cast<std::size_t>(me)];
+                 std::fill_n(mine.local(), region_words(shoal::cores()), u64{0});
                  start();
                  if (lock) {
                    run_lock(bases, items);
                  } else {
                    run_notify(bases, items);
                  }
-                 shoal::barrier();  // no core frees its region while another may use it
                }));
+        shoal::global_free(heap);
       } else {
         std::fprintf(stderr, "queue-rate: unknown design '%s' in --designs (queue, lock, notify)\n",
                      d.c_str());
