@@ -28,7 +28,7 @@ shoal::config held_config() {
 }
 
 std::atomic<int> g_step{0};
-std::atomic<int> g_received{0};
+std::atomic<int> g_sent{0};
 
 /// On the calling core, without yielding (so this core neither polls nor
 /// goes idle): waits until g_step reaches `step`, at most 10 s.
@@ -45,30 +45,40 @@ struct outcome {
   bool sender_released = false;
 };
 
-/// Core 1 enqueues `n` ints to core 0 and spins; core 0 dequeues what comes
-/// within 300 ms, then lets core 1 flush and dequeues the rest.
-outcome send_and_hold(const shoal::queue_options& options, int n) {
+/// Core 1 enqueues `n` ints to core 0 and spins; once they are enqueued,
+/// core 0 dequeues until it has `expected` (at most 10 s), then 200 ms more
+/// to catch any beyond (a loaded machine can only hide a surplus here, never
+/// invent a shortfall), then lets core 1 flush and dequeues the rest.
+outcome send_and_hold(const shoal::queue_options& options, int n, int expected) {
   g_step = 0;
-  g_received = 0;
+  g_sent = 0;
   outcome out;
   shoal::init(held_config());
-  shoal::run([&out, options, n] {
+  shoal::run([&out, options, n, expected] {
     auto q = shoal::queue<std::int32_t>::create(options);
-    shoal::on_all_cores([q, n, &out] {
+    shoal::on_all_cores([q, n, expected, &out] {
       if (shoal::mycore() == 1) {
         for (std::int32_t i = 0; i < n; ++i) q.enqueue(0, i);
+        g_sent = 1;
         out.sender_released = spin_until_step(1);
         q.flush();
         return;
       }
       int got = 0;
       bool in_order = true;
-      const auto until = std::chrono::steady_clock::now() + 300ms;
-      while (std::chrono::steady_clock::now() < until)
-        if (auto v = q.try_dequeue())
+      const auto take = [&] {
+        if (auto v = q.try_dequeue()) {
           in_order &= *v == got++;
-        else
+        } else {
           shoal::yield();
+        }
+      };
+      const auto sent_by = std::chrono::steady_clock::now() + 10s;
+      while (g_sent.load() == 0 && std::chrono::steady_clock::now() < sent_by) shoal::yield();
+      const auto enough_by = std::chrono::steady_clock::now() + 10s;
+      while (got < expected && std::chrono::steady_clock::now() < enough_by) take();
+      const auto surplus_by = std::chrono::steady_clock::now() + 200ms;
+      while (std::chrono::steady_clock::now() < surplus_by) take();
       out.before_flush = got;
       g_step = 1;
       while (got < n) {
@@ -85,14 +95,14 @@ outcome send_and_hold(const shoal::queue_options& options, int n) {
 }
 
 TEST(queue, WithoutCoalescingEachItemLeavesAtOnce) {
-  const outcome o = send_and_hold({.coalesce = false}, 5);
+  const outcome o = send_and_hold({.coalesce = false}, 5, 5);
   EXPECT_TRUE(o.sender_released);
   EXPECT_EQ(o.before_flush, 5);
   EXPECT_EQ(o.after_flush, 5);
 }
 
 TEST(queue, WithCoalescingItemsWaitForFlush) {
-  const outcome o = send_and_hold({.coalesce = true}, 5);
+  const outcome o = send_and_hold({.coalesce = true}, 5, 0);
   EXPECT_TRUE(o.sender_released);
   EXPECT_EQ(o.before_flush, 0);
   EXPECT_EQ(o.after_flush, 5);
@@ -101,7 +111,7 @@ TEST(queue, WithCoalescingItemsWaitForFlush) {
 // A 64-byte bucket holds eight 8-byte records (4-byte length, 4-byte int):
 // of 20 items, the first 16 leave in two full buckets, the last 4 on flush().
 TEST(queue, FullBucketsLeaveWithoutFlush) {
-  const outcome o = send_and_hold({.coalesce = true, .bucket_bytes = 64}, 20);
+  const outcome o = send_and_hold({.coalesce = true, .bucket_bytes = 64}, 20, 16);
   EXPECT_TRUE(o.sender_released);
   EXPECT_EQ(o.before_flush, 16);
   EXPECT_EQ(o.after_flush, 20);
