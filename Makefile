@@ -21,6 +21,8 @@
 #   make bench-micro  run every build/bin/bench-* $(BENCH_ARGS)
 #   make bench-one-sided  one-sided ops per --one-sided backend, 1 x 2 and 2 x 1
 #                   (bench/one_sided.py -> bench/results/one_sided.txt)
+#   make bench-queues  UPC queues microbenchmark: shoal::queue vs a locked buffer and a
+#                   notification array at 2, 4, 8 cores (-> bench/results/upc_queues.md)
 #   make bench-apps   bench/apps/harness.py $(HARNESS_ARGS) (installs python3, gnuplot-nox)
 #   make bench-mpi  build the distributed benchmarks, then run them on MPI_NP (default 2)
 #                   ranks of MPI_CORES (default 1) cores: shoal messages against plain
@@ -94,7 +96,7 @@ TSAN_EXCLUDE := suspended_workers\.HundredThousand
 HARNESS_ARGS ?=
 BENCH_PACKAGES := python3 gnuplot-nox
 
-.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi bench-one-sided \
+.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi bench-one-sided bench-queues \
 	asan asan-configure asan-ci tsan docs clean fuzz fuzz-configure fuzz-ci test-cluster soak
 
 all: build
@@ -150,7 +152,14 @@ test-mpich:
 	$(CMAKE) --build $(MPICH_DIR) -j$(JOBS)
 	$(CTEST) --test-dir $(MPICH_DIR) $(CTEST_FLAGS)
 
-bench: bench-micro bench-apps bench-one-sided
+bench: bench-micro bench-apps bench-one-sided bench-queues
+
+# The UPC queues microbenchmark: shoal::queue, a lock-protected buffer and a
+# notification array at 2, 4 and 8 cores, medians of interleaved rounds, to
+# bench/results/upc_queues.md (issue 13).
+bench-queues: configure
+	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target queue-rate
+	python3 bench/queues.py --build $(BUILD_DIR)
 
 # One-sided operations per --one-sided backend at 1 x 2 and 2 x 1, medians of
 # interleaved rounds, to bench/results/one_sided.txt (issue 12).

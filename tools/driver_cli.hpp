@@ -58,6 +58,9 @@ inline std::vector<app_spec> all_apps() {
 #ifdef SHOAL_APP_ISX
   apps.push_back(shoal_apps::isx_app());
 #endif
+#ifdef SHOAL_APP_CC
+  apps.push_back(shoal_apps::cc_app());
+#endif
   return apps;
 }
 

@@ -5,14 +5,16 @@
 // final map does not depend on how the tasks interleave).
 //
 //   shoal chma [--pool-size P | --pool FILE] [--populate N] [--tasks W] [--length L]
-//              [--seed x] [--impl channel|split-phase|sequential] [--json]
+//              [--seed x] [--impl channel|split-phase|sequential|map] [--json]
 //
 // Implementations: channel (the map sharded over every core; each task
 // migrates with its accesses, one typed-channel message each,
 // map_migrate.cpp), split-phase (the same map; tasks stay on their core and
 // each access is a request and a reply, map_split_phase.cpp) and sequential
 // (one key_set, the tasks one after another on one core: the reference of
-// the benchmark ratio).
+// the benchmark ratio), and map (the same tasks on shoal::set and
+// shoal::array, each access a chain of container operations,
+// map_container.cpp).
 // Validation, untimed, on rank 0 after every run: the same schedule on a
 // std::unordered_set<std::string>; the final maps must have equal sizes,
 // digests and numbers of lookups and inserts and, up to 2^16 keys, equal
@@ -112,6 +114,7 @@ run_outcome run_impl(const std::string& impl, const chma_problem& p) {
     r.keys = std::move(s.keys);
   } else {
     chma::channel_result c = impl == "split-phase" ? chma::run_split_phase(p, r.have_keys)
+                             : impl == "map"       ? chma::run_on_containers(p, r.have_keys)
                                                    : chma::run_migrate(p, r.have_keys);
     r.totals = c.totals;
     r.seconds = c.seconds;
@@ -131,7 +134,7 @@ void run_chma(const chma::chma_options& o, run_context& ctx) {
 app_spec chma_app() {
   return {"chma",
           "concurrent hash-map access (GMT): W tasks look strings up and insert their reverses",
-          {"channel", "split-phase", "sequential"},
+          {"channel", "split-phase", "sequential", "map"},
           [](CLI::App& cmd) -> runner {
             auto o = std::make_shared<chma::chma_options>();
             chma::add_chma_options(cmd, *o);

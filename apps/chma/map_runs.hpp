@@ -47,5 +47,8 @@ struct channel_result {
 channel_result run_migrate(const chma_problem& p, bool gather_keys);
 /// Tasks stay home; each access is a request and a reply (map_split_phase.cpp).
 channel_result run_split_phase(const chma_problem& p, bool gather_keys);
+/// On shoal::set and shoal::array: each access a chain of container
+/// operations (map_container.cpp).
+channel_result run_on_containers(const chma_problem& p, bool gather_keys);
 
 }  // namespace shoal_apps::chma

@@ -55,5 +55,6 @@ app_spec histogram_app();
 app_spec indexgather_app();
 app_spec wordcount_app();
 app_spec isx_app();
+app_spec cc_app();
 
 }  // namespace shoal_apps

@@ -111,8 +111,10 @@ void deliver_records(const H& h, const char* data, std::uint32_t count) {
 /// Opens a variable-length-record channel whose handler state is `h`
 /// (copied as bytes to every core and process), called as h(byte_reader&)
 /// for each record. Returns the stream id. Blocking like make_channel.
+/// `coalesce_bytes` (at most one aggregation buffer; 0: a whole buffer) is
+/// the batch size: a batch leaves once it holds that many bytes.
 template <class H>
-std::uint32_t open_record_channel(const H& h) {
+std::uint32_t open_record_channel(const H& h, std::uint32_t coalesce_bytes = 0) {
   static_assert(copyable_as_bytes<H> && sizeof(H) <= max_channel_handler_bytes,
                 "a record channel's handler must be copyable as bytes and at most 64 bytes");
   SHOAL_CHECK_ON_CORE("shoal::make_object_channel");
@@ -120,6 +122,7 @@ std::uint32_t open_record_channel(const H& h) {
   std::memcpy(e.state, static_cast<const void*>(&h), sizeof(H));
   e.value_bytes = 0;  // variable-length records (aggregator.cpp skips the size check)
   e.max_in_flight = 0;
+  e.coalesce_bytes = coalesce_bytes;
   e.deliver = [](const void* state, const char* data, std::uint32_t count) {
     deliver_records(*static_cast<const H*>(state), data, count);
   };

@@ -184,6 +184,55 @@ TEST(dist_containers, SetAndCountingSetTopK) {
   EXPECT_EQ(g_failures.load(), 0);
 }
 
+// async_contains answers present or absent on the owner, sends the answer
+// on (a cascade), and inserts nothing: set and map.
+TEST(dist_containers, ContainsAnswersWithoutInserting) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    auto s = shoal::set<std::uint64_t>::create();
+    auto m = int_map::create();
+    auto answers = int_map::create();
+    shoal::on_all_cores([s, m, answers] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      for (std::uint64_t k = 0; k < 100; ++k)
+        if (static_cast<int>(k % static_cast<std::uint64_t>(p)) == me) {
+          s.async_insert(k);
+          m.async_insert(k, 1);
+        }
+      shoal::barrier();
+      // Keys 0 .. 149: the first 100 present. Each answer adds 1 to
+      // answers[present] (set) or answers[2 + present] (map).
+      for (std::uint64_t k = 0; k < 150; ++k) {
+        s.async_contains(
+            k,
+            [](const std::uint64_t&, bool present, int_map out) {
+              out.async_reduce(present ? 1 : 0, 1,
+                               [](std::int64_t a, std::int64_t b) { return a + b; });
+            },
+            answers);
+        m.async_contains(
+            k,
+            [](const std::uint64_t&, bool present, int_map out) {
+              out.async_reduce(present ? 3 : 2, 1,
+                               [](std::int64_t a, std::int64_t b) { return a + b; });
+            },
+            answers);
+      }
+      shoal::barrier();  // every lookup and its answer applied
+      const auto all = answers.gather_all();
+      const std::vector<std::pair<std::uint64_t, std::int64_t>> want = {
+          {0, 50 * p}, {1, 100 * p}, {2, 50 * p}, {3, 100 * p}};
+      check(all == want, fmt::format("answers {} of 4 kinds", all.size()));
+      check(s.size() == 100 && m.size() == 100, "lookups inserted nothing");
+    });
+    s.destroy();
+    m.destroy();
+    answers.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
 TEST(dist_containers, ArrayVisitReducePutRangeGetRangeAndGather) {
   g_failures = 0;
   constexpr std::uint64_t n = 10007;  // not a multiple of the core count

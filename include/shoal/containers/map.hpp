@@ -30,7 +30,10 @@
 //   async_reduce(k, v, op)        v if k is absent, else op(old, v);
 //   async_visit(k, f, args...)    f(const K&, V&, args...) on the owner, with a
 //                                 default V inserted first if k is absent;
-//   async_visit_if_exists(k, f, args...)  the same, only if k is present.
+//   async_visit_if_exists(k, f, args...)  the same, only if k is present;
+//   async_contains(k, f, args...) f(const K&, bool present, args...) on the
+//                                 owner, k neither inserted nor changed (a
+//                                 lookup whose answer f sends on).
 // op and f must capture nothing (a compile-time error otherwise: they run
 // on the owner's core, where a captured reference means nothing); args must
 // be serializable and not pointers. A visitor runs in a handler (or in the

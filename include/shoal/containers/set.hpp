@@ -14,6 +14,9 @@
 //   async_erase(k)               remove k;
 //   async_visit(k, f, args...)   f(const K&, args...) on the owner, only if k
 //                                is in the set (f captures nothing);
+//   async_contains(k, f, args...) f(const K&, bool present, args...) on the
+//                                owner, present or not (a lookup; f sends
+//                                the answer on);
 //   for_all(f)                   f(const K&) over this core's members;
 //   size(), clear(), gather(root), gather_all() (sorted when K has <):
 //                                collective, as for map;
@@ -69,6 +72,11 @@ class set {
                   "shoal::set::async_visit: the visitor must capture nothing (pass values as "
                   "arguments): it runs on the owner's core");
     e_.async_visit_if_exists(k, containers_detail::set_visitor<F>{}, args...);
+  }
+  /// f(const K&, bool present, args...) on k's owner (map's async_contains).
+  template <class F, class... Args>
+  void async_contains(const K& k, F f, const Args&... args) const {
+    e_.async_contains(k, f, args...);
   }
   template <class F>
   void for_all(F&& f) const {

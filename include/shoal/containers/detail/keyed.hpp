@@ -150,6 +150,24 @@ class keyed {
         k, args...);
   }
 
+  /// f(const K&, bool present, args...) on k's owner: whether k is there,
+  /// without inserting it (a lookup whose answer travels on as f's
+  /// further messages).
+  template <class F, class... Args>
+  void async_contains(const K& k, F, const Args&... args) const {
+    static_assert(stateless_function<F>,
+                  "async_contains: the function must capture nothing (a captureless lambda or an "
+                  "empty function object): it runs on the owner's core; pass values as arguments");
+    static_assert((visit_argument<Args> && ...),
+                  "async_contains: every argument must be serializable and not a pointer");
+    static_assert(std::is_invocable_v<const F&, const K&, bool, std::decay_t<Args>&...>,
+                  "async_contains: the function must be callable as f(const K&, bool, args...)");
+    route(
+        Tag::visit_name, &op_contains<F, std::decay_t<Args>...>, k,
+        [&](table_type& t) { contains_now<F>(t, k, std::tuple<std::decay_t<Args>...>{args...}); },
+        k, args...);
+  }
+
   /// Sends operation `fn` with `operands` to k's owner; when that is the
   /// calling core, applies `direct` to its part at once, or queues the
   /// operation behind what is queued there when the part is busy.
@@ -300,6 +318,17 @@ class keyed {
       if (it == t.end()) return;
     }
     std::apply([&](Args&... a) { F{}(static_cast<const K&>(it->first), it->second, a...); }, args);
+  }
+
+  template <class F, class... Args>
+  static void op_contains(table_type& t, byte_reader& r) {
+    K k = serializer<K>::read(r);
+    contains_now<F>(t, k, std::tuple<Args...>{serializer<Args>::read(r)...});
+  }
+  template <class F, class... Args>
+  static void contains_now(table_type& t, const K& k, std::tuple<Args...> args) {
+    const bool present = t.find(k) != t.end();
+    std::apply([&](Args&... a) { F{}(k, present, a...); }, args);
   }
 
   std::vector<char> serialize_local() const {
