@@ -706,7 +706,8 @@ TEST(ConfigDescribe, OneLinePerFieldWithItsValue) {
       {"--verbose", "false"},
       {"--progress-thread", "false"},
       {"--transport", "auto"},
-      {"--one-sided", "auto"}};
+      {"--one-sided", "auto"},
+      {"--idle", "auto"}};
   ASSERT_EQ(lines.size(), expected.size());
   const std::size_t value_column = lines[0].find_last_of(' ') + 1;
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -776,4 +777,18 @@ TEST(ConfigTransport, UnknownWordIsRejectedWithTheChoices) {
     EXPECT_STREQ(e.what(), "--transport: expected one of auto, local, mpi, got 'tcp'");
   }
   EXPECT_NE(shoal::config::help().find("--transport WORD"), std::string::npos);
+}
+
+TEST(ConfigIdle, FlagEnvironmentDefaultAndUnknownWord) {
+  EXPECT_EQ(parse({}).cfg.idle, shoal::idle_kind::automatic);
+  EXPECT_EQ(parse({"--idle", "sleep"}).cfg.idle, shoal::idle_kind::sleep);
+  EXPECT_EQ(parse({"--idle=spin"}).cfg.idle, shoal::idle_kind::spin);
+  EXPECT_EQ(parse({}, {"SHOAL_IDLE=yield"}).cfg.idle, shoal::idle_kind::yield);
+  try {
+    (void)parse({"--idle", "nap"});
+    FAIL() << "--idle nap was accepted";
+  } catch (const shoal::config_error& e) {
+    EXPECT_STREQ(e.what(), "--idle: expected one of auto, spin, yield, sleep, got 'nap'");
+  }
+  EXPECT_NE(shoal::config::help().find("--idle WORD"), std::string::npos);
 }

@@ -125,6 +125,7 @@ def main():
     ap.add_argument("--log-table", type=int, default=18)
     ap.add_argument("--out", default="bench/results/pebbles.md")
     ap.add_argument("--skip-routing", action="store_true")
+    ap.add_argument("--skip-reductions", action="store_true")
     ap.add_argument("--procs", default="2,4,8,16", help="process counts, comma-separated")
     a = ap.parse_args()
     shoal = os.path.join(a.build, "bin", "shoal")
@@ -146,7 +147,7 @@ def main():
                          f"| {int(r['remote_messages'])} | {int(r['remote_bytes'])} | "
                          f"{int(r['mpi_messages'])} | {int(r['net_buffers'])} x "
                          f"{r['net_bytes'] // 1024} |")
-    rows = reduction_rows(shoal, a.reps)
+    rows = [] if a.skip_reductions else reduction_rows(shoal, a.reps)
     lines += ["", "| app (1 x 2) | variant | rate | messages removed | hit rate | messages sent "
               "(all cores) |", "|---|---|---|---|---|---|"]
     for r in rows:

@@ -36,6 +36,14 @@ enum class one_sided_kind : int {
   am = 4,         // delegates (active messages) on every access
 };
 
+/// How a core with nothing to run waits for work (--idle).
+enum class idle_kind : int {
+  automatic = 0,  // sleep when this node is oversubscribed (see resolve_idle), else mixed
+  spin = 1,       // poll without pause: lowest latency, one CPU per core all the time
+  yield = 2,      // poll, offering the CPU with sched_yield between polls; never sleep
+  sleep = 3,      // poll, then sleep 50 us doubling to 1 ms between polls
+};
+
 /// Runtime configuration of one process. All cores of the process share it.
 struct config {
   /// --cores [1, 4096]: OS threads; 0 (auto) until resolve() sets the
@@ -82,6 +90,10 @@ struct config {
   transport_kind transport = transport_kind::automatic;
   /// --one-sided auto|direct|shm|rma|am: see one_sided_kind.
   one_sided_kind one_sided = one_sided_kind::automatic;
+  /// --idle auto|spin|yield|sleep: see idle_kind. auto (the default) spins
+  /// 50 us, yields until 1 ms and then sleeps when every core has a CPU of
+  /// its own, and sleeps at once when the node is oversubscribed.
+  idle_kind idle = idle_kind::automatic;
 
   /// Parses `SHOAL_*` variables from `envp` (a null-terminated array of
   /// "NAME=value" strings, like `environ`; may be null), then the flags in

@@ -128,6 +128,13 @@ const std::array choice_options{
                   {"auto", "direct", "shm", "rma", "am"},
                   [](const config& c) { return static_cast<int>(c.one_sided); },
                   [](config& c, int v) { c.one_sided = static_cast<one_sided_kind>(v); }},
+    choice_option{"idle",
+                  "how a core with nothing to run waits: auto (sleep when the node is "
+                  "oversubscribed: ranks on the node x cores > CPUs, else spin 50 us, yield, "
+                  "then sleep), spin, yield, sleep",
+                  {"auto", "spin", "yield", "sleep"},
+                  [](const config& c) { return static_cast<int>(c.idle); },
+                  [](config& c, int v) { c.idle = static_cast<idle_kind>(v); }},
 };
 
 std::string flag_name(std::string_view name) { return fmt::format("--{}", name); }

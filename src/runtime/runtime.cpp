@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "runtime/idle_choice.hpp"
 #include "runtime/progress_thread.hpp"
 #include "runtime/quiescence.hpp"
 #include "runtime/runtime_state.hpp"
@@ -192,6 +194,13 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
   SHOAL_CHECK(g_rt == nullptr, "shoal::init() called twice without finalize()");
   auto rt = std::make_unique<runtime_state>();
   rt->cfg = cfg;
+  // Open MPI, when it sees more ranks than slots, makes MPI_Test call
+  // sched_yield when nothing arrived. Shoal's cores call it under the
+  // transport's lock, so the yielding thread keeps the lock while every
+  // other rank runs: on 2 CPUs, 12 ranks x 2 cores took 20-30 s for a
+  // 0.02 s gups. How a core waits is --idle's business (idle_choice.hpp),
+  // so MPI's yield is turned off unless the user asked for it.
+  setenv("OMPI_MCA_mpi_yield_when_idle", "0", /*overwrite=*/0);
   transport& net = obtain_transport(cfg.transport, cfg.join_s);
   g_info = process_info{};
   ++g_init_epoch;
@@ -220,6 +229,8 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
                                           static_cast<std::size_t>(cfg.cores) *
                                               static_cast<std::size_t>(cfg.buffers_per_core) *
                                               static_cast<std::size_t>(cfg.aggregation_bytes));
+  const idle_choice idle = choose_idle(cfg.idle, cfg.cores, this_cpu_picture(net.ranks()));
+  set_idle_policy(idle.policy);
   build_cores(*g_rt);
   make_event_table(cfg.cores);
   g_rt->default_gce.reset(global_completion_event::make_default());
@@ -230,6 +241,8 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
   if (cfg.verbose && g_info.rank == 0)
     std::fprintf(stderr, "shoal: configuration (%d ranks, transport %s)\n%s", net.ranks(),
                  net.name(), cfg.describe().c_str());
+  if (cfg.verbose && g_info.rank == 0)
+    std::fprintf(stderr, "shoal: idle cores: %s\n", idle.words.c_str());
   one_sided_start(cfg, net, g_rt->heap->base(), heap_mapped);
 }
 

@@ -21,12 +21,14 @@
 namespace shoal::detail {
 namespace {
 
-// Idle policy: spin with pause for spin_ns, then offer the CPU with
-// sched_yield until yield_ns (cheap when the machine has spare cores, polite
-// when it is oversubscribed), then sleep on the futex. Waking a sleeping core
-// costs 10-100 us, so replies expected within a millisecond keep it awake.
-constexpr std::uint64_t spin_ns = 50'000;
-constexpr std::uint64_t yield_ns = 1'000'000;
+// Idle policy (set_idle_policy, from --idle): spin with pause for spin_ns,
+// then offer the CPU with sched_yield until yield_ns (cheap when the machine
+// has spare cores, polite when it is oversubscribed), then sleep on the
+// futex. Waking a sleeping core costs 10-100 us, so by default replies
+// expected within a millisecond keep it awake; on an oversubscribed node
+// every pass of a spinning core takes a CPU from a core that has work, so
+// there it sleeps at once.
+idle_policy g_idle = idle_policy::mixed();
 constexpr std::uint32_t min_sleep_us = 50;
 constexpr std::uint32_t max_sleep_us = 1000;
 
@@ -71,6 +73,9 @@ std::size_t stack_depth(const worker_record* w) {
 }
 
 }  // namespace
+
+void set_idle_policy(idle_policy p) noexcept { g_idle = p; }
+idle_policy current_idle_policy() noexcept { return g_idle; }
 
 std::uint64_t now_ns() noexcept {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -372,8 +377,8 @@ void scheduler::idle_step() {
     return;
   }
   const std::uint64_t idle_for = now_ns() - phase_start_ns_;
-  if (idle_for < spin_ns) return;
-  if (idle_for < yield_ns) {
+  if (idle_for < g_idle.spin_ns) return;
+  if (idle_for < g_idle.yield_ns) {
     sched_yield();
     return;
   }

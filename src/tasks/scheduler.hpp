@@ -9,8 +9,9 @@
 // idling. Progress hooks (registered by comm) run in the scheduler's own
 // context every `poll_interval` switches and whenever the core has nothing
 // else to do; they never run inside a worker, so a message handler can never
-// interrupt a task midway. Idle policy: spin briefly, then sleep on a futex
-// with a growing timeout (50 us .. 1 ms); notify() cuts the sleep short.
+// interrupt a task midway. Idle policy (idle_policy below): spin, then
+// sched_yield, then sleep on a futex with a growing timeout (50 us .. 1 ms),
+// each for as long as the policy says; notify() cuts the sleep short.
 // Fairness: when resumed workers and new tasks both wait, the scheduler
 // alternates between them, so a task that yields in a loop cannot starve a
 // task it spawned. What inline code may touch (the running worker, the
@@ -43,6 +44,27 @@ struct hook {
   bool (*fn)(void* arg);
   void* arg;
 };
+
+/// How an idle core waits: it polls with a pause instruction until it has
+/// been idle spin_ns, then with sched_yield until yield_ns, then sleeps
+/// between polls. Any work it finds ends the idle period (the clock
+/// restarts at the next one).
+struct idle_policy {
+  static constexpr std::uint64_t never = ~std::uint64_t{0};
+  std::uint64_t spin_ns;
+  std::uint64_t yield_ns;
+  static constexpr idle_policy spin() noexcept { return {never, never}; }
+  static constexpr idle_policy yield() noexcept { return {0, never}; }
+  static constexpr idle_policy sleep() noexcept { return {0, 0}; }
+  /// Spin 50 us, yield until 1 ms, then sleep: for cores with a CPU each.
+  static constexpr idle_policy mixed() noexcept { return {50'000, 1'000'000}; }
+  friend bool operator==(const idle_policy&, const idle_policy&) = default;
+};
+
+/// Sets the policy of every core of the process; before the cores start
+/// (the runtime calls it at init). Not thread-safe against running cores.
+void set_idle_policy(idle_policy p) noexcept;
+idle_policy current_idle_policy() noexcept;
 
 /// The cores of one process, for stealing and waking.
 struct core_group {

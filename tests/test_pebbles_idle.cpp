@@ -1,0 +1,71 @@
+// The idle policy (--idle) and how auto reads the machine
+// (src/runtime/idle_choice.hpp): oversubscription is judged from the
+// ranks on the node, the cores per rank, the affinity mask and the
+// node's CPUs.
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "runtime/idle_choice.hpp"
+
+namespace {
+
+using shoal::idle_kind;
+using shoal::detail::choose_idle;
+using shoal::detail::cpu_picture;
+using shoal::detail::idle_policy;
+
+TEST(IdleChoice, ExplicitWordsAreKeptWhateverTheMachine) {
+  const cpu_picture crowded{16, 2, 2};
+  EXPECT_EQ(choose_idle(idle_kind::spin, 2, crowded).policy, idle_policy::spin());
+  EXPECT_EQ(choose_idle(idle_kind::yield, 2, crowded).policy, idle_policy::yield());
+  EXPECT_EQ(choose_idle(idle_kind::sleep, 1, {1, 8, 8}).policy, idle_policy::sleep());
+  EXPECT_EQ(choose_idle(idle_kind::spin, 2, crowded).words, "spin (--idle spin)");
+}
+
+TEST(IdleChoice, AutoSleepsWhenTheRanksOfTheNodeOutnumberItsCpus) {
+  const auto c = choose_idle(idle_kind::automatic, 2, {12, 2, 2});
+  EXPECT_EQ(c.policy, idle_policy::sleep());
+  EXPECT_EQ(c.words, "sleep (auto: 12 ranks on this node x 2 cores > 2 CPUs)");
+  // 3 ranks of one core on 2 CPUs: one more thread than CPUs is enough.
+  EXPECT_EQ(choose_idle(idle_kind::automatic, 1, {3, 2, 2}).policy, idle_policy::sleep());
+}
+
+TEST(IdleChoice, AutoSleepsWhenTheRankHasMoreCoresThanItsMask) {
+  // mpirun binds each of two ranks to one CPU: 2 cores share it.
+  const auto c = choose_idle(idle_kind::automatic, 2, {2, 1, 2});
+  EXPECT_EQ(c.policy, idle_policy::sleep());
+  EXPECT_EQ(c.words, "sleep (auto: 2 cores > 1 CPUs in this rank's affinity mask)");
+}
+
+TEST(IdleChoice, AutoSpinsFirstWhenEveryCoreHasACpu) {
+  // 1 x 2 on 2 CPUs, 2 x 1 bound one CPU each, 4 x 4 on 16 CPUs.
+  for (const auto& [cores, p] :
+       {std::pair{2, cpu_picture{1, 2, 2}}, std::pair{1, cpu_picture{2, 1, 2}},
+        std::pair{4, cpu_picture{4, 16, 16}}}) {
+    const auto c = choose_idle(idle_kind::automatic, cores, p);
+    EXPECT_EQ(c.policy, idle_policy::mixed()) << c.words;
+    EXPECT_NE(c.words.find("spin 50 us, yield to 1 ms, then sleep (auto: "), std::string::npos);
+  }
+}
+
+TEST(IdleChoice, RanksOnTheNodeComeFromTheLauncher) {
+  ::unsetenv("RANKS_PER_NODE");
+  ::unsetenv("MPI_LOCALNRANKS");
+  ::unsetenv("SLURM_NTASKS_PER_NODE");
+  ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "12", 1);
+  EXPECT_EQ(shoal::detail::this_cpu_picture(16).local_ranks, 12);
+  // A job of one process is alone on its node whatever the variable says.
+  EXPECT_EQ(shoal::detail::this_cpu_picture(1).local_ranks, 1);
+  // Nonsense (more than the job, not a number) is ignored.
+  EXPECT_EQ(shoal::detail::this_cpu_picture(4).local_ranks, 1);
+  ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "x", 1);
+  EXPECT_EQ(shoal::detail::this_cpu_picture(4).local_ranks, 1);
+  ::unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const cpu_picture p = shoal::detail::this_cpu_picture(4);
+  EXPECT_EQ(p.local_ranks, 1);
+  EXPECT_GE(p.mask_cpus, 1);
+  EXPECT_LE(p.mask_cpus, p.node_cpus);
+}
+
+}  // namespace
