@@ -1,0 +1,65 @@
+// BCL's data structures (include/shoal/bcl/) under mpirun with each
+// one-sided backend forced:
+//
+//   mpirun -np R bcl_job --cores C --one-sided direct|shm|rma|am [--misuse WHAT]
+//
+// Runs every check of bcl_*_checks.hpp in one job and prints, on rank 0,
+// "bcl <backend>: <k> checks, <w> wrong values: PASSED|FAILED" (exit 1 when
+// any failed). --misuse local-remote makes one wrong call that must end the
+// job with a clear message (tests/bcl.cmake).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "bcl_hash_map_checks.hpp"
+
+namespace {
+
+int misuse(const std::string& what) {
+  shoal::run([what] {
+    if (what == "local-remote") {
+      // A local insert of a key whose home core is on the last rank.
+      auto m = bcl_hash_map_checks::map::make(8);
+      std::uint64_t k = 0;
+      while (shoal::rank_of(m.home(k)) != shoal::ranks() - 1) ++k;
+      m.insert(k, 1, shoal::bcl::hash_promise::local);
+    }
+  });
+  std::fprintf(stderr, "misuse %s was not caught\n", what.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  shoal::init(argc, argv);
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--misuse") == 0) return misuse(argv[i + 1]);
+  const std::string backend = shoal::one_sided_backend_name();
+  int checks = 0;
+  std::uint64_t wrong = 0;
+  std::string which;
+  shoal::run([&] {
+    const auto note = [&](const char* name, std::uint64_t w) {
+      ++checks;
+      wrong += w;
+      if (w != 0) which += std::string(" ") + name;
+    };
+    using namespace bcl_hash_map_checks;
+    note("hash_map_same_keys", same_keys_from_every_core(150, 150));
+    note("hash_map_finds_during_inserts", finds_during_inserts(100));
+    note("hash_map_full_parts", full_parts_reported());
+    note("hash_map_update", update_replaces_value());
+    note("hash_map_local", local_inserts(200));
+  });
+  int status = 0;
+  if (shoal::myrank() == 0) {
+    std::printf("bcl %s: %d checks, %llu wrong values%s%s: %s\n", backend.c_str(), checks,
+                static_cast<unsigned long long>(wrong), which.empty() ? "" : " in", which.c_str(),
+                wrong == 0 ? "PASSED" : "FAILED");
+    std::fflush(stdout);
+    status = wrong == 0 ? 0 : 1;
+  }
+  shoal::finalize();
+  return status;
+}
