@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "bcl_hash_map_buffer_checks.hpp"
 #include "bcl_hash_map_checks.hpp"
 
 namespace {
@@ -51,6 +52,9 @@ int main(int argc, char** argv) {
     note("hash_map_full_parts", full_parts_reported());
     note("hash_map_update", update_replaces_value());
     note("hash_map_local", local_inserts(200));
+    note("hash_map_buffer_two_phases", bcl_hash_map_buffer_checks::two_phases(150, 30, 512, 16));
+    note("hash_map_buffer_full_queue", bcl_hash_map_buffer_checks::two_phases(150, 30, 8, 8));
+    note("hash_map_buffer_full_table", bcl_hash_map_buffer_checks::full_table_reported(10, 20));
   });
   int status = 0;
   if (shoal::myrank() == 0) {

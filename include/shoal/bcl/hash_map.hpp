@@ -77,6 +77,7 @@
 // that meets a bucket being written (an insert ran, breaking the promise).
 #pragma once
 
+#include "shoal/bcl/hash_bytes.hpp"
 #include "shoal/delegate.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/global_heap.hpp"
@@ -101,21 +102,6 @@ enum class hash_promise { atomic, find_only, insert_only, local };
 
 /// The outcome of an insert.
 enum class hash_insert { inserted, updated, full };
-
-namespace detail {
-/// 64-bit mix of a key's bytes (FNV-1a, then a splitmix64 finaliser so that
-/// nearby integer keys land on different cores and slots).
-inline std::uint64_t hash_bytes(const void* p, std::size_t n) noexcept {
-  const auto* b = static_cast<const unsigned char*>(p);
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ULL;
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebULL;
-  return h ^ (h >> 31);
-}
-}  // namespace detail
 
 template <class K, class V>
 requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) class hash_map {
@@ -281,7 +267,9 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     return b.template reinterpret<std::uint64_t>();
   }
 
-  static std::uint64_t hash_of(const K& k) noexcept { return detail::hash_bytes(&k, sizeof k); }
+  static std::uint64_t hash_of(const K& k) noexcept {
+    return shoal::detail::bcl_hash_bytes(&k, sizeof k);
+  }
   static bool same(const K& a, const K& b) noexcept { return std::memcmp(&a, &b, sizeof a) == 0; }
   std::uint64_t first_slot(const K& k) const noexcept {
     return hash_of(k) / static_cast<std::uint64_t>(cores()) % per_core_;
