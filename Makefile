@@ -21,6 +21,7 @@
 #   make bench-micro  run every build/bin/bench-* $(BENCH_ARGS)
 #   make bench-one-sided  one-sided ops per --one-sided backend, 1 x 2 and 2 x 1
 #                   (bench/one_sided.py -> bench/results/one_sided.txt)
+#   make bench-bcl  BCL's hash table per backend (bench/bcl.py -> bench/results/bcl.md)
 #   make bench-apps   bench/apps/harness.py $(HARNESS_ARGS) (installs python3, gnuplot-nox)
 #   make bench-mpi  build the distributed benchmarks, then run them on MPI_NP (default 2)
 #                   ranks of MPI_CORES (default 1) cores: shoal messages against plain
@@ -94,7 +95,7 @@ TSAN_EXCLUDE := suspended_workers\.HundredThousand
 HARNESS_ARGS ?=
 BENCH_PACKAGES := python3 gnuplot-nox
 
-.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi bench-one-sided \
+.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi bench-one-sided bench-bcl \
 	asan asan-configure asan-ci tsan docs clean fuzz fuzz-configure fuzz-ci test-cluster soak
 
 all: build
@@ -150,13 +151,19 @@ test-mpich:
 	$(CMAKE) --build $(MPICH_DIR) -j$(JOBS)
 	$(CTEST) --test-dir $(MPICH_DIR) $(CTEST_FLAGS)
 
-bench: bench-micro bench-apps bench-one-sided
+bench: bench-micro bench-apps bench-one-sided bench-bcl
 
 # One-sided operations per --one-sided backend at 1 x 2 and 2 x 1, medians of
 # interleaved rounds, to bench/results/one_sided.txt (issue 12).
 bench-one-sided: configure
 	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target one-sided-rate
 	python3 bench/one_sided.py --build $(BUILD_DIR)
+
+# BCL's hash table per --one-sided backend at 1 x 2 and 2 x 1: buffered vs
+# atomic inserts, find_only vs atomic finds, to bench/results/bcl.md (issue 12).
+bench-bcl: configure
+	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target bcl-rate
+	python3 bench/bcl.py --build $(BUILD_DIR)
 
 bench-apps: build
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(BENCH_PACKAGES)"
