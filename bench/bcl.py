@@ -80,7 +80,11 @@ def main():
         "Every core inserts `keys` distinct keys of its own at once (then finds the next "
         "core's): ops/s are all cores' operations over the wall time between two barriers. "
         "insert_buffer goes through `hash_map_buffer` (message 256) into a fresh table, its "
-        "flush included. Ratios are medians of the per-round ratios (min..max).",
+        "flush included. Ratios are medians of the per-round ratios (min..max). "
+        "BCL's targets: buffer/atomic at least 10x, find_only/atomic 2-3x (thesis 6.3, 8).",
+        "",
+        f"Load average when the rounds ended: {os.getloadavg()[0]:.1f} (1 min), on "
+        f"{os.cpu_count()} hardware threads; a shared machine makes single rounds noisy.",
         "",
         "| shape | backend | keys/core | insert atomic | insert buffer | buffer/atomic "
         "| find atomic | find_only | find_only/atomic |",
