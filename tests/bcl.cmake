@@ -16,11 +16,14 @@ foreach(shape "1;2" "2;2" "3;2")
   endif()
   foreach(backend IN LISTS backends)
     shoal_mpi_test(bcl_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 120
-      REGEX "bcl ${backend}: 10 checks, 0 wrong values: PASSED"
+      REGEX "bcl ${backend}: 15 checks, 0 wrong values: PASSED"
       COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores ${cores} --one-sided ${backend}
               --transport mpi --stack-kb 256)
   endforeach()
 endforeach()
-shoal_mpi_test(bcl_hash_map_local_insert_on_another_rank EXPECT nonzero MAX_S 30
+shoal_mpi_test(bcl_hash_map_local_insert_on_another_rank EXPECT nonzero MAX_S 60
   REGEX "insert with promise local of a key whose home core [23] is on rank 1, called on rank 0"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --misuse local-remote)
+shoal_mpi_test(bcl_circular_queue_local_pop_on_another_rank EXPECT nonzero MAX_S 60
+  REGEX "circular_queue\\(host core 3, capacity 8\\): local_nonatomic_pop called on rank 0, but the queue lives on rank 1"
+  COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --misuse local-pop-remote)

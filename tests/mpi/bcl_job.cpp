@@ -5,7 +5,7 @@
 //
 // Runs every check of bcl_*_checks.hpp in one job and prints, on rank 0,
 // "bcl <backend>: <k> checks, <w> wrong values: PASSED|FAILED" (exit 1 when
-// any failed). --misuse local-remote makes one wrong call that must end the
+// any failed). --misuse local-remote|local-pop-remote makes one wrong call that must end the
 // job with a clear message (tests/bcl.cmake).
 #include <cstdio>
 #include <cstring>
@@ -14,6 +14,7 @@
 #include "bcl_bloom_filter_checks.hpp"
 #include "bcl_hash_map_buffer_checks.hpp"
 #include "bcl_hash_map_checks.hpp"
+#include "bcl_queue_checks.hpp"
 
 namespace {
 
@@ -25,6 +26,10 @@ int misuse(const std::string& what) {
       std::uint64_t k = 0;
       while (shoal::rank_of(m.home(k)) != shoal::ranks() - 1) ++k;
       m.insert(k, 1, shoal::bcl::hash_promise::local);
+    } else if (what == "local-pop-remote") {
+      auto q = bcl_queue_checks::circular::make(shoal::cores() - 1, 8);
+      std::uint64_t v = 0;
+      q.local_nonatomic_pop(v);
     }
   });
   std::fprintf(stderr, "misuse %s was not caught\n", what.c_str());
@@ -59,6 +64,12 @@ int main(int argc, char** argv) {
     note("bloom_filter_same_values", bcl_bloom_filter_checks::same_values_from_every_core(200));
     note("bloom_filter_false_positives",
          bcl_bloom_filter_checks::false_positive_rate(4096, 512, 3, 8000, false));
+    using namespace bcl_queue_checks;
+    note("circular_queue_push_pop", concurrent_push_pop<circular>(150, 8));
+    note("checksum_queue_push_pop", concurrent_push_pop<checksum>(150, 8));
+    note("circular_queue_promises", phases_with_promises(100));
+    note("circular_queue_full_empty_wrap", full_empty_and_wrap<circular>());
+    note("checksum_queue_full_empty_wrap", full_empty_and_wrap<checksum>());
   });
   int status = 0;
   if (shoal::myrank() == 0) {
