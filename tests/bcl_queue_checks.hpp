@@ -6,6 +6,7 @@
 
 #include "shoal/bcl/checksum_queue.hpp"
 #include "shoal/bcl/circular_queue.hpp"
+#include "shoal/bcl/fast_queue.hpp"
 #include "shoal/shoal.hpp"
 
 #include <cstdint>
@@ -18,6 +19,7 @@ namespace bcl_queue_checks {
 using u64 = std::uint64_t;
 using circular = shoal::bcl::circular_queue<u64>;
 using checksum = shoal::bcl::checksum_queue<u64>;
+using fast = shoal::bcl::fast_queue<u64>;
 using shoal::bcl::queue_promise;
 static_assert(sizeof(circular) <= 64 && sizeof(checksum) <= 64);
 
@@ -208,6 +210,71 @@ u64 full_empty_and_wrap() {
   if (q.size() != 0) ++wrong;
   q.destroy();
   if (q.valid()) ++wrong;
+  return wrong;
+}
+
+/// Collective resize and migrate: every core pushes 2 values into a queue
+/// of 2n on the last core (full: one more is refused), resize to 4n, 2
+/// more each (fit exactly), migrate to core 0; then every core pops until
+/// empty: each value exactly once, the handle names the new host and
+/// capacity on every core.
+template <class Q>
+u64 resize_and_migrate() {
+  const int n = shoal::cores();
+  const auto words = zeroed(0);
+  const auto sums = zeroed(8);  // count, sum, squares, -, wrong
+  const u64 cap = 2 * static_cast<u64>(n);
+  Q q = Q::make(n - 1, cap);
+  share(q, words);
+  shoal::on_all_cores([words, sums, cap] {
+    Q mine = fetch<Q>(words);
+    const auto me = static_cast<u64>(shoal::mycore());
+    u64 wrong = 0;
+    for (u64 i = 0; i < 2; ++i)
+      if (!mine.push(pushed_value(me, i))) ++wrong;
+    shoal::rflush();
+    shoal::barrier();
+    if (mine.push(u64{1})) ++wrong;  // full
+    shoal::barrier();
+    mine.resize(2 * cap);
+    if (mine.capacity() != 2 * cap) ++wrong;
+    for (u64 i = 2; i < 4; ++i)
+      if (!mine.push(pushed_value(me, i))) ++wrong;
+    shoal::rflush();
+    mine.migrate(0);
+    if (mine.host() != 0 || mine.capacity() != 2 * cap) ++wrong;
+    tally t;
+    u64 v = 0;
+    while (mine.pop(v)) t.take(v);
+    t.add_to(sums);
+    shoal::fetch_add(sums + 4, wrong);
+    shoal::barrier();
+    if (me == 0) mine.destroy();
+  });
+  u64 wrong = compare(sums, 4) + shoal::rget(sums + 4);
+  shoal::global_free(words);
+  shoal::global_free(sums);
+  return wrong;
+}
+
+/// A resize keeps the order of the elements (one core).
+template <class Q>
+u64 resize_keeps_order() {
+  u64 wrong = 0;
+  Q q = Q::make(shoal::cores() - 1, 5);
+  for (u64 i = 0; i < 8; ++i) {  // wraps: 5 in, 3 out, 3 more in
+    if (!q.push(i)) ++wrong;
+    u64 v = 0;
+    if (i < 3 && (!q.pop(v) || v != i)) ++wrong;
+  }
+  // One core only: the collective is this core alone.
+  if (shoal::cores() == 1) {
+    q.resize(9);
+    u64 v = 0;
+    for (u64 i = 3; i < 8; ++i)
+      if (!q.pop(v) || v != i) ++wrong;
+  }
+  q.destroy();
   return wrong;
 }
 

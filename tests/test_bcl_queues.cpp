@@ -47,6 +47,20 @@ TEST_P(bcl_queues, ChecksumFullEmptyAndWrap) {
   each_backend([] { return full_empty_and_wrap<checksum>(); });
 }
 
+TEST_P(bcl_queues, ResizeAndMigrateEveryQueue) {
+  each_backend([] {
+    return resize_and_migrate<fast>() + resize_and_migrate<circular>() +
+           resize_and_migrate<checksum>();
+  });
+}
+
+TEST_P(bcl_queues, ResizeKeepsTheOrder) {
+  each_backend([] {
+    return resize_keeps_order<fast>() + resize_keeps_order<circular>() +
+           resize_keeps_order<checksum>();
+  });
+}
+
 SHOAL_TEST_CORES(bcl_queues);
 
 class bcl_queues_misuse : public shoal_test::death_test {};
@@ -97,6 +111,25 @@ TEST_F(bcl_queues_misuse, HostOutsideTheJobIsNamed) {
   EXPECT_EXIT(run_to_death(shoal_test::make_config(2), [] { circular::make(2, 4); }),
               ExitedWithCode(shoal::exit_status::fatal),
               "circular_queue::make: host core 2 is outside the job \\(2 cores\\)");
+}
+
+TEST_F(bcl_queues_misuse, ResizeBelowTheContentsIsNamed) {
+  EXPECT_EXIT(run_to_death(shoal_test::make_config(1),
+                           [] {
+                             circular q = circular::make(0, 8);
+                             for (u64 i = 0; i < 5; ++i) q.push(i);
+                             q.resize(4);
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "circular_queue\\(host core 0, capacity 8\\): resize to a capacity of 4 elements, "
+              "fewer than the 5 it holds");
+}
+
+TEST_F(bcl_queues_misuse, MigrateOutsideTheJobIsNamed) {
+  EXPECT_EXIT(run_to_death(shoal_test::make_config(1), [] { fast::make(0, 8).migrate(3); }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "fast_queue\\(host core 0, capacity 8\\): migrate to core 3, outside the job "
+              "\\(1 cores\\)");
 }
 
 }  // namespace

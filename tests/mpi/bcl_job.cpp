@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
     note("circular_queue_promises", phases_with_promises(100));
     note("circular_queue_full_empty_wrap", full_empty_and_wrap<circular>());
     note("checksum_queue_full_empty_wrap", full_empty_and_wrap<checksum>());
+    note("fast_queue_resize_migrate", resize_and_migrate<fast>());
+    note("circular_queue_resize_migrate", resize_and_migrate<circular>());
+    note("checksum_queue_resize_migrate", resize_and_migrate<checksum>());
   });
   int status = 0;
   if (shoal::myrank() == 0) {

@@ -53,8 +53,9 @@
 //                                                              still writes)
 //   size()                     2R
 //   make, destroy              a global_alloc / global_free; make also a delegate to the host
+//   resize(n), migrate(core)  B + a make + R(n) + W(n) (collective; bcl/ring.hpp)
 // Spans are moved 16 slots at a time (a buffer on the stack). Not
-// implemented: resize, migrate and local_nonatomic_pop.
+// implemented: local_nonatomic_pop.
 //
 // Errors: a capacity of 0, a host core outside the job, n larger than the
 // capacity and use of a destroyed handle end the job naming the queue (its
@@ -180,6 +181,23 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 8) class checksum_queu
     check("size");
     return rget(tail()) - rget(head());
   }
+
+  /// Collective (every core, with its handle; nothing else running on the
+  /// queue, pushers rflush()ed): the queue gets room for `capacity`
+  /// elements, keeping its elements in order. Cost: B + a make + R(n) + W(n).
+  void resize(std::uint64_t capacity) {
+    check("resize");
+    if (capacity == 0) shoal::detail::fatal_user(fmt::format("{}: resize to 0 elements", name()));
+    shoal::detail::bcl_rebuild<checksum_queue, T>(*this, "resize", host_, capacity);
+  }
+  /// Collective, as resize(): the queue moves to core `host`, keeping its
+  /// elements in order. Cost: B + a make + R(n) + W(n).
+  void migrate(int host) {
+    check("migrate");
+    shoal::detail::bcl_rebuild<checksum_queue, T>(*this, "migrate", host, capacity_);
+  }
+  /// The queue's name in messages: its kind, host and capacity.
+  std::string describe() const { return name(); }
 
   /// Frees the queue. Once, when no core uses it; this handle becomes
   /// invalid (copies do not know).

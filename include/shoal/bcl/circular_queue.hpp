@@ -46,7 +46,7 @@
 //   local_nonatomic_pop(v)     l               (on the host's process, nothing concurrent)
 //   size()                     2R
 //   make, destroy              a global_alloc / global_free; make also a delegate to the host
-// Not implemented: resize and migrate.
+//   resize(n), migrate(core)  B + a make + R(n) + W(n) (collective; bcl/ring.hpp)
 //
 // Errors: a capacity of 0, a host core outside the job, n larger than the
 // capacity, a push with promise pop (or a pop with promise push),
@@ -171,6 +171,23 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class circular_que
     check("size", false);
     return rget(counter(tail_ready_i)) - rget(counter(head_i));
   }
+
+  /// Collective (every core, with its handle; nothing else running on the
+  /// queue, pushers rflush()ed): the queue gets room for `capacity`
+  /// elements, keeping its elements in order. Cost: B + a make + R(n) + W(n).
+  void resize(std::uint64_t capacity) {
+    check("resize", false);
+    if (capacity == 0) shoal::detail::fatal_user(fmt::format("{}: resize to 0 elements", name()));
+    shoal::detail::bcl_rebuild<circular_queue, T>(*this, "resize", host_, capacity);
+  }
+  /// Collective, as resize(): the queue moves to core `host`, keeping its
+  /// elements in order. Cost: B + a make + R(n) + W(n).
+  void migrate(int host) {
+    check("migrate", false);
+    shoal::detail::bcl_rebuild<circular_queue, T>(*this, "migrate", host, capacity_);
+  }
+  /// The queue's name in messages: its kind, host and capacity.
+  std::string describe() const { return name(); }
 
   /// Frees the queue. Once, when no core uses it; this handle becomes
   /// invalid (copies do not know).

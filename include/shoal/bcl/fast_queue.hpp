@@ -28,14 +28,14 @@
 //   size()                 2R
 //   make, destroy          a global_alloc / global_free (round trip to rank 0); make
 //                          also a delegate to the host
+//   resize(n), migrate(core)  B + a make + R(n) + W(n) (collective; bcl/ring.hpp)
 // The A is a compare_and_swap from this handle's cached counter (BCL uses
 // a fetch_add): exact when no other core pushed (popped) since this
 // handle's last push (pop); each other core's operation in between costs
 // one more A (the failed swap returns the counter, the next guess), plus
 // an R when the cache is older than the queue's current counter of the
 // other end. In exchange full and empty are exact (below).
-// Not implemented (yet): resize and migrate (collective in BCL),
-// circular_queue and checksum_queue.
+// circular_queue and checksum_queue (bcl/) allow pushes and pops at once.
 //
 // Concurrency promise: a phase has only pushes (from any cores) or only pops
 // (from any cores, or local_nonatomic_pop on the host alone); between phases
@@ -164,6 +164,23 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     check("size");
     return rget(tail()) - rget(head());
   }
+
+  /// Collective (every core, with its handle; nothing else running on the
+  /// queue, pushers rflush()ed): the queue gets room for `capacity`
+  /// elements, keeping its elements in order. Cost: B + a make + R(n) + W(n).
+  void resize(std::uint64_t capacity) {
+    check("resize");
+    if (capacity == 0) shoal::detail::fatal_user(fmt::format("{}: resize to 0 elements", name()));
+    shoal::detail::bcl_rebuild<fast_queue, T>(*this, "resize", host_, capacity);
+  }
+  /// Collective, as resize(): the queue moves to core `host`, keeping its
+  /// elements in order. Cost: B + a make + R(n) + W(n).
+  void migrate(int host) {
+    check("migrate");
+    shoal::detail::bcl_rebuild<fast_queue, T>(*this, "migrate", host, capacity_);
+  }
+  /// The queue's name in messages: its kind, host and capacity.
+  std::string describe() const { return name(); }
 
   /// Frees the queue. Once, when no core uses it; this handle becomes
   /// invalid (copies do not know).

@@ -4,13 +4,18 @@
 // pieces it occupies in the ring.
 #pragma once
 
+#include "shoal/collective.hpp"
 #include "shoal/delegate.hpp"
 #include "shoal/global_heap.hpp"
 #include "shoal/global_ptr.hpp"
 #include "shoal/one_sided.hpp"
+#include "shoal/parallel.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
+
+#include <fmt/format.h>
 
 namespace shoal::detail {
 
@@ -72,6 +77,40 @@ void bcl_ring_runs(global_ptr<T> data, std::uint64_t capacity, std::uint64_t at,
   const std::uint64_t first = std::min(n, capacity - slot);
   f(data + static_cast<std::int64_t>(slot), std::uint64_t{0}, first);
   if (first < n) f(data, first, n - first);
+}
+
+/// BCL's collective resize and migrate, for any of the queues: every core
+/// calls it with its own handle, no other operation on the queue running
+/// (pushers have rflush()ed). After a barrier, the old host makes a queue of
+/// `capacity` on `host`, moves the elements into it in order (pops of 64 at
+/// a time, pushes), frees the old one and broadcasts the new handle, which
+/// replaces `q` on every core. Cost: B + a make + R(n) + W(n) for n
+/// elements, and a broadcast. Ends the job when the elements do not fit.
+template <class Q, class T>
+void bcl_rebuild(Q& q, const char* op, int host, std::uint64_t capacity) {
+  barrier();
+  Q fresh;
+  const int old_host = q.host();
+  if (mycore() == old_host) {
+    const std::uint64_t n = q.size();
+    if (n > capacity)
+      fatal_user(fmt::format("{}: {} to a capacity of {} elements, fewer than the {} it holds",
+                             q.describe(), op, capacity, n));
+    if (host < 0 || host >= g_info.total_cores)
+      fatal_user(fmt::format("{}: {} to core {}, outside the job ({} cores)", q.describe(), op,
+                             host, g_info.total_cores));
+    fresh = Q::make(host, capacity);
+    T buf[64];
+    for (std::uint64_t left = n; left > 0;) {
+      const std::uint64_t m = left < 64 ? left : 64;
+      q.pop(std::span<T>(buf, m));
+      fresh.push(std::span<const T>(buf, m));
+      left -= m;
+    }
+    rflush();
+    q.destroy();
+  }
+  q = broadcast(fresh, old_host);
 }
 
 }  // namespace shoal::detail
