@@ -85,6 +85,13 @@ TEST_F(bcl_hash_map_misuse, InsertWithFindOnlyPromiseIsNamed) {
               "find_only");
 }
 
+TEST_F(bcl_hash_map_misuse, FindWithInsertOnlyPromiseIsNamed) {
+  EXPECT_EXIT(run_to_death(shoal_test::make_config(2),
+                           [] { map::make(8).find(1, hash_promise::insert_only); }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "\\(8 buckets per core\\): find with promise insert_only");
+}
+
 // A bucket left reserved (as an insert running concurrently leaves it) is
 // named by a find that promised no insert runs.
 TEST_F(bcl_hash_map_misuse, FindOnlyMeetingAnInsertIsNamed) {

@@ -35,8 +35,8 @@
 //                ends the inserts). find is one rget.
 //   insert_only  only inserts run. insert costs the same as atomic (a
 //                concurrent insert of the same key still needs the bucket
-//                lock); find with this promise is a misuse that cannot be
-//                detected. It exists so that code states its phases.
+//                lock). It exists so that code states its phases; a find
+//                with this promise contradicts it and ends the job.
 //   local        only local operations run, each on the caller's own
 //                process's parts (any cores of any processes). The key's
 //                home core must be on the caller's process. CPU atomics and
@@ -74,7 +74,8 @@
 // buckets per core or a bucket wider than --block-bytes; any use of a
 // destroyed or default handle (copies made before destroy() cannot know);
 // a local operation whose key lives on another process; a find_only find
-// that meets a bucket being written (an insert ran, breaking the promise).
+// that meets a bucket being written (an insert ran, breaking the promise);
+// an insert promising find_only or a find promising insert_only.
 #pragma once
 
 #include "shoal/bcl/hash_bytes.hpp"
@@ -190,6 +191,9 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
       case hash_promise::local:
         check_local("find", k);
         return find_with<local_access>(k);
+      case hash_promise::insert_only:
+        shoal::detail::fatal_user(fmt::format(
+            "{}: find with promise insert_only (it promises that only inserts run)", name()));
       default:
         return find_with<remote_access>(k);
     }
