@@ -19,11 +19,11 @@ import time
 # (backend, processes, cores per process, keys per core at each size): the
 # slow paths (am inside one process waits on a sleeping core) get fewer keys.
 CONFIGS = [
-    ("direct", 1, 2, "4096,65536"),
-    ("am", 1, 2, "256,1024"),
-    ("shm", 2, 1, "4096,65536"),
-    ("rma", 2, 1, "1024,8192"),
-    ("am", 2, 1, "1024,8192"),
+    ("direct", 1, 2, "4096,16384,65536"),
+    ("am", 1, 2, "256,512,1024"),
+    ("shm", 2, 1, "4096,16384,65536"),
+    ("rma", 2, 1, "1024,4096,8192"),
+    ("am", 2, 1, "1024,4096,8192"),
 ]
 OPS = ["insert_atomic", "insert_buffer", "find_atomic", "find_only"]
 LINE = re.compile(r"bcl backend=(\S+) shape=(\S+) op=(\S+) keys=(\d+) seconds=\S+ ops_per_s=(\d+)")
