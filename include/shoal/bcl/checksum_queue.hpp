@@ -38,8 +38,12 @@
 // KNOWN PROBLEM (open): concurrent pushes and pops from several processes
 // under --one-sided shm hung in about 1 run of 10 of the 2 x 2 test (each
 // core spinning in push or pop on a slot that never reached the state it
-// waits for; gdb showed two pushers and two poppers waiting). Not found
-// yet; one process (direct, am; 1, 2, 4 cores) passed every run. Until it
+// waits for; gdb showed two pushers and two poppers waiting). A dump of
+// one hang (capacity 8): every pop up to counter 275 was reserved, yet slot
+// 3 held counter 259's element and check again, after 259's pop had read it
+// and marked the slot free, so a write of 259 landed after that mark, or
+// was repeated. Not found yet; one process (direct, am; 1, 2, 4 cores)
+// passed every run. Until it
 // is, use circular_queue for concurrent use across processes; phases of
 // only pushes or only pops, full/empty, wrap, resize and migrate are
 // tested everywhere.
