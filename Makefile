@@ -23,6 +23,7 @@
 #                   (bench/one_sided.py -> bench/results/one_sided.txt)
 #   make bench-queues  UPC queues microbenchmark: shoal::queue vs a locked buffer and a
 #                   notification array at 2, 4, 8 cores (-> bench/results/upc_queues.md)
+#   make bench-bcl  BCL's hash table per backend (bench/bcl.py -> bench/results/bcl.md)
 #   make bench-apps   bench/apps/harness.py $(HARNESS_ARGS) (installs python3, gnuplot-nox)
 #   make bench-mpi  build the distributed benchmarks, then run them on MPI_NP (default 2)
 #                   ranks of MPI_CORES (default 1) cores: shoal messages against plain
@@ -96,7 +97,7 @@ TSAN_EXCLUDE := suspended_workers\.HundredThousand
 HARNESS_ARGS ?=
 BENCH_PACKAGES := python3 gnuplot-nox
 
-.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi bench-one-sided bench-queues \
+.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi bench-one-sided bench-queues bench-bcl \
 	asan asan-configure asan-ci tsan docs clean fuzz fuzz-configure fuzz-ci test-cluster soak
 
 all: build
@@ -152,7 +153,7 @@ test-mpich:
 	$(CMAKE) --build $(MPICH_DIR) -j$(JOBS)
 	$(CTEST) --test-dir $(MPICH_DIR) $(CTEST_FLAGS)
 
-bench: bench-micro bench-apps bench-one-sided bench-queues
+bench: bench-micro bench-apps bench-one-sided bench-queues bench-bcl
 
 # The UPC queues microbenchmark: shoal::queue, a lock-protected buffer and a
 # notification array at 2, 4 and 8 cores, medians of interleaved rounds, to
@@ -166,6 +167,12 @@ bench-queues: configure
 bench-one-sided: configure
 	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target one-sided-rate
 	python3 bench/one_sided.py --build $(BUILD_DIR)
+
+# BCL's hash table per --one-sided backend at 1 x 2 and 2 x 1: buffered vs
+# atomic inserts, find_only vs atomic finds, to bench/results/bcl.md (issue 12).
+bench-bcl: configure
+	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target bcl-rate
+	python3 bench/bcl.py --build $(BUILD_DIR)
 
 bench-apps: build
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(BENCH_PACKAGES)"

@@ -28,14 +28,14 @@
 //   size()                 2R
 //   make, destroy          a global_alloc / global_free (round trip to rank 0); make
 //                          also a delegate to the host
+//   resize(n), migrate(core)  B + a make + R(n) + W(n) (collective; bcl/ring.hpp)
 // The A is a compare_and_swap from this handle's cached counter (BCL uses
 // a fetch_add): exact when no other core pushed (popped) since this
 // handle's last push (pop); each other core's operation in between costs
 // one more A (the failed swap returns the counter, the next guess), plus
 // an R when the cache is older than the queue's current counter of the
 // other end. In exchange full and empty are exact (below).
-// Not implemented (yet): resize and migrate (collective in BCL),
-// circular_queue and checksum_queue.
+// circular_queue and checksum_queue (bcl/) allow pushes and pops at once.
 //
 // Concurrency promise: a phase has only pushes (from any cores) or only pops
 // (from any cores, or local_nonatomic_pop on the host alone); between phases
@@ -56,6 +56,7 @@
 // use it.)
 #pragma once
 
+#include "shoal/bcl/ring.hpp"
 #include "shoal/delegate.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/global_heap.hpp"
@@ -90,16 +91,11 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     fast_queue q;
     q.host_ = host;
     q.capacity_ = capacity;
-    // One allocation, `words` u64 per core; the host's part (contiguous in
-    // its segment) holds the tail and head in its first 64 bytes, then the
-    // elements. The other cores' parts are unused: BCL's queues are hosted,
-    // and a symmetric heap reserves the same range everywhere.
-    const std::uint64_t words = 8 + (capacity * sizeof(T) + 7) / 8;
-    q.base_ = global_alloc<std::uint64_t>(static_cast<std::int64_t>(words) * n);
-    const std::int64_t per_block = detail::g_info.block_bytes / 8;
-    const global_ptr<std::uint64_t> first = q.base_ + per_block * host;  // host's local block 0
-    const global_ptr<std::uint64_t> counters =
-        delegate::call(host, [first] { return make_global(first.local()); });
+    // The tail and head in the first 64 bytes, then the elements.
+    const shoal::detail::bcl_hosted_memory mem =
+        shoal::detail::bcl_host_alloc(host, 8 + (capacity * sizeof(T) + 7) / 8);
+    q.base_ = mem.base;
+    const global_ptr<std::uint64_t> counters = mem.words;
     q.data_ = (counters + 8).template reinterpret<T>();
     rput(q.tail(), std::uint64_t{0});
     rput(q.head(), std::uint64_t{0});
@@ -123,7 +119,9 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     if (n == 0) return true;
     check_count("push", n);
     std::uint64_t at = 0;
-    if (!reserve(tail(), tail_cache_, head(), head_cache_, capacity_, n, at)) return false;
+    if (!shoal::detail::bcl_ring_reserve(tail(), tail_cache_, head(), head_cache_, capacity_, n,
+                                         at))
+      return false;
     transfer_out(at, vals);
     return true;
   }
@@ -139,7 +137,8 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     if (n == 0) return true;
     check_count("pop", n);
     std::uint64_t at = 0;
-    if (!reserve(head(), head_cache_, tail(), tail_cache_, 0, n, at)) return false;
+    if (!shoal::detail::bcl_ring_reserve(head(), head_cache_, tail(), tail_cache_, 0, n, at))
+      return false;
     transfer_in(at, out);
     return true;
   }
@@ -166,6 +165,23 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     return rget(tail()) - rget(head());
   }
 
+  /// Collective (every core, with its handle; nothing else running on the
+  /// queue, pushers rflush()ed): the queue gets room for `capacity`
+  /// elements, keeping its elements in order. Cost: B + a make + R(n) + W(n).
+  void resize(std::uint64_t capacity) {
+    check("resize");
+    if (capacity == 0) shoal::detail::fatal_user(fmt::format("{}: resize to 0 elements", name()));
+    shoal::detail::bcl_rebuild<fast_queue, T>(*this, "resize", host_, capacity);
+  }
+  /// Collective, as resize(): the queue moves to core `host`, keeping its
+  /// elements in order. Cost: B + a make + R(n) + W(n).
+  void migrate(int host) {
+    check("migrate");
+    shoal::detail::bcl_rebuild<fast_queue, T>(*this, "migrate", host, capacity_);
+  }
+  /// The queue's name in messages: its kind, host and capacity.
+  std::string describe() const { return name(); }
+
   /// Frees the queue. Once, when no core uses it; this handle becomes
   /// invalid (copies do not know).
   void destroy() {
@@ -189,43 +205,12 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
       detail::fatal_user(
           fmt::format("{}: {} of {} elements, more than the capacity", name(), op, n));
   }
-  // Moves the counter `mine` (tail for a push, head for a pop) from `at` to
-  // at + n by compare-and-swap, if at + n <= other + slack (other: the head
-  // for a push, slack the capacity; the tail for a pop, slack 0). The caches
-  // are the guesses: a failed swap returns the counter's value, the next
-  // guess. Nothing is reserved when it does not fit, so full and empty are
-  // exact and nothing has to be taken back. (A fetch_add reservation, as in
-  // BCL, needs a take-back when it overshoots, and take-backs interleaved
-  // with other reservations can hand one slot to two callers.)
-  static bool reserve(global_ptr<std::uint64_t> mine, std::uint64_t& mine_cache,
-                      global_ptr<std::uint64_t> other, std::uint64_t& other_cache,
-                      std::uint64_t slack, std::uint64_t n, std::uint64_t& at) {
-    at = mine_cache;
-    for (;;) {
-      if (at + n > other_cache + slack) {
-        other_cache = rget(other);
-        // The counter is at least `at` (counters only grow), so it does
-        // not fit now either.
-        if (at + n > other_cache + slack) return false;
-      }
-      const std::uint64_t seen = compare_and_swap(mine, at, at + n);
-      if (seen == at) break;
-      at = seen;
-    }
-    mine_cache = at + n;
-    return true;
-  }
-
   global_ptr<std::uint64_t> tail() const { return data_.template reinterpret<std::uint64_t>() - 8; }
   global_ptr<std::uint64_t> head() const { return tail() + 1; }
 
-  // Element counter `at` onwards, as one or (wrapping) two contiguous runs.
   template <class F>
   void runs(std::uint64_t at, std::uint64_t n, const F& f) const {
-    const std::uint64_t slot = at % capacity_;
-    const std::uint64_t first = std::min(n, capacity_ - slot);
-    f(data_ + static_cast<std::int64_t>(slot), 0, first);
-    if (first < n) f(data_, first, n - first);
+    shoal::detail::bcl_ring_runs(data_, capacity_, at, n, f);
   }
   void transfer_out(std::uint64_t at, std::span<const T> vals) const {
     runs(at, vals.size(), [&](global_ptr<T> p, std::uint64_t from, std::uint64_t count) {

@@ -1,0 +1,124 @@
+// Insert and find rates of BCL's hash table (include/shoal/bcl/) for the
+// backend --one-sided selects: every core of the job inserts, then finds,
+// `keys` distinct u64 keys of its own at once (SPMD, like BCL's
+// microbenchmarks). bench/bcl.py runs it per backend at 1 x 2 and 2 x 1,
+// interleaved, and writes bench/results/bcl.md.
+//
+//   [mpirun -np R] bcl-rate --cores C --one-sided B [--keys N[,N...]]
+//
+// Per size and operation, one line on rank 0:
+//   bcl backend=B shape=RxC op=OP keys=N seconds=S ops_per_s=X
+// (X: every core's operations over the wall time from the barrier before to
+// the barrier after). Ops: insert_atomic = hash_map::insert (2A + W + F);
+// insert_buffer = hash_map_buffer::insert of the same keys into a fresh
+// table, flush included; find_atomic = hash_map::find (2A + R);
+// find_only = find with hash_promise::find_only (R). Keys found are the
+// next core's, so most are remote. The table has 2N buckets per core.
+#include <shoal/bcl/hash_map.hpp>
+#include <shoal/bcl/hash_map_buffer.hpp>
+#include <shoal/shoal.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using u64 = std::uint64_t;
+using map = shoal::bcl::hash_map<u64, u64>;
+using clock_type = std::chrono::steady_clock;
+
+inline void benchmark_sink(u64 v) { asm volatile("" : : "r"(v)); }
+
+// Key i of core c: distinct over the job, scattered by the table's hash.
+inline u64 key_of(u64 i, u64 c, u64 n) { return i * n + c; }
+
+// Runs body() on every core between two barriers; core 0 stores the wall
+// time (it is on rank 0, where `seconds` lives).
+template <class F>
+void timed_phase(double* seconds, const F& body) {
+  shoal::barrier();
+  const auto t0 = clock_type::now();
+  body();
+  shoal::barrier();
+  if (shoal::mycore() == 0)
+    *seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+struct results {
+  double insert_atomic = 0, insert_buffer = 0, find_atomic = 0, find_only = 0;
+};
+
+void measure(u64 keys, results* r) {
+  const map m = map::make(2 * keys);
+  shoal::on_all_cores([m, keys, r] {
+    map h = m;
+    const u64 n = static_cast<u64>(shoal::cores()), me = static_cast<u64>(shoal::mycore());
+    timed_phase(&r->insert_atomic, [&] {
+      for (u64 i = 0; i < keys; ++i) h.insert(key_of(i, me, n), i);
+    });
+    const u64 next = (me + 1) % n;
+    timed_phase(&r->find_atomic, [&] {
+      for (u64 i = 0; i < keys; ++i) benchmark_sink(h.find(key_of(i, next, n)).value_or(0));
+    });
+    timed_phase(&r->find_only, [&] {
+      for (u64 i = 0; i < keys; ++i)
+        benchmark_sink(h.find(key_of(i, next, n), shoal::bcl::hash_promise::find_only).value_or(0));
+    });
+  });
+  map d = m;
+  d.destroy();
+  const map fresh = map::make(2 * keys);
+  shoal::on_all_cores([fresh, keys, r] {
+    const u64 n = static_cast<u64>(shoal::cores()), me = static_cast<u64>(shoal::mycore());
+    // Each owner receives about `keys` entries; room for twice that.
+    shoal::bcl::hash_map_buffer<u64, u64> buf(fresh, 2 * keys + 1024, 256);
+    timed_phase(&r->insert_buffer, [&] {
+      for (u64 i = 0; i < keys; ++i) buf.insert(key_of(i, me, n), i);
+      buf.flush();
+    });
+    buf.destroy();
+  });
+  d = fresh;
+  d.destroy();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  shoal::init(argc, argv);
+  std::vector<u64> sizes = {1024, 8192};
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--keys") == 0) {
+      sizes.clear();
+      for (char* p = argv[i + 1]; *p != '\0';) {
+        sizes.push_back(std::strtoull(p, &p, 10));
+        if (*p == ',') ++p;
+      }
+    }
+  const std::string backend = shoal::one_sided_backend_name();
+  const std::string shape =
+      std::to_string(shoal::ranks()) + "x" + std::to_string(shoal::cores() / shoal::ranks());
+  shoal::run([&] {
+    for (u64 keys : sizes) {
+      results r;
+      measure(keys, &r);
+      const double total = static_cast<double>(keys) * shoal::cores();
+      const auto line = [&](const char* op, double s) {
+        std::printf("bcl backend=%s shape=%s op=%s keys=%llu seconds=%.6f ops_per_s=%.0f\n",
+                    backend.c_str(), shape.c_str(), op, static_cast<unsigned long long>(keys), s,
+                    total / s);
+      };
+      line("insert_atomic", r.insert_atomic);
+      line("insert_buffer", r.insert_buffer);
+      line("find_atomic", r.find_atomic);
+      line("find_only", r.find_only);
+      std::fflush(stdout);
+    }
+  });
+  shoal::finalize();
+  return 0;
+}

@@ -1,0 +1,248 @@
+// circular_queue<T>: BCL's CircularQueue (thesis section 5, tables 5.1 and
+// 5.2): a ring buffer of T hosted on one core that any cores may push to
+// and pop from AT THE SAME TIME. Besides the reserving counters (tail for
+// pushes, head for pops) it keeps two publishing counters: tail_ready (the
+// elements below it are written) and head_ready (the slots below it are
+// read, so free for reuse). A push reserves, writes, and moves tail_ready
+// over its run; a pop reserves, reads, and moves head_ready over its run.
+//
+//   auto q = shoal::bcl::circular_queue<std::uint64_t>::make(/*host core=*/3, /*capacity=*/1024);
+//   q.push(x);                          // any core, any time
+//   std::uint64_t v; if (q.pop(v)) ...  // any core, any time
+//   q.push(x, shoal::bcl::queue_promise::push);   // only pushes run now: cheaper publish
+//   q.destroy();                        // once, when no core uses it any more
+//
+// Promises (queue_promise, per call): which operations may run at the same
+// time as this one, from any core.
+//   push_pop  (default) pushes and pops. The publishing counter is moved by
+//             compare-and-swap from the start of this call's run, so it
+//             waits (yielding) until every earlier run is published: a pop
+//             never sees an element before it is written, a push never
+//             overwrites one before it is read.
+//   push      (on a push) only pushes run until a barrier: tail_ready is
+//             moved with fetch_add (contention-free; it may count a later
+//             run before an earlier one is written, harmless when nobody pops).
+//   pop       (on a pop) only pops run: head_ready is moved with fetch_add.
+// A promise that is broken (a pop during a push-promised phase) is not
+// detected and may pop an element before it is written.
+//
+// Full and empty are reported, never undefined: push returns false,
+// pushing nothing, when the run does not fit beside the elements not yet
+// read (below head_ready + capacity); pop returns false, popping nothing,
+// when fewer than n elements are published (below tail_ready). Both are
+// judged at one moment; a run being written or read counts as occupied.
+//
+// Layout: one global_alloc; the host core's part holds the four counters
+// (u64, counting every element ever pushed or popped; slot = counter %
+// capacity) in its first 64 bytes, then the elements. A handle is 64
+// bytes (pointers, capacity, four cached counters): copy it to every core
+// that uses the queue (through memory: it exceeds on_all_cores' 48 bytes).
+//
+// Costs (table 5.1; A, R, W, F = rflush: bench/results/one_sided.txt):
+//   push(v), push(span of n)   2A + W(n) + F   (+ A per other push since this handle's last,
+//                                               + R when the cached head_ready says full,
+//                                               + waits for earlier runs to publish)
+//   pop(v), pop(out, n)        2A + R(n)       (same extras, mirrored)
+//   local_nonatomic_pop(v)     l               (on the host's process, nothing concurrent)
+//   size()                     2R
+//   make, destroy              a global_alloc / global_free; make also a delegate to the host
+//   resize(n), migrate(core)  B + a make + R(n) + W(n) (collective; bcl/ring.hpp)
+//
+// Errors: a capacity of 0, a host core outside the job, n larger than the
+// capacity, a push with promise pop (or a pop with promise push),
+// local_nonatomic_pop off the host's process and use of a destroyed handle
+// end the job naming the queue (its host and capacity) and the cause.
+#pragma once
+
+#include "shoal/bcl/ring.hpp"
+#include "shoal/detail/check.hpp"
+#include "shoal/one_sided.hpp"
+#include "shoal/runtime.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+namespace shoal::bcl {
+
+/// What may run at the same time as a queue operation (see circular_queue).
+enum class queue_promise { push_pop, push, pop };
+
+template <class T>
+requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class circular_queue {
+ public:
+  /// A handle to nothing (every operation but valid() ends the job).
+  circular_queue() = default;
+
+  /// Makes a queue of `capacity` elements hosted on core `host`. Any task;
+  /// one allocation (a round trip to rank 0) and one delegate to the host.
+  static circular_queue make(int host, std::uint64_t capacity) {
+    SHOAL_CHECK_ON_CORE("shoal::bcl::circular_queue::make");
+    if (host < 0 || host >= cores())
+      shoal::detail::fatal_user(fmt::format(
+          "circular_queue::make: host core {} is outside the job ({} cores)", host, cores()));
+    if (capacity == 0) shoal::detail::fatal_user("circular_queue::make: a capacity of 0 elements");
+    circular_queue q;
+    q.host_ = host;
+    q.capacity_ = capacity;
+    const shoal::detail::bcl_hosted_memory mem =
+        shoal::detail::bcl_host_alloc(host, 8 + (capacity * sizeof(T) + 7) / 8);
+    q.base_ = mem.base;
+    q.data_ = (mem.words + 8).template reinterpret<T>();
+    const std::uint64_t zeros[4] = {};
+    rput(mem.words, zeros, 4);
+    rflush();
+    return q;
+  }
+
+  bool valid() const noexcept { return static_cast<bool>(data_); }
+  int host() const noexcept { return host_; }
+  std::uint64_t capacity() const noexcept { return capacity_; }
+
+  /// Appends v; false (nothing pushed) when full.
+  bool push(const T& v, queue_promise p = queue_promise::push_pop) {
+    return push(std::span<const T>(&v, 1), p);
+  }
+
+  /// Appends every value of `vals` in order, contiguously; false (nothing
+  /// pushed) when they do not fit. Returns once they are published.
+  bool push(std::span<const T> vals, queue_promise p = queue_promise::push_pop) {
+    check("push", p == queue_promise::pop);
+    const std::uint64_t n = vals.size();
+    if (n == 0) return true;
+    check_count("push", n);
+    std::uint64_t at = 0;
+    if (!shoal::detail::bcl_ring_reserve(counter(tail_i), tail_cache_, counter(head_ready_i),
+                                         head_ready_cache_, capacity_, n, at))
+      return false;
+    shoal::detail::bcl_ring_runs(data_, capacity_, at, n,
+                                 [&](global_ptr<T> d, std::uint64_t from, std::uint64_t count) {
+                                   rput(d, vals.data() + from, count);
+                                 });
+    rflush();  // the elements land before tail_ready covers them
+    publish(counter(tail_ready_i), at, n, p == queue_promise::push);
+    return true;
+  }
+
+  /// Takes the oldest element into v; false (nothing popped) when empty.
+  bool pop(T& v, queue_promise p = queue_promise::push_pop) { return pop(std::span<T>(&v, 1), p); }
+
+  /// Takes the out.size() oldest elements, in order; false (nothing
+  /// popped) when fewer are published.
+  bool pop(std::span<T> out, queue_promise p = queue_promise::push_pop) {
+    check("pop", p == queue_promise::push);
+    const std::uint64_t n = out.size();
+    if (n == 0) return true;
+    check_count("pop", n);
+    std::uint64_t at = 0;
+    if (!shoal::detail::bcl_ring_reserve(counter(head_i), head_cache_, counter(tail_ready_i),
+                                         tail_ready_cache_, 0, n, at))
+      return false;
+    shoal::detail::bcl_ring_runs(data_, capacity_, at, n,
+                                 [&](global_ptr<T> d, std::uint64_t from, std::uint64_t count) {
+                                   rget(d, out.data() + from, count);
+                                 });
+    publish(counter(head_ready_i), at, n, p == queue_promise::pop);
+    return true;
+  }
+
+  /// pop() with plain loads and stores, for a task on the host's process
+  /// while no other core pushes or pops. Cost: local.
+  bool local_nonatomic_pop(T& v) {
+    check("local_nonatomic_pop", false);
+    if (rank_of(host_) != myrank())
+      shoal::detail::fatal_user(fmt::format(
+          "{}: local_nonatomic_pop called on rank {}, but the queue lives on rank {}; use pop()",
+          name(), myrank(), rank_of(host_)));
+    std::uint64_t* c = counter(0).local();
+    if (c[head_i] == c[tail_ready_i]) return false;
+    v = *(data_ + static_cast<std::int64_t>(c[head_i] % capacity_)).local();
+    c[head_ready_i] = ++c[head_i];
+    return true;
+  }
+
+  /// Elements published and not reserved by a pop (2 reads; exact when
+  /// nothing runs concurrently).
+  std::uint64_t size() {
+    check("size", false);
+    return rget(counter(tail_ready_i)) - rget(counter(head_i));
+  }
+
+  /// Collective (every core, with its handle; nothing else running on the
+  /// queue, pushers rflush()ed): the queue gets room for `capacity`
+  /// elements, keeping its elements in order. Cost: B + a make + R(n) + W(n).
+  void resize(std::uint64_t capacity) {
+    check("resize", false);
+    if (capacity == 0) shoal::detail::fatal_user(fmt::format("{}: resize to 0 elements", name()));
+    shoal::detail::bcl_rebuild<circular_queue, T>(*this, "resize", host_, capacity);
+  }
+  /// Collective, as resize(): the queue moves to core `host`, keeping its
+  /// elements in order. Cost: B + a make + R(n) + W(n).
+  void migrate(int host) {
+    check("migrate", false);
+    shoal::detail::bcl_rebuild<circular_queue, T>(*this, "migrate", host, capacity_);
+  }
+  /// The queue's name in messages: its kind, host and capacity.
+  std::string describe() const { return name(); }
+
+  /// Frees the queue. Once, when no core uses it; this handle becomes
+  /// invalid (copies do not know).
+  void destroy() {
+    check("destroy", false);
+    global_free(base_);
+    *this = circular_queue();
+  }
+
+ private:
+  static constexpr int tail_i = 0, tail_ready_i = 1, head_i = 2, head_ready_i = 3;
+
+  global_ptr<std::uint64_t> counter(int i) const {
+    return data_.template reinterpret<std::uint64_t>() - 8 + i;
+  }
+  // Moves a publishing counter over [at, at + n). In order (CAS from `at`,
+  // waiting for the runs before it) unless the promise allows fetch_add.
+  static void publish(global_ptr<std::uint64_t> ready, std::uint64_t at, std::uint64_t n,
+                      bool unordered) {
+    if (unordered) {
+      fetch_add(ready, n);
+      return;
+    }
+    while (compare_and_swap(ready, at, at + n) != at) yield();
+  }
+
+  std::string name() const {
+    return fmt::format("circular_queue(host core {}, capacity {})", host_, capacity_);
+  }
+  void check(const char* op, bool wrong_promise) const {
+    SHOAL_CHECK_ON_CORE("shoal::bcl::circular_queue");
+    if (!valid())
+      shoal::detail::fatal_user(fmt::format(
+          "circular_queue::{} on a queue that was destroyed or never made (default-constructed)",
+          op));
+    if (wrong_promise)
+      shoal::detail::fatal_user(fmt::format(
+          "{}: {} with promise {}: a promise names what runs at the same time and must allow "
+          "this call itself",
+          name(), op, op[1] == 'u' ? "pop" : "push"));
+  }
+  void check_count(const char* op, std::uint64_t n) const {
+    if (n > capacity_)
+      shoal::detail::fatal_user(
+          fmt::format("{}: {} of {} elements, more than the capacity", name(), op, n));
+  }
+
+  global_ptr<T> data_;              // 2D: the host's capacity_ elements (counters 64 bytes before)
+  global_ptr<std::uint64_t> base_;  // the allocation behind them
+  std::uint64_t capacity_ = 0;
+  std::uint64_t tail_cache_ = 0;  // guesses of the counters, only growing
+  std::uint64_t head_ready_cache_ = 0;
+  std::uint64_t head_cache_ = 0;
+  std::uint64_t tail_ready_cache_ = 0;
+  int host_ = -1;
+};
+
+}  // namespace shoal::bcl

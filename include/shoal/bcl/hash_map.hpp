@@ -1,0 +1,395 @@
+// hash_map<K, V>: BCL's hash table (thesis section 6.1, table 6.1) on the
+// one-sided layer: open addressing over buckets spread on every core, each
+// bucket guarded by a status word that cores change with remote atomics, so
+// that an insert or a find needs no code to run on the bucket's owner.
+//
+//   auto m = shoal::bcl::hash_map<std::uint64_t, std::uint64_t>::make(/*per core=*/1 << 16);
+//   m.insert(k, v);                          // any core: CAS, rput, rflush, fetch_xor
+//   std::optional<std::uint64_t> x = m.find(k);        // fetch_or, rget, fetch_and
+//   shoal::barrier();                        // an insert phase ends
+//   x = m.find(k, shoal::bcl::hash_promise::find_only); // one rget
+//   m.destroy();                             // once, when no core uses it any more
+//
+// Layout. Core c holds buckets 0 .. per_core-1 of its part, contiguous in
+// its heap segment (one global_alloc, block-cyclic, addressed with linear
+// pointers so every backend works). A key's hash picks its home core and a
+// first slot there; probing is linear and stays in the home core's part
+// (so an owner can insert its own keys with CPU instructions, promise
+// local, and hash_map_buffer applies inserts on the owner alone). A bucket
+// is {u64 status; K key; V value}, padded to a power of two that must not
+// exceed --block-bytes (64 by default: K and V of 8 bytes each fit), so one
+// rget reads a whole bucket. The handle is 24 bytes: copy it to every core.
+//
+// Bucket states (the status word's two low bits): free (0) -> reserved (1)
+// -> ready (2); ready -> reserved -> ready while a value is updated. Bits
+// 32..63 are reader bits: a find (promise atomic) sets one with fetch_or
+// while it reads, so that no insert reserves the bucket under it. Keys
+// never change once a bucket is ready (there is no erase), so an insert
+// that collides reads the key without locking.
+//
+// Promises (hash_promise, per call; BCL's concurrency promises): what the
+// caller promises about the OTHER operations that may run at the same time
+// on this table, from any core.
+//   atomic       (default) inserts and finds of any core. Always safe.
+//   find_only    only finds run (a traversal phase, after the barrier that
+//                ends the inserts). find is one rget.
+//   insert_only  only inserts run. insert costs the same as atomic (a
+//                concurrent insert of the same key still needs the bucket
+//                lock). It exists so that code states its phases; a find
+//                with this promise contradicts it and ends the job.
+//   local        only local operations run, each on the caller's own
+//                process's parts (any cores of any processes). The key's
+//                home core must be on the caller's process. CPU atomics and
+//                plain copies, no one_sided calls. Not atomic with respect to
+//                the remote forms (under rma and am they are other atomics).
+//
+// Costs (A = one remote atomic, R / W = one remote read / write of a bucket
+// or a value, F = rflush; measured A, R, W: bench/results/one_sided.txt;
+// c = buckets probed after the first, each A + R for insert, 2A + R for
+// find (atomic) or R (find_only); a reserved bucket is waited for):
+//   insert (atomic, insert_only), new key     2A + W + F        (+ c(A + R))
+//   insert, key present (value replaced)      3A + R + W + F    (+ c(A + R))
+//   find (atomic)                             2A + R            (+ c(2A + R))
+//   find (find_only)                          R                 (+ c R)
+//   insert / find (local)                     CPU atomics and copies
+//   make                                      a global_alloc (round trip to rank 0) and a
+//                                             delegate to every core (zeroes its part)
+//   destroy                                   a global_free
+// A full part is probed to the end: per_core (A + R) before insert says full.
+//
+// Semantics. insert(k, v) of a key already present replaces its value and
+// returns hash_insert::updated; of a new key, hash_insert::inserted; when
+// the key's home core's part has no free bucket, hash_insert::full,
+// changing nothing (other cores' parts may still have room: the capacity is
+// per core). Concurrent inserts of one key from many cores leave one bucket
+// with that key, one of the values, and exactly one caller told inserted.
+// find(k) returns the value of a ready bucket holding k, or nullopt. An
+// insert is visible to every find that starts after it returned (atomic and
+// local forms); find_only needs the barrier that ends the insert phase.
+//
+// Keys are compared and hashed by their bytes: K needs unique object
+// representations (no padding, no floats), checked at compile time.
+//
+// Errors (the job ends naming the table and the cause): make with 0
+// buckets per core or a bucket wider than --block-bytes; any use of a
+// destroyed or default handle (copies made before destroy() cannot know);
+// a local operation whose key lives on another process; a find_only find
+// that meets a bucket being written (an insert ran, breaking the promise);
+// an insert promising find_only or a find promising insert_only.
+#pragma once
+
+#include "shoal/bcl/hash_bytes.hpp"
+#include "shoal/delegate.hpp"
+#include "shoal/detail/check.hpp"
+#include "shoal/global_heap.hpp"
+#include "shoal/one_sided.hpp"
+#include "shoal/runtime.hpp"
+
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+namespace shoal::bcl {
+
+/// What other operations may run at the same time (see the header).
+enum class hash_promise { atomic, find_only, insert_only, local };
+
+/// The outcome of an insert.
+enum class hash_insert { inserted, updated, full };
+
+template <class K, class V>
+requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) class hash_map {
+  static_assert(std::has_unique_object_representations_v<K>,
+                "hash_map compares and hashes keys by their bytes: K must have no padding "
+                "and no floating-point members");
+  struct entry {
+    K key;
+    V value;
+  };
+  struct unpadded {
+    std::uint64_t status;
+    entry e;
+  };
+
+ public:
+  /// One bucket as stored: a power of two bytes, so buckets tile a block.
+  struct alignas(std::bit_ceil(sizeof(unpadded))) bucket {
+    std::uint64_t status;
+    entry e;
+  };
+  static constexpr std::uint64_t free_state = 0, reserved_state = 1, ready_state = 2;
+  static constexpr std::uint64_t state_mask = 3, readers_mask = 0xffffffff00000000ULL;
+
+  /// A handle to nothing (every operation but valid() ends the job).
+  hash_map() = default;
+
+  /// Makes a table of `per_core` buckets on every core. Any task; blocking:
+  /// one allocation and a delegate to each core, which zeroes its part.
+  static hash_map make(std::uint64_t per_core) {
+    SHOAL_CHECK_ON_CORE("shoal::bcl::hash_map::make");
+    const auto bb = static_cast<std::uint64_t>(shoal::detail::g_info.block_bytes);
+    if (per_core == 0) shoal::detail::fatal_user("hash_map::make: a table of 0 buckets per core");
+    if (sizeof(bucket) > bb)
+      shoal::detail::fatal_user(fmt::format(
+          "hash_map::make: a bucket of {} bytes (status, key of {}, value of {}) is wider than "
+          "--block-bytes {}; raise --block-bytes to {} or more",
+          sizeof(bucket), sizeof(K), sizeof(V), bb, sizeof(bucket)));
+    hash_map m;
+    const std::uint64_t per_block = bb / sizeof(bucket);
+    const std::uint64_t blocks = (per_core + per_block - 1) / per_block;
+    m.per_core_ = per_core;
+    m.base_ = global_alloc<bucket>(static_cast<std::int64_t>(blocks * per_block) * cores());
+    for (int c = 0; c < cores(); ++c) {
+      const global_ptr<bucket> first = m.at(c, 0);
+      const std::uint64_t bytes = blocks * bb;
+      // Reused heap memory is not zero; the owner clears its part, which is
+      // contiguous in its segment.
+      delegate::call(c, [first, bytes] { std::memset(first.local(), 0, bytes); });
+    }
+    return m;
+  }
+
+  bool valid() const noexcept { return static_cast<bool>(base_); }
+  std::uint64_t per_core() const noexcept { return per_core_; }
+  /// Buckets in the whole table.
+  std::uint64_t capacity() const noexcept {
+    return per_core_ * static_cast<std::uint64_t>(cores());
+  }
+
+  /// The core whose part holds k (and where a local insert of k must run).
+  int home(const K& k) const noexcept {
+    return static_cast<int>(hash_of(k) % static_cast<std::uint64_t>(cores()));
+  }
+
+  /// Inserts k -> v, or replaces the value of k. Blocking (suspends on
+  /// remote operations; waits while a bucket is being written).
+  hash_insert insert(const K& k, const V& v, hash_promise p = hash_promise::atomic) {
+    check("insert");
+    if (p == hash_promise::local) {
+      check_local("insert", k);
+      return insert_with<local_access>(k, v);
+    }
+    if (p == hash_promise::find_only)
+      shoal::detail::fatal_user(fmt::format(
+          "{}: insert with promise find_only (it promises that no insert runs)", name()));
+    return insert_with<remote_access>(k, v);
+  }
+
+  /// The value of k, or nullopt. Blocking.
+  std::optional<V> find(const K& k, hash_promise p = hash_promise::atomic) {
+    check("find");
+    switch (p) {
+      case hash_promise::find_only:
+        return find_only(k);
+      case hash_promise::local:
+        check_local("find", k);
+        return find_with<local_access>(k);
+      case hash_promise::insert_only:
+        shoal::detail::fatal_user(fmt::format(
+            "{}: find with promise insert_only (it promises that only inserts run)", name()));
+      default:
+        return find_with<remote_access>(k);
+    }
+  }
+
+  /// Frees the table. Once, when no core uses it; this handle becomes
+  /// invalid (copies do not know).
+  void destroy() {
+    check("destroy");
+    global_free(base_);
+    *this = hash_map();
+  }
+
+  /// The bucket at `slot` of core `core`'s part (for tests and tools).
+  global_ptr<bucket> at(int core, std::uint64_t slot) const noexcept {
+    const std::uint64_t per_block =
+        static_cast<std::uint64_t>(shoal::detail::g_info.block_bytes) / sizeof(bucket);
+    const std::uint64_t index = (slot / per_block * static_cast<std::uint64_t>(cores()) +
+                                 static_cast<std::uint64_t>(core)) *
+                                    per_block +
+                                slot % per_block;
+    return base_ + static_cast<std::int64_t>(index);
+  }
+
+ private:
+  // The two ways to touch a bucket: one_sided calls, or CPU atomics and
+  // copies on this process's memory (promise local). Same state machine.
+  struct remote_access {
+    static std::uint64_t cas(global_ptr<bucket> b, std::uint64_t e, std::uint64_t d) {
+      return compare_and_swap(status(b), e, d);
+    }
+    static std::uint64_t fetch_or(global_ptr<bucket> b, std::uint64_t x) {
+      return shoal::fetch_or(status(b), x);
+    }
+    static void fetch_and(global_ptr<bucket> b, std::uint64_t x) { shoal::fetch_and(status(b), x); }
+    static void fetch_xor(global_ptr<bucket> b, std::uint64_t x) { shoal::fetch_xor(status(b), x); }
+    static K key(global_ptr<bucket> b) { return rget(field<K>(b, offsetof(entry, key))); }
+    static entry read(global_ptr<bucket> b) { return rget(field<entry>(b, 0)); }
+    static void write(global_ptr<bucket> b, const entry& e) { rput(field<entry>(b, 0), e); }
+    static void write_value(global_ptr<bucket> b, const V& v) {
+      rput(field<V>(b, offsetof(entry, value)), v);
+    }
+    // The entry lands before the status says ready (rma completes puts only here).
+    static void flush() { rflush(); }
+  };
+  struct local_access {
+    static std::atomic_ref<std::uint64_t> word(global_ptr<bucket> b) {
+      return std::atomic_ref<std::uint64_t>(b.local()->status);
+    }
+    static std::uint64_t cas(global_ptr<bucket> b, std::uint64_t e, std::uint64_t d) {
+      word(b).compare_exchange_strong(e, d);
+      return e;
+    }
+    static std::uint64_t fetch_or(global_ptr<bucket> b, std::uint64_t x) {
+      return word(b).fetch_or(x);
+    }
+    static void fetch_and(global_ptr<bucket> b, std::uint64_t x) { word(b).fetch_and(x); }
+    static void fetch_xor(global_ptr<bucket> b, std::uint64_t x) { word(b).fetch_xor(x); }
+    // Plain copies are ordered by the status word's seq_cst atomics: an
+    // entry written while reserved is visible to whoever then sees ready.
+    static K key(global_ptr<bucket> b) { return b.local()->e.key; }
+    static entry read(global_ptr<bucket> b) { return b.local()->e; }
+    static void write(global_ptr<bucket> b, const entry& e) { b.local()->e = e; }
+    static void write_value(global_ptr<bucket> b, const V& v) { b.local()->e.value = v; }
+    static void flush() {}
+  };
+
+  template <class F>
+  static global_ptr<F> field(global_ptr<bucket> b, std::size_t offset) {
+    return (b.template reinterpret<std::byte>() +
+            static_cast<std::int64_t>(offsetof(bucket, e) + offset))
+        .template reinterpret<F>();
+  }
+  static global_ptr<std::uint64_t> status(global_ptr<bucket> b) {
+    return b.template reinterpret<std::uint64_t>();
+  }
+
+  static std::uint64_t hash_of(const K& k) noexcept {
+    return shoal::detail::bcl_hash_bytes(&k, sizeof k);
+  }
+  static bool same(const K& a, const K& b) noexcept { return std::memcmp(&a, &b, sizeof a) == 0; }
+  std::uint64_t first_slot(const K& k) const noexcept {
+    return hash_of(k) / static_cast<std::uint64_t>(cores()) % per_core_;
+  }
+
+  // BCL's insert (table 6.1a): reserve a free bucket by CAS, write, flush,
+  // flip reserved -> ready with fetch_xor (reader bits may have come and
+  // must stay). A ready bucket's key is read without a lock (keys never
+  // change); if it is k, the bucket is locked ready -> reserved to replace
+  // the value. A reserved bucket may be becoming k: wait for it.
+  template <class Access>
+  hash_insert insert_with(const K& k, const V& v) {
+    const int c = home(k);
+    std::uint64_t slot = first_slot(k);
+    for (std::uint64_t probed = 0; probed < per_core_;) {
+      const global_ptr<bucket> b = at(c, slot);
+      const std::uint64_t old = Access::cas(b, free_state, reserved_state);
+      const std::uint64_t state = old & state_mask;
+      if (old == free_state) {
+        Access::write(b, entry{k, v});
+        Access::flush();
+        Access::fetch_xor(b, reserved_state ^ ready_state);
+        return hash_insert::inserted;
+      }
+      if (state == ready_state) {
+        if (!same(Access::key(b), k)) {
+          slot = slot + 1 == per_core_ ? 0 : slot + 1;
+          ++probed;
+          continue;
+        }
+        if (Access::cas(b, ready_state, reserved_state) == ready_state) {
+          Access::write_value(b, v);
+          Access::flush();
+          Access::fetch_xor(b, reserved_state ^ ready_state);
+          return hash_insert::updated;
+        }
+      }
+      // Reserved (being written), or free / ready with readers inside: the
+      // holder finishes without waiting for us, so yielding makes progress.
+      yield();
+    }
+    return hash_insert::full;
+  }
+
+  // BCL's find (table 6.1c): hold a reader bit (fetch_or) so no insert
+  // reserves the bucket, wait while it is reserved, read, drop the bit.
+  template <class Access>
+  std::optional<V> find_with(const K& k) {
+    const int c = home(k);
+    const std::uint64_t bit = std::uint64_t{1} << (32 + mycore() % 32);
+    std::uint64_t slot = first_slot(k);
+    for (std::uint64_t probed = 0; probed < per_core_;) {
+      const global_ptr<bucket> b = at(c, slot);
+      std::uint64_t old = Access::fetch_or(b, bit);
+      if (old & bit) {  // another core with the same reader bit holds it
+        yield();
+        continue;
+      }
+      while ((old & state_mask) == reserved_state) {
+        yield();
+        old = Access::fetch_or(b, 0);  // an atomic read of the status
+      }
+      if ((old & state_mask) == free_state) {
+        Access::fetch_and(b, ~bit);
+        return std::nullopt;  // probing ends at a free bucket
+      }
+      const entry e = Access::read(b);
+      Access::fetch_and(b, ~bit);
+      if (same(e.key, k)) return e.value;
+      slot = slot + 1 == per_core_ ? 0 : slot + 1;
+      ++probed;
+    }
+    return std::nullopt;
+  }
+
+  // Table 6.1d: no insert runs, so one read of the whole bucket is enough.
+  std::optional<V> find_only(const K& k) {
+    const int c = home(k);
+    std::uint64_t slot = first_slot(k);
+    for (std::uint64_t probed = 0; probed < per_core_; ++probed) {
+      const bucket b = rget(at(c, slot));
+      const std::uint64_t state = b.status & state_mask;
+      if (state == free_state) return std::nullopt;
+      if (state == reserved_state)
+        shoal::detail::fatal_user(fmt::format(
+            "{}: find with promise find_only met a bucket being written (core {}, slot {}): an "
+            "insert runs concurrently, which the promise excludes; end the insert phase with a "
+            "barrier or use hash_promise::atomic",
+            name(), c, slot));
+      if (same(b.e.key, k)) return b.e.value;
+      slot = slot + 1 == per_core_ ? 0 : slot + 1;
+    }
+    return std::nullopt;
+  }
+
+  std::string name() const {
+    return fmt::format("hash_map<{}-byte key, {}-byte value>({} buckets per core)", sizeof(K),
+                       sizeof(V), per_core_);
+  }
+  void check(const char* op) const {
+    SHOAL_CHECK_ON_CORE("shoal::bcl::hash_map");
+    if (!valid())
+      shoal::detail::fatal_user(fmt::format(
+          "hash_map::{} on a table that was destroyed or never made (default-constructed)", op));
+  }
+  void check_local(const char* op, const K& k) const {
+    const int c = home(k);
+    if (rank_of(c) != myrank())
+      shoal::detail::fatal_user(fmt::format(
+          "{}: {} with promise local of a key whose home core {} is on rank {}, called on rank "
+          "{}; use hash_promise::atomic",
+          name(), op, c, rank_of(c), myrank()));
+  }
+
+  global_ptr<bucket> base_;  // linear: core c's part is its local blocks of this allocation
+  std::uint64_t per_core_ = 0;
+};
+
+}  // namespace shoal::bcl

@@ -1,0 +1,168 @@
+// hash_map_buffer<K, V>: BCL's HashMapBuffer (thesis section 6.1, "Buffering
+// hash table insertions"): inserts into a hash_map during an insert phase
+// are kept in per-owner buffers, pushed a message at a time to a fast_queue
+// hosted on the key's home core, and applied by that core itself, with the
+// map's local insert, when every core calls flush().
+//
+//   shoal::on_all_cores([m] {                 // m: a hash_map<K, V> handle
+//     shoal::bcl::hash_map_buffer<K, V> buf(m, /*queue=*/1 << 16, /*message=*/256);
+//     for (...) buf.insert(k, v);             // buffered; no waiting for the table
+//     auto r = buf.flush();                   // collective: every insert is in the map
+//     ... m.find(k, shoal::bcl::hash_promise::find_only) ...
+//     buf.destroy();                          // collective
+//   });
+//
+// One object per core (it holds that core's buffers: not copyable). Made,
+// flushed and destroyed collectively: every core of the job calls each, in
+// the same order (collective.hpp's SPMD contract).
+//
+// Phases. Between the constructor (or a flush) and the next flush is an
+// insert phase: cores call insert() on their buffers; the map itself is
+// not touched by other operations (the map's find is not promised to see
+// buffered inserts, and a local insert at flush would race with remote
+// ones). flush() ends the phase: every core pushes what it still holds,
+// rflush()es, passes a barrier, drains its own queue with the map's local
+// insert (hash_promise::local: CPU atomics, no messages), and passes a
+// second barrier. After flush() returns on a core, every insert of the
+// phase, from every core, is in the map and found by find_only.
+//
+// Order. Inserts of one key in one phase (from one core or several) leave
+// one of the values, unspecified which (BCL: ordering only after flush).
+//
+// Full queue, full table. A message whose push finds the owner's queue full
+// is inserted at once with the map's atomic insert (slower, nothing lost).
+// An entry whose home part of the map is full is not inserted; flush()
+// returns, on every core, the job's totals of inserted, updated and full
+// (entries refused), so a full table is reported, never silent.
+//
+// Costs (A, W as in hash_map.hpp; m = message entries, n = cores):
+//   insert             a copy into a buffer; every m-th insert to one owner
+//                      pushes the message: A + W(m) (when the queue is full:
+//                      m atomic inserts instead, 2A + W + F each)
+//   flush              per core: one push per non-empty buffer, rflush, two
+//                      barriers, the local inserts of its queue (CPU only),
+//                      an allreduce of 3 counters
+//   constructor        a fast_queue::make on this core (a global_alloc: a
+//                      round trip to rank 0, and a symmetric allocation of
+//                      `queue` entries on every core) and an allgather
+//   destroy            a barrier and a global_free
+// Memory: per core, n buffers of m entries, and a queue of `queue` entries
+// (reserved on every core by the symmetric heap).
+//
+// Errors (the job ends naming the buffer and the cause): a message of 0
+// entries or of more than the queue holds; an invalid map; any call after
+// destroy().
+#pragma once
+
+#include "shoal/bcl/fast_queue.hpp"
+#include "shoal/bcl/hash_map.hpp"
+#include "shoal/collective.hpp"
+#include "shoal/parallel.hpp"
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace shoal::bcl {
+
+template <class K, class V>
+class hash_map_buffer {
+ public:
+  struct entry {
+    K key;
+    V value;
+  };
+  /// Job-wide totals of one flush (equal on every core).
+  struct flush_result {
+    std::uint64_t inserted = 0, updated = 0, full = 0;
+  };
+
+  /// Collective. `queue`: entries the queue on this core holds; `message`:
+  /// entries buffered per owner before they are pushed.
+  hash_map_buffer(hash_map<K, V> map, std::uint64_t queue, std::uint64_t message)
+      : map_(map), message_(message) {
+    SHOAL_CHECK_ON_CORE("shoal::bcl::hash_map_buffer");
+    if (!map.valid())
+      shoal::detail::fatal_user(
+          "hash_map_buffer: the hash_map was destroyed or never made (default-constructed)");
+    if (message == 0 || message > queue)
+      shoal::detail::fatal_user(fmt::format(
+          "hash_map_buffer: a message of {} entries does not fit a queue of {} entries (need 1 "
+          "to {})",
+          message, queue, queue));
+    queues_ = allgather(fast_queue<entry>::make(mycore(), queue));
+    buffers_.resize(queues_.size());
+    for (auto& b : buffers_) b.reserve(message_);
+  }
+  hash_map_buffer(const hash_map_buffer&) = delete;
+  hash_map_buffer& operator=(const hash_map_buffer&) = delete;
+
+  bool valid() const noexcept { return !queues_.empty(); }
+
+  /// Buffers k -> v for the key's home core. Returns at once, or after one
+  /// push when that owner's buffer is full (see the costs).
+  void insert(const K& k, const V& v) {
+    check("insert");
+    const int home = map_.home(k);
+    std::vector<entry>& b = buffers_[static_cast<std::size_t>(home)];
+    b.push_back(entry{k, v});
+    if (b.size() == message_) send(home);
+  }
+
+  /// Collective: ends the insert phase (see the header). Returns the job's
+  /// totals for the phase.
+  flush_result flush() {
+    check("flush");
+    for (std::size_t c = 0; c < buffers_.size(); ++c)
+      if (!buffers_[c].empty()) send(static_cast<int>(c));
+    rflush();
+    barrier();
+    fast_queue<entry>& mine = queues_[static_cast<std::size_t>(mycore())];
+    entry e;
+    while (mine.local_nonatomic_pop(e)) count(map_.insert(e.key, e.value, hash_promise::local));
+    std::array<std::uint64_t, 3> totals = {counts_.inserted, counts_.updated, counts_.full};
+    allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
+    counts_ = flush_result{};
+    return flush_result{totals[0], totals[1], totals[2]};
+  }
+
+  /// Collective: frees this core's queue once no core can push to it.
+  /// Inserts not flushed are dropped.
+  void destroy() {
+    check("destroy");
+    barrier();
+    queues_[static_cast<std::size_t>(mycore())].destroy();
+    queues_.clear();
+    buffers_.clear();
+  }
+
+ private:
+  void check(const char* op) const {
+    SHOAL_CHECK_ON_CORE("shoal::bcl::hash_map_buffer");
+    if (!valid())
+      shoal::detail::fatal_user(
+          fmt::format("hash_map_buffer::{} after destroy() on core {}", op, mycore()));
+  }
+  void count(hash_insert r) {
+    if (r == hash_insert::inserted) ++counts_.inserted;
+    if (r == hash_insert::updated) ++counts_.updated;
+    if (r == hash_insert::full) ++counts_.full;
+  }
+  // Pushes the buffer for `home` as one message; a full queue is bypassed
+  // with atomic inserts so nothing is lost.
+  void send(int home) {
+    std::vector<entry>& b = buffers_[static_cast<std::size_t>(home)];
+    if (!queues_[static_cast<std::size_t>(home)].push(std::span<const entry>(b)))
+      for (const entry& e : b) count(map_.insert(e.key, e.value));
+    b.clear();
+  }
+
+  hash_map<K, V> map_;
+  std::uint64_t message_;
+  std::vector<fast_queue<entry>> queues_;    // indexed by host core
+  std::vector<std::vector<entry>> buffers_;  // indexed by home core
+  flush_result counts_;                      // this core's results since the last flush
+};
+
+}  // namespace shoal::bcl

@@ -1,0 +1,29 @@
+# BCL's data structures (include/shoal/bcl/) under mpirun, every one-sided
+# backend forced, at 1 x 2, 2 x 2 and 3 x 2 processes x cores; misuse ends
+# the job with a clear message. Included from tests/CMakeLists.txt where MPI
+# was found.
+add_executable(bcl_job mpi/bcl_job.cpp)
+target_include_directories(bcl_job PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(bcl_job PRIVATE shoal::shoal)
+shoal_apply_defaults(bcl_job)
+set(bcl_job $<TARGET_FILE:bcl_job>)
+foreach(shape "1;2" "2;2" "3;2")
+  list(GET shape 0 np)
+  list(GET shape 1 cores)
+  set(backends shm rma am)
+  if(np EQUAL 1)
+    list(APPEND backends direct)
+  endif()
+  foreach(backend IN LISTS backends)
+    shoal_mpi_test(bcl_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 120
+      REGEX "bcl ${backend}: 17 checks, 0 wrong values: PASSED"
+      COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores ${cores} --one-sided ${backend}
+              --transport mpi --stack-kb 256)
+  endforeach()
+endforeach()
+shoal_mpi_test(bcl_hash_map_local_insert_on_another_rank EXPECT nonzero MAX_S 60
+  REGEX "insert with promise local of a key whose home core [23] is on rank 1, called on rank 0"
+  COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --misuse local-remote)
+shoal_mpi_test(bcl_circular_queue_local_pop_on_another_rank EXPECT nonzero MAX_S 60
+  REGEX "circular_queue\\(host core 3, capacity 8\\): local_nonatomic_pop called on rank 0, but the queue lives on rank 1"
+  COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --misuse local-pop-remote)

@@ -1,0 +1,111 @@
+// Checks of shoal::bcl::hash_map_buffer (bcl/hash_map_buffer.hpp), shared
+// by test_bcl_hash_map_buffer.cpp (one process) and mpi/bcl_job.cpp (every
+// backend, several processes). Each returns the number of wrong values it
+// saw (0: passed); call from the root task.
+#pragma once
+
+#include "shoal/bcl/hash_map_buffer.hpp"
+
+#include <cstdint>
+#include <optional>
+
+#include "bcl_hash_map_checks.hpp"
+
+namespace bcl_hash_map_buffer_checks {
+
+using bcl_hash_map_checks::counters;
+using bcl_hash_map_checks::map;
+using bcl_hash_map_checks::u64;
+using buffer = shoal::bcl::hash_map_buffer<u64, u64>;
+using shoal::bcl::hash_promise;
+
+/// Two insert phases through one buffer. Phase 1: core c inserts keys
+/// i * n + c and also keys 0 .. shared-1 (every core: duplicates); phase 2
+/// replaces the values of the first half. After each flush the totals are
+/// exact and every key is found (find_only) with a value of the phase.
+/// `queue` small makes pushes meet a full queue (atomic inserts instead).
+inline u64 two_phases(u64 per, u64 shared, u64 queue, u64 message) {
+  const map m = map::make(4 * (per + shared));
+  const auto cnt = counters(1);
+  // 32-bit copies: the closure holds 48 bytes.
+  const auto p32 = static_cast<std::uint32_t>(per), s32 = static_cast<std::uint32_t>(shared);
+  const auto q32 = static_cast<std::uint32_t>(queue), m32 = static_cast<std::uint32_t>(message);
+  shoal::on_all_cores([m, cnt, p32, s32, q32, m32] {
+    const u64 per = p32, shared = s32, queue = q32, message = m32;
+    map h = m;
+    const auto n = static_cast<u64>(shoal::cores());
+    const auto me = static_cast<u64>(shoal::mycore());
+    const u64 base = 1u << 20;  // own keys above the shared ones
+    u64 wrong = 0;
+    buffer buf(h, queue, message);
+    for (u64 i = 0; i < per; ++i) buf.insert(base + i * n + me, i);
+    for (u64 k = 0; k < shared; ++k) buf.insert(k, k * 10 + me);
+    buffer::flush_result r = buf.flush();
+    if (r.inserted != per * n + shared || r.updated != shared * (n - 1) || r.full != 0) ++wrong;
+    for (u64 i = 0; i < per; ++i) {
+      const u64 k = base + i * n + (me + 1) % n;  // the next core's keys
+      if (h.find(k, hash_promise::find_only) != std::optional<u64>(i)) ++wrong;
+    }
+    for (u64 k = 0; k < shared; ++k) {
+      const std::optional<u64> got = h.find(k, hash_promise::find_only);
+      if (!got || *got / 10 != k || *got % 10 >= n) ++wrong;
+    }
+    shoal::barrier();  // finds of phase 1 end before phase 2 changes values
+    for (u64 i = 0; i < per / 2; ++i) buf.insert(base + i * n + me, i + 7);
+    r = buf.flush();
+    if (r.inserted != 0 || r.updated != per / 2 * n || r.full != 0) ++wrong;
+    for (u64 i = 0; i < per; ++i) {
+      const u64 k = base + i * n + (me + 1) % n;
+      if (h.find(k) != std::optional<u64>(i < per / 2 ? i + 7 : i)) ++wrong;
+    }
+    buf.destroy();
+    shoal::fetch_add(cnt, wrong);
+  });
+  const u64 wrong = shoal::rget(cnt);
+  map d = m;
+  d.destroy();
+  shoal::global_free(cnt);
+  return wrong;
+}
+
+/// More distinct keys than the table holds: flush reports exactly the
+/// entries refused (computed here from each key's home), and the inserted
+/// ones are all found.
+inline u64 full_table_reported(u64 per_core, u64 per) {
+  const int n = shoal::cores();
+  const map m = map::make(per_core);
+  std::vector<u64> homed(static_cast<std::size_t>(n), 0);
+  for (u64 k = 0; k < per * static_cast<u64>(n); ++k) ++homed[static_cast<std::size_t>(m.home(k))];
+  u64 refused = 0;
+  for (u64 h : homed) refused += h > per_core ? h - per_core : 0;
+  const auto cnt = counters(3);  // wrong, found, reported full
+  shoal::on_all_cores([m, cnt, per] {
+    map h = m;
+    const auto n = static_cast<u64>(shoal::cores());
+    const auto me = static_cast<u64>(shoal::mycore());
+    buffer buf(h, 64, 8);
+    for (u64 i = 0; i < per; ++i) buf.insert(i * n + me, i);
+    const buffer::flush_result r = buf.flush();
+    u64 found = 0, wrong = 0;
+    for (u64 i = 0; i < per; ++i)
+      if (const auto got = h.find(i * n + me, hash_promise::find_only)) {
+        ++found;
+        if (*got != i) ++wrong;
+      }
+    if (r.inserted + r.full != per * n || r.updated != 0) ++wrong;
+    buf.destroy();
+    shoal::fetch_add(cnt, wrong);
+    shoal::fetch_add(cnt + 1, found);
+    if (me == 0) shoal::fetch_add(cnt + 2, r.full);
+  });
+  u64 wrong = shoal::rget(cnt);
+  if (shoal::rget(cnt + 2) != refused) ++wrong;
+  if (shoal::rget(cnt + 1) != per * static_cast<u64>(n) - refused) ++wrong;
+  if (refused == 0) ++wrong;  // the check must really overfill
+  map d = m;
+  d.destroy();
+  shoal::global_free(cnt);
+  return wrong;
+}
+
+}  // namespace bcl_hash_map_buffer_checks
