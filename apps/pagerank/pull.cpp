@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <span>
 
 namespace shoal_apps::pagerank {
@@ -24,7 +25,8 @@ struct pull_state {
   /// The links, cut by source into segments of segment_vertices vertices,
   /// one after the other, each in destination order: (own destination,
   /// source) pairs.
-  std::vector<std::uint32_t> dest;
+  std::vector<std::uint32_t> run_dest;  ///< per run: the own destination
+  std::vector<std::uint32_t> run_len;   ///< per run: its links (consecutive in src)
   std::vector<std::uint32_t> src;
   std::vector<double> rank;
   // Results (identical on every core; read from core 0 of rank 0).
@@ -92,15 +94,34 @@ void construct(std::int64_t n) {
   std::vector<std::uint64_t> put(segments + 1, 0);  // where each segment's next link goes
   for (const std::uint32_t u : st.sources) ++put[u / segment_vertices + 1];
   for (std::size_t g = 0; g < segments; ++g) put[g + 1] += put[g];
-  st.dest.resize(kept);
+  std::vector<std::uint32_t> dest(kept);
   st.src.resize(kept);
   for (std::size_t l = 0; l < count; ++l)
     for (std::uint64_t i = st.in_offsets[l]; i < st.in_offsets[l + 1]; ++i) {
       const std::uint32_t u = st.sources[i];
       const std::uint64_t at_seg = put[u / segment_vertices]++;
-      st.dest[at_seg] = static_cast<std::uint32_t>(l);
+      dest[at_seg] = static_cast<std::uint32_t>(l);
       st.src[at_seg] = u;
     }
+  // Runs: the links of one destination within one segment, summed in
+  // registers (an accumulator in memory would chain every add of a row
+  // through a store and a load).
+  // After the fill, put[g] is where segment g + 1 starts.
+  std::size_t next_segment = 0;
+  for (std::uint64_t i = 0; i < kept; ++i) {
+    bool starts_segment = false;
+    while (next_segment < segments && put[next_segment] == i) {
+      starts_segment = true;
+      ++next_segment;
+    }
+    if (i > 0 && !starts_segment && dest[i] == dest[i - 1] &&
+        st.run_len.back() < std::numeric_limits<std::uint32_t>::max()) {
+      ++st.run_len.back();
+      continue;
+    }
+    st.run_dest.push_back(dest[i]);
+    st.run_len.push_back(1);
+  }
   std::vector<std::uint32_t>().swap(st.sources);
   std::vector<std::uint64_t>().swap(st.in_offsets);
   st.rank.assign(count, 1.0 / static_cast<double>(n));
@@ -139,10 +160,30 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
     // Sum the in-links segment by segment into acc (the test hook loses
     // core 0's first link in the first iteration).
     std::fill(acc.begin(), acc.end(), 0.0);
-    const std::uint32_t* dest = st.dest.data();
     const std::uint32_t* src = st.src.data();
-    std::uint64_t i = corrupt && it == 0 && st.me == 0 && !st.dest.empty() ? 1 : 0;
-    for (const std::uint64_t end = st.dest.size(); i < end; ++i) acc[dest[i]] += c[src[i]];
+    const std::uint32_t* run_dest = st.run_dest.data();
+    const std::uint32_t* run_len = st.run_len.data();
+    const std::size_t runs = st.run_dest.size();
+    // The test hook loses core 0's first link in the first iteration.
+    const bool drop = corrupt && it == 0 && st.me == 0 && runs > 0;
+    for (std::size_t r = 0; r < runs; ++r) {
+      std::uint32_t n = run_len[r];
+      const std::uint32_t* s = src;
+      src += n;
+      if (drop && r == 0) {
+        ++s;
+        --n;
+      }
+      double a0 = 0;
+      double a1 = 0;
+      std::uint32_t k = 0;
+      for (; k + 1 < n; k += 2) {
+        a0 += c[s[k]];
+        a1 += c[s[k + 1]];
+      }
+      if (k < n) a0 += c[s[k]];
+      acc[run_dest[r]] += a0 + a1;
+    }
     double* rank = st.rank.data();
     std::array<double, 2> sums{0, 0};  // l1, dangling
     for (std::size_t v = 0; v < count; ++v) {
