@@ -105,6 +105,31 @@ inline u64 redistribute(u64 per, bool local) {
   return wrong;
 }
 
+/// The bulk local_nonatomic_pop on the host (core 0, the root task's):
+/// the oldest values in order, across the wrap of the ring, as many as
+/// there are and no more, then 0 when empty.
+inline u64 local_bulk_pop_in_order() {
+  queue q = queue::make(0, 10);
+  u64 wrong = 0;
+  u64 v = 0;
+  for (u64 i = 0; i < 7; ++i) q.push(i);
+  for (u64 i = 0; i < 7; ++i)
+    if (!q.pop(v) || v != i) ++wrong;
+  for (u64 i = 100; i < 108; ++i) q.push(i);  // slots 7, 8, 9, then 0 .. 4
+  shoal::rflush();
+  u64 out[10] = {};
+  if (q.local_nonatomic_pop(std::span<u64>(out, 5)) != 5) ++wrong;
+  for (u64 i = 0; i < 5; ++i)
+    if (out[i] != 100 + i) ++wrong;
+  if (q.local_nonatomic_pop(std::span<u64>(out, 10)) != 3) ++wrong;  // only 3 left
+  for (u64 i = 0; i < 3; ++i)
+    if (out[i] != 105 + i) ++wrong;
+  if (q.local_nonatomic_pop(std::span<u64>(out, 10)) != 0) ++wrong;
+  if (q.size() != 0) ++wrong;
+  q.destroy();
+  return wrong;
+}
+
 /// Full and empty are reported and push nothing / pop nothing; values come
 /// out in order, also across the wrap of the ring.
 inline u64 full_empty_and_wrap() {

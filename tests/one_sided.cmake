@@ -21,13 +21,13 @@ foreach(shape "1;2" "2;1" "2;2" "3;2")
       set(stack --stack-kb 256)
     endif()
     shoal_mpi_test(one_sided_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 90
-      REGEX "one_sided ${backend}: (8|9) checks, 0 wrong values: PASSED"
+      REGEX "one_sided ${backend}: (9|10) checks, 0 wrong values: PASSED"
       COMMAND ${SHOAL_MPIEXEC} -np ${np} ${one_sided_job} --cores ${cores} --one-sided ${backend}
               --transport mpi ${stack})
   endforeach()
 endforeach()
 shoal_mpi_test(one_sided_auto_is_am_for_several_processes EXPECT zero MAX_S 60
-  REGEX "one_sided am: 9 checks, 0 wrong values: PASSED.*one-sided backend: am \\(delegates to the owning core, chosen by --one-sided auto\\)"
+  REGEX "one_sided am: 10 checks, 0 wrong values: PASSED.*one-sided backend: am \\(delegates to the owning core, chosen by --one-sided auto\\)"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --verbose)
 shoal_mpi_test(one_sided_direct_refuses_several_processes EXPECT nonzero MAX_S 30
   REGEX "error: --one-sided direct reaches only the cores of one process, but this job has 2 processes"
@@ -72,7 +72,7 @@ endif()
 # Several init/finalize cycles in one process: windows made and freed each time.
 foreach(backend shm rma am)
   shoal_mpi_test(one_sided_${backend}_three_cycles_np2_cores2 EXPECT zero MAX_S 60
-    REGEX "one_sided ${backend}: (8|9) checks, 0 wrong values: PASSED"
+    REGEX "one_sided ${backend}: (9|10) checks, 0 wrong values: PASSED"
     COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --cycles 3
             --stack-kb 256)
 endforeach()

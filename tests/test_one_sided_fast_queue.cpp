@@ -46,6 +46,14 @@ TEST_P(fast_queue, FullAndEmptyReportedOrderKeptAcrossTheWrap) {
   }
 }
 
+TEST_P(fast_queue, BulkLocalPopTakesTheOldestInOrderAcrossTheWrap) {
+  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
+    u64 wrong = 1;
+    run(with(k), [&] { wrong = local_bulk_pop_in_order(); });
+    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
+  }
+}
+
 SHOAL_TEST_CORES(fast_queue);
 
 class fast_queue_misuse : public shoal_test::death_test {};

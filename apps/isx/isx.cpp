@@ -145,8 +145,11 @@ void distribute_by_queue(core_state& st, std::span<key_queue> queues) {
   shoal::rflush();
   shoal::barrier();
   key_queue& mine = queues[static_cast<std::size_t>(st.me)];
-  std::uint32_t v = 0;
-  while (mine.local_nonatomic_pop(v)) st.received.push_back(v);
+  const std::size_t own = st.received.size();
+  st.received.resize(own + static_cast<std::size_t>(mine.size()));
+  const std::size_t got =
+      mine.local_nonatomic_pop(std::span<std::uint32_t>(st.received).subspan(own));
+  st.received.resize(own + got);
 }
 
 /// The channel impl's distribution stage.

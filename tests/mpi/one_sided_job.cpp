@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
     note("fast_queue_redistribute", fast_queue_checks::redistribute(300, false));
     note("fast_queue_local_pop", fast_queue_checks::redistribute(300, true));
     note("fast_queue_full_empty_wrap", fast_queue_checks::full_empty_and_wrap());
+    note("fast_queue_local_bulk_pop", fast_queue_checks::local_bulk_pop_in_order());
   });
   int status = 0;
   if (shoal::myrank() == 0) {

@@ -25,6 +25,7 @@
 //   pop(v)                 A + R        (+ R when the cached tail says empty)
 //   pop(out, n)            A + R(n)
 //   local_nonatomic_pop(v) l            (a task on the host's process)
+//   local_nonatomic_pop(out) l(n)       (the same, up to out.size() at once)
 //   size()                 2R
 //   make, destroy          a global_alloc / global_free (round trip to rank 0); make
 //                          also a delegate to the host
@@ -63,8 +64,10 @@
 #include "shoal/one_sided.hpp"
 #include "shoal/runtime.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -147,16 +150,26 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
   /// when no other core pushes or pops (after the barrier that ends a push
   /// phase). Cost: local.
   bool local_nonatomic_pop(T& v) {
-    check("local_nonatomic_pop");
-    if (host_ / detail::g_info.local_cores != myrank())
-      detail::fatal_user(fmt::format(
-          "{}: local_nonatomic_pop called on rank {}, but the queue lives on rank {}; use pop()",
-          name(), myrank(), host_ / detail::g_info.local_cores));
+    check_local("local_nonatomic_pop");
     std::uint64_t* h = head().local();
     if (*h == *tail().local()) return false;
     v = *(data_ + static_cast<std::int64_t>(*h % capacity_)).local();
     ++*h;
     return true;
+  }
+
+  /// local_nonatomic_pop of up to out.size() elements at once (plain
+  /// copies of at most two runs), under the same rules; returns how many
+  /// were taken (0 when empty). Cost: local.
+  std::size_t local_nonatomic_pop(std::span<T> out) {
+    check_local("local_nonatomic_pop");
+    std::uint64_t* h = head().local();
+    const std::uint64_t n = std::min<std::uint64_t>(out.size(), *tail().local() - *h);
+    runs(*h, n, [&](global_ptr<T> p, std::uint64_t from, std::uint64_t count) {
+      std::memcpy(static_cast<void*>(out.data() + from), p.local(), count * sizeof(T));
+    });
+    *h += n;
+    return static_cast<std::size_t>(n);
   }
 
   /// Elements pushed and not popped (2 reads; exact between phases).
@@ -204,6 +217,13 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     if (n > capacity_)
       detail::fatal_user(
           fmt::format("{}: {} of {} elements, more than the capacity", name(), op, n));
+  }
+  void check_local(const char* op) const {
+    check(op);
+    if (host_ / detail::g_info.local_cores != myrank())
+      detail::fatal_user(
+          fmt::format("{}: {} called on rank {}, but the queue lives on rank {}; use pop()", name(),
+                      op, myrank(), host_ / detail::g_info.local_cores));
   }
   global_ptr<std::uint64_t> tail() const { return data_.template reinterpret<std::uint64_t>() - 8; }
   global_ptr<std::uint64_t> head() const { return tail() + 1; }
