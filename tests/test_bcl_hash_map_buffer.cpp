@@ -8,23 +8,10 @@
 namespace {
 
 using namespace bcl_hash_map_buffer_checks;
-using shoal_test::cores_test;
 using shoal_test::run_to_death;
 using ::testing::ExitedWithCode;
 
-class bcl_hash_map_buffer : public cores_test {
- protected:
-  template <class F>
-  void each_backend(F check) {
-    for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-      shoal::config c = config();
-      c.one_sided = k;
-      u64 wrong = 1;
-      run(c, [&] { wrong = check(); });
-      EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
-    }
-  }
-};
+class bcl_hash_map_buffer : public shoal_test::backends_test {};
 
 TEST_P(bcl_hash_map_buffer, TwoPhasesEveryInsertApplied) {
   each_backend([] { return two_phases(300, 50, 1024, 32); });

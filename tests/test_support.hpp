@@ -182,6 +182,22 @@ class cores_test : public ::testing::TestWithParam<int> {
   }
 };
 
+/// A cores_test whose checks run once per one-sided backend of one process
+/// (direct and am); each check returns the wrong values it saw.
+class backends_test : public cores_test {
+ protected:
+  template <class F>
+  void each_backend(F check) {
+    for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
+      shoal::config c = config();
+      c.one_sided = k;
+      std::uint64_t wrong = 1;
+      run(c, [&] { wrong = check(); });
+      EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
+    }
+  }
+};
+
 inline std::string cores_name(const ::testing::TestParamInfo<int>& info) {
   return "cores" + std::to_string(info.param);
 }
