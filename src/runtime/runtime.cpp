@@ -21,13 +21,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "memory/one_sided_impl.hpp"
 #include "runtime/idle_choice.hpp"
 #include "runtime/progress_thread.hpp"
 #include "runtime/quiescence.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/termination_waves.hpp"
 #include "tasks/stack_pool.hpp"
-#include "memory/one_sided_impl.hpp"
 #include "transport/transport.hpp"
 
 extern char** environ;
@@ -199,8 +199,14 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
   // transport's lock, so the yielding thread keeps the lock while every
   // other rank runs: on 2 CPUs, 12 ranks x 2 cores took 20-30 s for a
   // 0.02 s gups. How a core waits is --idle's business (idle_choice.hpp),
-  // so MPI's yield is turned off unless the user asked for it.
-  setenv("OMPI_MCA_mpi_yield_when_idle", "0", /*overwrite=*/0);
+  // so MPI's yield is turned off unless the user asked for it. Except under
+  // --one-sided rma: a core waiting inside MPI for a passive-target
+  // operation needs the target process to run (Open MPI's pt2pt RMA
+  // progresses in the target's MPI calls), and without the yield the
+  // waiter kept the CPU: one_sided_job at 3 x 2 took 8-76 s instead of
+  // 0.7 s (its cas_lock check 72 s instead of 0.1 s).
+  if (cfg.one_sided != one_sided_kind::rma)
+    setenv("OMPI_MCA_mpi_yield_when_idle", "0", /*overwrite=*/0);
   transport& net = obtain_transport(cfg.transport, cfg.join_s);
   g_info = process_info{};
   ++g_init_epoch;
@@ -218,12 +224,12 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
   g_info.block_bytes = cfg.block_bytes;
   g_rt = rt.release();
   const auto heap_total = static_cast<std::size_t>(cfg.heap_mb) << 20;
-  const std::size_t heap_mapped = global_heap::mapped_bytes(
-      heap_total, cfg.cores, static_cast<std::size_t>(cfg.block_bytes));
+  const std::size_t heap_mapped =
+      global_heap::mapped_bytes(heap_total, cfg.cores, static_cast<std::size_t>(cfg.block_bytes));
   // shm puts the heap in node-shared memory, made here (collective).
   char* shared_heap = one_sided_prepare(cfg, net, heap_mapped);
-  g_rt->heap = std::make_unique<global_heap>(heap_total, cfg.cores,
-                                             static_cast<std::size_t>(cfg.block_bytes), shared_heap);
+  g_rt->heap = std::make_unique<global_heap>(
+      heap_total, cfg.cores, static_cast<std::size_t>(cfg.block_bytes), shared_heap);
   if (net.ranks() > 1)
     g_rt->net = std::make_unique<network>(net, static_cast<std::size_t>(cfg.network_bytes), 4,
                                           static_cast<std::size_t>(cfg.cores) *
