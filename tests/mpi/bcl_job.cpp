@@ -15,6 +15,7 @@
 #include "bcl_hash_map_buffer_checks.hpp"
 #include "bcl_hash_map_checks.hpp"
 #include "bcl_queue_checks.hpp"
+#include "mpi/check_tally.hpp"
 
 namespace {
 
@@ -43,15 +44,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--misuse") == 0) return misuse(argv[i + 1]);
   const std::string backend = shoal::one_sided_backend_name();
-  int checks = 0;
-  std::uint64_t wrong = 0;
-  std::string which;
+  shoal_test::check_tally tally;
   shoal::run([&] {
-    const auto note = [&](const char* name, std::uint64_t w) {
-      ++checks;
-      wrong += w;
-      if (w != 0) which += std::string(" ") + name;
-    };
+    const auto note = [&](const char* name, std::uint64_t w) { tally.note(name, w); };
     using namespace bcl_hash_map_checks;
     note("hash_map_same_keys", same_keys_from_every_core(150, 150));
     note("hash_map_finds_during_inserts", finds_during_inserts(100));
@@ -76,14 +71,5 @@ int main(int argc, char** argv) {
     note("circular_queue_resize_migrate", resize_and_migrate<circular>());
     note("checksum_queue_resize_migrate", resize_and_migrate<checksum>());
   });
-  int status = 0;
-  if (shoal::myrank() == 0) {
-    std::printf("bcl %s: %d checks, %llu wrong values%s%s: %s\n", backend.c_str(), checks,
-                static_cast<unsigned long long>(wrong), which.empty() ? "" : " in", which.c_str(),
-                wrong == 0 ? "PASSED" : "FAILED");
-    std::fflush(stdout);
-    status = wrong == 0 ? 0 : 1;
-  }
-  shoal::finalize();
-  return status;
+  return tally.report_and_finalize("bcl", backend);
 }

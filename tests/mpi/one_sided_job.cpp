@@ -13,6 +13,7 @@
 #include <string>
 
 #include "fast_queue_checks.hpp"
+#include "mpi/check_tally.hpp"
 #include "one_sided_checks.hpp"
 
 namespace {
@@ -68,15 +69,9 @@ int main(int argc, char** argv) {
     shoal::init(cfg);
   }
   const std::string backend = shoal::one_sided_backend_name();
-  int checks = 0;
-  u64 wrong = 0;
-  std::string which;
+  shoal_test::check_tally tally;
   shoal::run([&] {
-    const auto note = [&](const char* name, u64 w) {
-      ++checks;
-      wrong += w;
-      if (w != 0) which += std::string(" ") + name;
-    };
+    const auto note = [&](const char* name, std::uint64_t w) { tally.note(name, w); };
     note("put_flush_barrier_get", put_flush_barrier_get());
     note("bulk_ranges", bulk_ranges());
     // Plain memory paths are fast: enough adds that cores overlap (a
@@ -91,14 +86,5 @@ int main(int argc, char** argv) {
     note("fast_queue_full_empty_wrap", fast_queue_checks::full_empty_and_wrap());
     note("fast_queue_local_bulk_pop", fast_queue_checks::local_bulk_pop_in_order());
   });
-  int status = 0;
-  if (shoal::myrank() == 0) {
-    std::printf("one_sided %s: %d checks, %llu wrong values%s%s: %s\n", backend.c_str(), checks,
-                static_cast<unsigned long long>(wrong), which.empty() ? "" : " in", which.c_str(),
-                wrong == 0 ? "PASSED" : "FAILED");
-    std::fflush(stdout);
-    status = wrong == 0 ? 0 : 1;
-  }
-  shoal::finalize();
-  return status;
+  return tally.report_and_finalize("one_sided", backend);
 }
