@@ -24,6 +24,14 @@
 namespace shoal {
 
 namespace detail {
+/// Delivers everything this core has staged and hands what went to other
+/// processes to the transport at once (src/comm/network.cpp). A batch for
+/// another process is otherwise only copied into the network's buffer for
+/// that rank and leaves at this core's next poll: a core that goes straight
+/// back to computing (a collective's result, a barrier's release) would hold
+/// another process's waiting cores for as long as it computes.
+void push_staged();
+
 template <class F>
 void send_closure(int core, const F& f, std::uint32_t stream = 0) {
   SHOAL_CHECK_ON_CORE("shoal::send");
@@ -57,10 +65,12 @@ void send(int core, const F& f) {
   detail::send_closure(core, f);
 }
 
-/// Delivers every message this core has staged. Returns at once.
+/// Delivers every message this core has staged: batches for this process's
+/// cores are in their queues, those for other processes handed to the
+/// transport, on return. Returns at once (does not wait for handlers).
 inline void flush() {
   SHOAL_CHECK_ON_CORE("shoal::flush");
-  detail::tls_aggregator->flush_all();
+  detail::push_staged();
 }
 
 }  // namespace shoal

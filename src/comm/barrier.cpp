@@ -62,7 +62,7 @@ void arrive(std::uint32_t slot, const wave_totals& mine) {
                         st.handled.exchange(0, std::memory_order_relaxed)};
   st.left.store(g_info.local_cores, std::memory_order_relaxed);
   send_control(0, [slot, sum] { on_rank_arrived(slot, sum); });
-  tls_aggregator->flush_all();
+  push_staged();
 }
 
 void wake_waiter(std::uint32_t slot) {
@@ -79,7 +79,7 @@ void release_process(std::uint32_t slot) {
   slot_of(slot).phases.fetch_add(1, std::memory_order_relaxed);
   for (int c = 1; c < g_info.local_cores; ++c)
     send_control(g_info.rank_base + c, [slot] { wake_waiter(slot); });
-  tls_aggregator->flush_all();
+  push_staged();
   if (mycore() != 0) wake_waiter(slot);
 }
 

@@ -53,7 +53,7 @@ void sample_into(process_tally* p) {
   const int home = p->waiter_core;
   delete p;
   send_control(home, [ww, sum] { on_reply(ww, sum); });
-  tls_aggregator->flush_all();
+  push_staged();
 }
 
 // Runs on the leader core of a process (a handler), or in the waiter's task

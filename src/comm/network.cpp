@@ -3,6 +3,7 @@
 #include "shoal/detail/aggregator.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/process_info.hpp"
+#include "shoal/message.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,13 @@ constexpr int receives_posted = 16;
 }  // namespace
 
 network* this_network() noexcept { return g_network; }
+
+void push_staged() {
+  tls_aggregator->flush_all();
+  // Another thread driving the network sends what was staged (progress
+  // returns at once then); else this core sends it now.
+  if (g_network != nullptr) g_network->progress();
+}
 
 network::network(transport& t, std::size_t net_bytes, int window, std::size_t receive_limit)
     : net_(t),
