@@ -707,7 +707,8 @@ TEST(ConfigDescribe, OneLinePerFieldWithItsValue) {
       {"--progress-thread", "false"},
       {"--transport", "auto"},
       {"--one-sided", "auto"},
-      {"--idle", "auto"}};
+      {"--idle", "auto"},
+      {"--bind", "auto"}};
   ASSERT_EQ(lines.size(), expected.size());
   const std::size_t value_column = lines[0].find_last_of(' ') + 1;
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -791,4 +792,20 @@ TEST(ConfigIdle, FlagEnvironmentDefaultAndUnknownWord) {
     EXPECT_STREQ(e.what(), "--idle: expected one of auto, spin, yield, sleep, got 'nap'");
   }
   EXPECT_NE(shoal::config::help().find("--idle WORD"), std::string::npos);
+}
+
+TEST(ConfigBind, FlagEnvironmentDefaultAndUnknownWord) {
+  EXPECT_EQ(parse({}).cfg.bind, shoal::bind_kind::automatic);
+  EXPECT_EQ(parse({"--bind", "keep"}).cfg.bind, shoal::bind_kind::keep);
+  EXPECT_EQ(parse({"--bind=auto"}).cfg.bind, shoal::bind_kind::automatic);
+  EXPECT_EQ(parse({}, {"SHOAL_BIND=keep"}).cfg.bind, shoal::bind_kind::keep);
+  for (const char* bad : {"none", "", "KEEP"}) {
+    try {
+      (void)parse({"--bind", bad});
+      FAIL() << "--bind '" << bad << "' was accepted";
+    } catch (const shoal::config_error& e) {
+      EXPECT_NE(std::string(e.what()).find("--bind"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NE(shoal::config::help().find("--bind WORD"), std::string::npos);
 }

@@ -2,10 +2,15 @@
 // (src/runtime/idle_choice.hpp): oversubscription is judged from the
 // ranks on the node, the cores per rank, the affinity mask and the
 // node's CPUs.
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
+
+#include <sched.h>
 
 #include <gtest/gtest.h>
 
+#include "runtime/cpu_binding.hpp"
 #include "runtime/idle_choice.hpp"
 
 namespace {
@@ -66,6 +71,83 @@ TEST(IdleChoice, RanksOnTheNodeComeFromTheLauncher) {
   EXPECT_EQ(p.local_ranks, 1);
   EXPECT_GE(p.mask_cpus, 1);
   EXPECT_LE(p.mask_cpus, p.node_cpus);
+}
+
+}  // namespace
+
+// --bind (src/runtime/cpu_binding.hpp): when a launcher's mask is widened.
+namespace {
+
+using shoal::bind_kind;
+using shoal::detail::choose_binding;
+
+const std::vector<int> two_cpus{0, 1};
+const std::vector<int> eight_cpus{0, 1, 2, 3, 4, 5, 6, 7};
+
+TEST(BindChoice, KeepNeverChangesTheMask) {
+  const auto c = choose_binding(bind_kind::keep, 2, {1, 1, 2}, 0, two_cpus);
+  EXPECT_TRUE(c.cpus.empty());
+  EXPECT_EQ(c.words, "kept (--bind keep)");
+}
+
+TEST(BindChoice, AutoWidensAOneCpuMaskOfALonelyRank) {
+  // mpirun -np 1 --cores 2: Open MPI bound the rank to one core.
+  const auto c = choose_binding(bind_kind::automatic, 2, {1, 1, 2}, 0, two_cpus);
+  EXPECT_EQ(c.cpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(c.words, "CPUs 0-1 (auto: 2 cores > 1 CPUs in the launcher's mask; local rank 0 of 1)");
+  // Alone on its node, an unknown local rank is 0.
+  EXPECT_EQ(choose_binding(bind_kind::automatic, 2, {1, 1, 2}, -1, two_cpus).cpus,
+            (std::vector<int>{0, 1}));
+}
+
+TEST(BindChoice, AutoGivesEachRankOfTheNodeItsOwnBlock) {
+  for (int r = 0; r < 4; ++r) {
+    const auto c = choose_binding(bind_kind::automatic, 2, {4, 1, 8}, r, eight_cpus);
+    EXPECT_EQ(c.cpus, (std::vector<int>{2 * r, 2 * r + 1})) << c.words;
+  }
+  // Online CPUs need not be numbered from 0 without gaps.
+  const auto c = choose_binding(bind_kind::automatic, 2, {2, 1, 4}, 1, {0, 2, 4, 6});
+  EXPECT_EQ(c.cpus, (std::vector<int>{4, 6}));
+  EXPECT_NE(c.words.find("CPUs 4,6 "), std::string::npos) << c.words;
+}
+
+TEST(BindChoice, AutoKeepsTheMaskWhenItIsWideEnoughOrTheNodeIsFull) {
+  EXPECT_TRUE(choose_binding(bind_kind::automatic, 2, {1, 2, 2}, 0, two_cpus).cpus.empty());
+  EXPECT_TRUE(choose_binding(bind_kind::automatic, 1, {2, 1, 2}, 1, two_cpus).cpus.empty());
+  // 2 ranks x 2 cores on 2 CPUs: oversubscribed whatever the masks.
+  const auto full = choose_binding(bind_kind::automatic, 2, {2, 1, 2}, 1, two_cpus);
+  EXPECT_TRUE(full.cpus.empty());
+  EXPECT_EQ(full.words,
+            "kept (auto: 2 ranks on this node x 2 cores > 2 online CPUs: oversubscribed either "
+            "way)");
+  // Several ranks on the node but this one's index unknown (or nonsense).
+  for (int r : {-1, 4})
+    EXPECT_NE(choose_binding(bind_kind::automatic, 2, {4, 1, 8}, r, eight_cpus)
+                  .words.find("index on its node is not known"),
+              std::string::npos);
+}
+
+TEST(BindChoice, LocalRankComesFromTheLauncher) {
+  ::unsetenv("MPI_LOCALRANKID");
+  ::unsetenv("SLURM_LOCALID");
+  ::setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3", 1);
+  EXPECT_EQ(shoal::detail::this_local_rank(8), 3);
+  EXPECT_EQ(shoal::detail::this_local_rank(1), 0);  // a job of one process
+  ::setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3x", 1);
+  EXPECT_EQ(shoal::detail::this_local_rank(8), -1);
+  ::setenv("OMPI_COMM_WORLD_LOCAL_RANK", "9", 1);
+  EXPECT_EQ(shoal::detail::this_local_rank(8), -1);
+  ::unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  ::setenv("SLURM_LOCALID", "1", 1);
+  EXPECT_EQ(shoal::detail::this_local_rank(8), 1);
+  ::unsetenv("SLURM_LOCALID");
+}
+
+TEST(BindChoice, OnlineCpusIncludesThisProcessesCpu) {
+  const std::vector<int> online = shoal::detail::online_cpus();
+  ASSERT_FALSE(online.empty());
+  const int here = sched_getcpu();
+  EXPECT_NE(std::find(online.begin(), online.end(), here), online.end()) << here;
 }
 
 }  // namespace

@@ -44,6 +44,13 @@ enum class idle_kind : int {
   sleep = 3,      // poll, then sleep 50 us doubling to 1 ms between polls
 };
 
+/// Whether shoal may widen a launcher's CPU binding (--bind;
+/// src/runtime/cpu_binding.hpp).
+enum class bind_kind : int {
+  automatic = 0,  // widen a mask with fewer CPUs than cores when the node has room
+  keep = 1,       // never change the affinity
+};
+
 /// Runtime configuration of one process. All cores of the process share it.
 struct config {
   /// --cores [1, 4096]: OS threads; 0 (auto) until resolve() sets the
@@ -94,6 +101,9 @@ struct config {
   /// 50 us, yields until 1 ms and then sleeps when every core has a CPU of
   /// its own, and sleeps at once when the node is oversubscribed.
   idle_kind idle = idle_kind::automatic;
+  /// --bind auto|keep: see bind_kind. auto gives each rank a CPU per core
+  /// when its launcher bound it to fewer and the node has enough.
+  bind_kind bind = bind_kind::automatic;
 
   /// Parses `SHOAL_*` variables from `envp` (a null-terminated array of
   /// "NAME=value" strings, like `environ`; may be null), then the flags in

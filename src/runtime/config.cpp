@@ -135,6 +135,13 @@ const std::array choice_options{
                   {"auto", "spin", "yield", "sleep"},
                   [](const config& c) { return static_cast<int>(c.idle); },
                   [](config& c, int v) { c.idle = static_cast<idle_kind>(v); }},
+    choice_option{"bind",
+                  "CPUs of this rank's cores: auto (when the launcher bound the rank to fewer "
+                  "CPUs than --cores and the node has one per core of every rank, run on this "
+                  "rank's own block of them), keep (never change the binding)",
+                  {"auto", "keep"},
+                  [](const config& c) { return static_cast<int>(c.bind); },
+                  [](config& c, int v) { c.bind = static_cast<bind_kind>(v); }},
 };
 
 std::string flag_name(std::string_view name) { return fmt::format("--{}", name); }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "memory/one_sided_impl.hpp"
+#include "runtime/cpu_binding.hpp"
 #include "runtime/idle_choice.hpp"
 #include "runtime/progress_thread.hpp"
 #include "runtime/quiescence.hpp"
@@ -235,6 +236,11 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
                                           static_cast<std::size_t>(cfg.cores) *
                                               static_cast<std::size_t>(cfg.buffers_per_core) *
                                               static_cast<std::size_t>(cfg.aggregation_bytes));
+  // Binding first: the cores start below with the widened mask, and the
+  // idle policy reads the mask as it is after it.
+  const std::string bound =
+      apply_binding(choose_binding(cfg.bind, cfg.cores, this_cpu_picture(net.ranks()),
+                                   this_local_rank(net.ranks()), online_cpus()));
   const idle_choice idle = choose_idle(cfg.idle, cfg.cores, this_cpu_picture(net.ranks()));
   set_idle_policy(idle.policy);
   build_cores(*g_rt);
@@ -248,7 +254,8 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
     std::fprintf(stderr, "shoal: configuration (%d ranks, transport %s)\n%s", net.ranks(),
                  net.name(), cfg.describe().c_str());
   if (cfg.verbose && g_info.rank == 0)
-    std::fprintf(stderr, "shoal: idle cores: %s\n", idle.words.c_str());
+    std::fprintf(stderr, "shoal: idle cores: %s\nshoal: cpus: %s\n", idle.words.c_str(),
+                 bound.c_str());
   one_sided_start(cfg, net, g_rt->heap->base(), heap_mapped);
 }
 
