@@ -39,9 +39,9 @@ APPS = {
         "app": "gups",
         "args": ["--log-table", "26"],
         "reference": "baseline",
-        "target": 2.0,
+        "target": 1.5,
         "ratio": "rate",
-        "what": "HPCC RandomAccess, 2^26 words",
+        "what": "HPCC RandomAccess, 2^26 words (issue 15: at least 1.5x; 2x the aim)",
     },
     "bfs": {
         "app": "bfs",
@@ -50,6 +50,40 @@ APPS = {
         "target": 1.0,
         "ratio": "rate",
         "what": "Graph500 BFS, scale 20, 16 roots",
+    },
+    # Smaller problems, where fixed costs per level and per phase weigh most
+    # (issue 15 item 1).
+    "gups-22": {
+        "app": "gups",
+        "args": ["--log-table", "22"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "HPCC RandomAccess, 2^22 words (fixed costs)",
+    },
+    "gups-24": {
+        "app": "gups",
+        "args": ["--log-table", "24"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "HPCC RandomAccess, 2^24 words (fixed costs)",
+    },
+    "bfs-16": {
+        "app": "bfs",
+        "args": ["--scale", "16", "--roots", "16"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "Graph500 BFS, scale 16, 16 roots (fixed costs)",
+    },
+    "bfs-18": {
+        "app": "bfs",
+        "args": ["--scale", "18", "--roots", "16"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "Graph500 BFS, scale 18, 16 roots (fixed costs)",
     },
     "bfs-hybrid": {
         "app": "bfs",
@@ -296,9 +330,22 @@ def summarise(app, spec, config, pairs):
     }
 
 
+def cpu_model():
+    """The host's CPU as lscpu names it, so that a reader can tell machines apart."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (lscpu failed)"
+    fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+    model = fields.get("Model name", "unknown").strip()
+    return "%s, %s CPUs" % (model, fields.get("CPU(s)", "?").strip())
+
+
 def write_markdown(path, rows, started, reps):
     lines = ["# shoal application benchmarks", "",
              "Run %s, %d interleaved pairs per row, medians (Release build)." % (started, reps), "",
+             "Host: %s. Placement: each pair is tagged near or far by the core-to-core probe "
+             "(../shared/BENCHMARKING.md); the near/far column gives the ratio per tag." % cpu_model(), "",
              "| app | config | shoal impl | shoal rate | reference | reference rate | ratio | target"
              " | met | avg packet KiB | near/far ratios | validated |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
