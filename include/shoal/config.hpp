@@ -98,8 +98,9 @@ struct config {
   /// --one-sided auto|direct|shm|rma|am: see one_sided_kind.
   one_sided_kind one_sided = one_sided_kind::automatic;
   /// --idle auto|spin|yield|sleep: see idle_kind. auto (the default) spins
-  /// 50 us, yields until 1 ms and then sleeps when every core has a CPU of
-  /// its own, and sleeps at once when the node is oversubscribed.
+  /// 50 us, yields until 20 ms and then sleeps (200 us at most at a time)
+  /// when every core has a CPU of its own, and sleeps at once (up to 1 ms)
+  /// when the node is oversubscribed.
   idle_kind idle = idle_kind::automatic;
   /// --bind auto|keep: see bind_kind. auto gives each rank a CPU per core
   /// when its launcher bound it to fewer and the node has enough.

@@ -31,7 +31,7 @@ idle_choice choose_idle(idle_kind asked, int cores, const cpu_picture& p) {
                                               "CPUs)",
                                               p.local_ranks, cores, p.node_cpus)};
   return {idle_policy::mixed(),
-          fmt::format("spin 50 us, yield to 1 ms, then sleep (auto: {} ranks on this node x {} "
+          fmt::format("spin 50 us, yield to 20 ms, then sleep 200 us at most (auto: {} ranks on this node x {} "
                       "cores <= {} CPUs)",
                       p.local_ranks, cores, p.node_cpus)};
 }

@@ -24,13 +24,13 @@ namespace {
 // Idle policy (set_idle_policy, from --idle): spin with pause for spin_ns,
 // then offer the CPU with sched_yield until yield_ns (cheap when the machine
 // has spare cores, polite when it is oversubscribed), then sleep on the
-// futex. Waking a sleeping core costs 10-100 us, so by default replies
-// expected within a millisecond keep it awake; on an oversubscribed node
-// every pass of a spinning core takes a CPU from a core that has work, so
-// there it sleeps at once.
+// futex. Waking a sleeping core costs 10-100 us, and a message from another
+// process does not wake it at all (see idle_policy), so by default a core
+// stays awake through the waits of a run; on an oversubscribed node every
+// pass of a spinning core takes a CPU from a core that has work, so there
+// it sleeps at once.
 idle_policy g_idle = idle_policy::mixed();
 constexpr std::uint32_t min_sleep_us = 50;
-constexpr std::uint32_t max_sleep_us = 1000;
 
 void cpu_relax() { __builtin_ia32_pause(); }
 
@@ -395,7 +395,8 @@ void scheduler::idle_step() {
   if (work) {
     leave_idle();
   } else {
-    sleep_us_ = sleep_us_ * 2 > max_sleep_us ? max_sleep_us : sleep_us_ * 2;
+    const std::uint32_t cap = g_idle.max_sleep_us < min_sleep_us ? min_sleep_us : g_idle.max_sleep_us;
+    sleep_us_ = sleep_us_ * 2 > cap ? cap : sleep_us_ * 2;
   }
 }
 

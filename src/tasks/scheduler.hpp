@@ -47,17 +47,27 @@ struct hook {
 
 /// How an idle core waits: it polls with a pause instruction until it has
 /// been idle spin_ns, then with sched_yield until yield_ns, then sleeps
-/// between polls. Any work it finds ends the idle period (the clock
-/// restarts at the next one).
+/// between polls, 50 us doubling up to max_sleep_us. Any work it finds ends
+/// the idle period (the clock restarts at the next one).
+///
+/// A sleeping core is woken by a delivery from its own process, never by a
+/// message from another process: that waits for the sleep to time out. So
+/// max_sleep_us is the latency a long wait adds to the next remote message.
 struct idle_policy {
   static constexpr std::uint64_t never = ~std::uint64_t{0};
   std::uint64_t spin_ns;
   std::uint64_t yield_ns;
+  std::uint32_t max_sleep_us = 1000;
   static constexpr idle_policy spin() noexcept { return {never, never}; }
   static constexpr idle_policy yield() noexcept { return {0, never}; }
-  static constexpr idle_policy sleep() noexcept { return {0, 0}; }
-  /// Spin 50 us, yield until 1 ms, then sleep: for cores with a CPU each.
-  static constexpr idle_policy mixed() noexcept { return {50'000, 1'000'000}; }
+  static constexpr idle_policy sleep() noexcept { return {0, 0, 1000}; }
+  /// Spin 50 us, yield until 20 ms, then sleep at most 200 us at a time:
+  /// for cores with a CPU each. Yielding that long covers the waits of a
+  /// run (a rank idle while rank 0 validates a BFS tree for a few ms then
+  /// started the next search 35-726 us late when it slept after 1 ms,
+  /// against 0-8 us spinning); the sleeps after it bound the CPU an idle
+  /// job burns and add at most 200 us to the wait that ends them.
+  static constexpr idle_policy mixed() noexcept { return {50'000, 20'000'000, 200}; }
   friend bool operator==(const idle_policy&, const idle_policy&) = default;
 };
 
