@@ -50,7 +50,8 @@ TEST(IdleChoice, AutoSpinsFirstWhenEveryCoreHasACpu) {
         std::pair{4, cpu_picture{4, 16, 16}}}) {
     const auto c = choose_idle(idle_kind::automatic, cores, p);
     EXPECT_EQ(c.policy, idle_policy::mixed()) << c.words;
-    EXPECT_NE(c.words.find("spin 50 us, yield to 20 ms, then sleep 200 us at most (auto: "), std::string::npos);
+    EXPECT_NE(c.words.find("spin 50 us, yield to 20 ms, then sleep 200 us at most (auto: "),
+              std::string::npos);
   }
 }
 

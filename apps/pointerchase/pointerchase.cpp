@@ -11,11 +11,11 @@
 // Core 0 starts the token and times the run until the last hop, which ends
 // on core 0, tells it; then every core's checks are summed (allreduce).
 //
-// Idle cores spin for 50 us, then yield the CPU until 1 ms, then sleep on a
-// futex (src/tasks/scheduler.cpp); no configuration flag changes that. --hold-us
+// Idle cores (--idle auto, a CPU per core) spin for 50 us, then yield the
+// CPU until 20 ms, then sleep on a futex (src/tasks/scheduler.cpp). --hold-us
 // keeps the token on each core that long (busy; the time actually held is
 // measured and subtracted from the reported latency), so the waiting cores
-// reach the yielding (hold >= 50 us) or sleeping (>= 1 ms) stage: what
+// reach the yielding (hold >= 50 us) or sleeping (>= 20 ms) stage: what
 // waking them costs is the difference in latency_us_per_hop.
 #include <shoal/shoal.hpp>
 

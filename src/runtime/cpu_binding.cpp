@@ -32,17 +32,20 @@ binding_choice choose_binding(bind_kind asked, int cores, const cpu_picture& p, 
                               const std::vector<int>& online) {
   if (asked == bind_kind::keep) return {{}, "kept (--bind keep)"};
   if (cores <= p.mask_cpus)
-    return {{}, fmt::format("kept (auto: {} cores <= {} CPUs in this rank's affinity mask)", cores,
-                            p.mask_cpus)};
+    return {{},
+            fmt::format("kept (auto: {} cores <= {} CPUs in this rank's affinity mask)", cores,
+                        p.mask_cpus)};
   const long need = static_cast<long>(p.local_ranks) * cores;
   if (need > static_cast<long>(online.size()))
-    return {{}, fmt::format("kept (auto: {} ranks on this node x {} cores > {} online CPUs: "
-                            "oversubscribed either way)",
-                            p.local_ranks, cores, online.size())};
+    return {{},
+            fmt::format("kept (auto: {} ranks on this node x {} cores > {} online CPUs: "
+                        "oversubscribed either way)",
+                        p.local_ranks, cores, online.size())};
   if (local_rank < 0 && p.local_ranks == 1) local_rank = 0;
   if (local_rank < 0 || local_rank >= p.local_ranks)
-    return {{}, "kept (auto: this rank's index on its node is not known; the launcher sets none "
-                "of OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID)"};
+    return {{},
+            "kept (auto: this rank's index on its node is not known; the launcher sets none "
+            "of OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID)"};
   const auto first = static_cast<std::size_t>(local_rank) * static_cast<std::size_t>(cores);
   std::vector<int> cpus(online.begin() + static_cast<std::ptrdiff_t>(first),
                         online.begin() + static_cast<std::ptrdiff_t>(first) + cores);

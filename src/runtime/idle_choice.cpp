@@ -30,10 +30,12 @@ idle_choice choose_idle(idle_kind asked, int cores, const cpu_picture& p) {
     return {idle_policy::sleep(), fmt::format("sleep (auto: {} ranks on this node x {} cores > {} "
                                               "CPUs)",
                                               p.local_ranks, cores, p.node_cpus)};
-  return {idle_policy::mixed(),
-          fmt::format("spin 50 us, yield to 20 ms, then sleep 200 us at most (auto: {} ranks on this node x {} "
-                      "cores <= {} CPUs)",
-                      p.local_ranks, cores, p.node_cpus)};
+  return {
+      idle_policy::mixed(),
+      fmt::format(
+          "spin 50 us, yield to 20 ms, then sleep 200 us at most (auto: {} ranks on this node x {} "
+          "cores <= {} CPUs)",
+          p.local_ranks, cores, p.node_cpus)};
 }
 
 cpu_picture this_cpu_picture(int ranks) {

@@ -2,8 +2,8 @@
 // with auto resolved from how many threads want the node's CPUs.
 //
 // Contract. auto is "sleep" when the node is oversubscribed and "mixed"
-// (spin 50 us, yield until 20 ms, then sleep at most 200 us at a time) otherwise. Oversubscribed: this
-// process has more cores than CPUs in its affinity mask (a launcher that
+// (spin 50 us, yield until 20 ms, then sleep at most 200 us at a time)
+// otherwise. Oversubscribed: this process has more cores than CPUs in its affinity mask (a launcher that
 // binds each rank to one CPU), or the ranks on this node times the cores
 // of each exceed the node's CPUs (online CPUs; with no binding this is also
 // the mask). The ranks on the node come from the launcher's environment

@@ -395,7 +395,8 @@ void scheduler::idle_step() {
   if (work) {
     leave_idle();
   } else {
-    const std::uint32_t cap = g_idle.max_sleep_us < min_sleep_us ? min_sleep_us : g_idle.max_sleep_us;
+    const std::uint32_t cap =
+        g_idle.max_sleep_us < min_sleep_us ? min_sleep_us : g_idle.max_sleep_us;
     sleep_us_ = sleep_us_ * 2 > cap ? cap : sleep_us_ * 2;
   }
 }
