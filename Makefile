@@ -7,10 +7,12 @@
 #                   each validated, one summary table, about a minute and a half
 #   make demo       build, then run build/bin/shoal-demo (a small validated runtime demo)
 #   make test       build, then ctest (one process per test case), then asan-ci
-#                   (TEST_ASAN=0 skips it), then fuzz-ci (TEST_FUZZ=0 skips it)
+#                   (TEST_ASAN=0 skips it), then tsan-ci (TEST_TSAN=0 skips it),
+#                   then fuzz-ci (TEST_FUZZ=0 skips it)
 #   make fuzz       libFuzzer targets in a clang tree, build-fuzz/: every corpus file
 #                   replayed, then FUZZ_SECONDS (10) of fuzzing per target
-#   make fuzz-ci    the same without the command-line target (what make test runs)
+#   make fuzz-ci    the same without the command-line target (what make test runs;
+#                   its cheap part, fuzz-flags, is in)
 #   make test-cluster  3 emulated hosts (network namespaces, veth, tc; root):
 #                   the distributed tests and the apps across them, a link pulled
 #                   mid-run (tools/cluster/)
@@ -34,10 +36,12 @@
 #   make asan-ci    the same tree, only what the subset needs: the distributed tests at
 #                   3 processes x 2 cores and the worker-stack tests (what CI runs)
 #   make tsan       ThreadSanitizer tree in build-tsan/: the runtime's unit tests
+#   make tsan-ci    the same tree, only test_tasks, test_messages and
+#                   test_fiber_sanitizer (what CI runs)
 #   make docs       regenerate docs/layers.svg (the layer diagram) from docs/layers.dot
 #   make clean      remove build/, build-asan/, build-tsan/, build-mpich/ and build-fuzz/
 #
-# Variables: BUILD_DIR, ASAN_DIR, TSAN_DIR, BUILD_TYPE, TEST_ASAN, CMAKE_ARGS, JOBS, CTEST_ARGS,
+# Variables: BUILD_DIR, ASAN_DIR, TSAN_DIR, BUILD_TYPE, TEST_ASAN, TEST_TSAN, CMAKE_ARGS, JOBS, CTEST_ARGS,
 # BENCH_ARGS, RUN_ARGS, MPI_NP, MPI_CORES, BENCH_MPI_ARGS, FUZZ_DIR, FUZZ_CXX, FUZZ_SECONDS,
 # TEST_FUZZ, SOAK_MINUTES, SOAK_ARGS.
 
@@ -49,6 +53,7 @@ BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
 TSAN_DIR   ?= build-tsan
 TEST_ASAN  ?= 1
+TEST_TSAN  ?= 1
 BUILD_TYPE ?= Release
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_JOBS ?= 2
@@ -93,12 +98,18 @@ TSAN_TESTS := \.
 # ThreadSanitizer counts each fiber as a thread and dies past 8128; this test
 # keeps 100,000 workers suspended at once (it runs in every other build).
 TSAN_EXCLUDE := suspended_workers\.HundredThousand
+# The CI subset (tsan-ci, run by make test; TEST_TSAN=0 skips it): the
+# scheduler, tasks, stacks and the messages between cores, without the
+# 10-million-iteration loops (6 cases, a third of the run under TSan; the
+# same code runs at 100,000). Cold build 82 s + run about 75 s at -j2.
+TSAN_CI_TARGETS := test_tasks test_messages test_fiber_sanitizer
+TSAN_CI_EXCLUDE := parallel_for_sizes\..*_n(9999995|10000000)_
 
 HARNESS_ARGS ?=
 BENCH_PACKAGES := python3 gnuplot-nox
 
 .PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi bench-one-sided bench-queues bench-bcl \
-	asan asan-configure asan-ci tsan docs clean fuzz fuzz-configure fuzz-ci test-cluster soak
+	asan asan-configure asan-ci tsan tsan-configure tsan-ci docs clean fuzz fuzz-configure fuzz-ci test-cluster soak
 
 all: build
 
@@ -137,6 +148,9 @@ test: build
 	$(CTEST) --test-dir $(BUILD_DIR) $(CTEST_FLAGS)
 ifneq ($(TEST_ASAN),0)
 	@$(MAKE) asan-ci
+endif
+ifneq ($(TEST_TSAN),0)
+	@$(MAKE) tsan-ci
 endif
 ifneq ($(TEST_FUZZ),0)
 	@$(MAKE) fuzz-ci
@@ -225,12 +239,27 @@ asan-ci: asan-configure
 
 # Optimised (ThreadSanitizer slows -O0 code too much), runtime unit tests only:
 # OpenMPI is not built for TSan and floods it with reports of its own.
-tsan: deps
+# One configuration for `make tsan` and `make tsan-ci`, so they share build-tsan/.
+tsan-configure: deps
 	$(CMAKE) -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_SANITIZE=thread \
 	  -DSHOAL_BUILD_BENCHMARKS=OFF -DSHOAL_BUILD_APPS=OFF -DSHOAL_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
+
+tsan: tsan-configure
 	$(CMAKE) --build $(TSAN_DIR) -j$(JOBS) --target $(TSAN_TARGETS)
 	TSAN_OPTIONS='$(TSAN_OPTIONS)' \
 	  $(CTEST) --test-dir $(TSAN_DIR) $(CTEST_FLAGS) -R '$(TSAN_TESTS)' -E '$(TSAN_EXCLUDE)'
+
+# What `make test` runs: only the programs of TSAN_CI_TARGETS, selected by
+# their gtest suites (ctest names carry no program, and an earlier `make tsan`
+# may have left the others built, perhaps stale).
+tsan-ci: tsan-configure
+	$(CMAKE) --build $(TSAN_DIR) -j$(JOBS) --target $(TSAN_CI_TARGETS)
+	@suites=$$(for t in $(TSAN_CI_TARGETS); do $(TSAN_DIR)/bin/$$t --gtest_list_tests || exit 1; \
+	  done | awk '/^[^ ]/ && /\.$$/ { sub(/\.$$/, "", $$1); print $$1 }' | paste -sd'|') && \
+	  [ -n "$$suites" ] && \
+	  echo "tsan-ci: suites $$suites" && \
+	  TSAN_OPTIONS='$(TSAN_OPTIONS)' $(CTEST) --test-dir $(TSAN_DIR) $(CTEST_FLAGS) \
+	    -R "^($$suites)\." -E '$(TSAN_EXCLUDE)|$(TSAN_CI_EXCLUDE)'
 
 # libFuzzer (tests/fuzz/): a clang tree of its own with every shoal target
 # instrumented (address, undefined, coverage); no MPI (OpenMPI is not built
@@ -241,6 +270,9 @@ FUZZ_CXX     ?= clang++
 FUZZ_SECONDS ?= 10
 TEST_FUZZ    ?= 1
 FUZZ_CI_TARGETS := fuzz-edge_list fuzz-matrix_market fuzz-pool fuzz-arrived_buffer
+# The flag parsers without the apps (tests/fuzz/fuzz_flags.cpp): the command
+# line's cheap part, so that make test fuzzes it too.
+FUZZ_CI_TARGETS += fuzz-flags
 FUZZ_TARGETS := $(FUZZ_CI_TARGETS) fuzz-command_line
 fuzz-configure:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="clang libclang-rt-dev"
