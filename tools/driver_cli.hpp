@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/app.hpp"
+#include "common/plain/cli_checks.hpp"
 
 namespace shoal_tools {
 
@@ -71,7 +72,18 @@ struct command {
   shoal_apps::runner run;
   std::string impl;
   bool json = false;
+  std::string output;  // --output FILE; empty: standard output
 };
+
+/// Declares --output on `cmd` into `path`: the results to a file that rank 0
+/// writes and checks (report_output.hpp says why standard output cannot be
+/// checked under mpirun).
+inline void declare_output(CLI::App& cmd, std::string& path) {
+  cmd.add_option("--output", path,
+                 "write the results to FILE (rank 0) instead of standard output; a write error "
+                 "ends the run with status 3")
+      ->check(shoal_apps::file_name_check());
+}
 
 /// Declares `spec` as a subcommand of `parent` into `c`, with the driver's
 /// --impl and --json bound to c's fields: so `c` must stay where it is.
@@ -84,6 +96,7 @@ inline void declare(CLI::App& parent, const app_spec& spec, command& c) {
       ->check(CLI::IsMember(spec.impls))
       ->capture_default_str();
   c.cmd->add_flag("--json", c.json, "print one JSON object on stdout instead of the summary");
+  declare_output(*c.cmd, c.output);
 }
 
 /// The whole command line: `cli` with one subcommand per app and `suite`.
@@ -96,6 +109,7 @@ struct driver_cli {
   std::vector<command> commands;  // never resized: options point into it
   CLI::App* suite = nullptr;
   bool suite_json = false;
+  std::string suite_output;
 
   explicit driver_cli(const std::vector<app_spec>& apps) : commands(apps.size()) {
     cli.require_subcommand(1);
@@ -103,6 +117,7 @@ struct driver_cli {
     suite = cli.add_subcommand(
         "suite", "every bundled app, validated, in about a minute and a half, one table");
     suite->add_flag("--json", suite_json, "print one JSON array of the apps' objects");
+    declare_output(*suite, suite_output);
   }
   driver_cli(const driver_cli&) = delete;
   driver_cli& operator=(const driver_cli&) = delete;

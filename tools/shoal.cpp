@@ -4,7 +4,6 @@
 #include <shoal/shoal.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -15,6 +14,7 @@
 #include "common/app.hpp"
 #include "common/plain/cli_checks.hpp"
 #include "common/plain/report.hpp"
+#include "common/plain/report_output.hpp"
 #include "driver_cli.hpp"
 
 namespace {
@@ -79,7 +79,26 @@ bool ok_all(const std::vector<report>& reports) {
   return std::all_of(reports.begin(), reports.end(), [](const report& r) { return r.validated(); });
 }
 
-int run_suite(const std::vector<app_spec>& apps, bool json) {
+/// The suite's results: one JSON array, or a table.
+std::string suite_text(const std::vector<report>& reports, bool json) {
+  if (json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const report& r : reports) all.push_back(r.to_json());
+    return all.dump() + "\n";
+  }
+  std::string text = fmt::format("{:<12} {:<10} {:>10} {:>12} {:<13} {:<10} {}\n", "app", "impl",
+                                 "time_s", "rate", "unit", "validation", "problem");
+  for (const report& r : reports)
+    text += fmt::format("{:<12} {:<10} {:>10.3f} {:>12.6g} {:<13} {:<10} {}\n", r.app(), r.impl(),
+                        r.time_s(), r.rate(), r.rate_unit(), r.validated() ? "PASSED" : "FAILED",
+                        r.problem());
+  text +=
+      fmt::format("job: {} rank(s) x {} core(s); every run validated against its reference: {}\n",
+                  shoal::ranks(), shoal::cores() / shoal::ranks(), ok_all(reports) ? "yes" : "NO");
+  return text;
+}
+
+int run_suite(const std::vector<app_spec>& apps, bool json, shoal_apps::report_output* out) {
   std::vector<report> reports;
   for (const suite_entry& e : suite_entries()) {
     const app_spec* spec = nullptr;
@@ -100,23 +119,22 @@ int run_suite(const std::vector<app_spec>& apps, bool json) {
     reports.push_back(run_command(c));
   }
   if (shoal::myrank() != 0) return 0;
-  errno = 0;  // for stdout_written's reason
-  if (json) {
-    nlohmann::json all = nlohmann::json::array();
-    for (const report& r : reports) all.push_back(r.to_json());
-    std::printf("%s\n", all.dump().c_str());
-  } else {
-    std::printf("%-12s %-10s %10s %12s %-13s %-10s %s\n", "app", "impl", "time_s", "rate", "unit",
-                "validation", "problem");
-    for (const report& r : reports)
-      std::printf("%-12s %-10s %10.3f %12.6g %-13s %-10s %s\n", r.app().c_str(), r.impl().c_str(),
-                  r.time_s(), r.rate(), r.rate_unit().c_str(), r.validated() ? "PASSED" : "FAILED",
-                  r.problem().c_str());
-    std::printf("job: %d rank(s) x %d core(s); every run validated against its reference: %s\n",
-                shoal::ranks(), shoal::cores() / shoal::ranks(), ok_all(reports) ? "yes" : "NO");
-  }
-  if (!shoal_apps::stdout_written("the suite's results")) return shoal::exit_status::fatal;
+  if (!out->write(suite_text(reports, json), "the suite's results"))
+    return shoal::exit_status::fatal;
   return ok_all(reports) ? 0 : 1;
+}
+
+/// Rank 0's destination of the results (--output or standard output), opened
+/// before the run so that a bad path ends the job at once (status 2); null
+/// on other ranks.
+std::unique_ptr<shoal_apps::report_output> open_output(const std::string& prefix,
+                                                       const std::string& path) {
+  if (shoal::myrank() != 0) return nullptr;
+  try {
+    return std::make_unique<shoal_apps::report_output>(path);
+  } catch (const shoal_apps::input_error& e) {
+    shoal::abort_job(fmt::format("{}: error: {}", prefix, e.what()), shoal::exit_status::usage);
+  }
 }
 
 /// Whether `word` is one of cli's subcommands; when it is not, leaves the job
@@ -128,9 +146,9 @@ bool names_an_app(CLI::App& cli, const std::string& word) {
     if (sub->get_name() == word) return true;
     known += " " + sub->get_name();
   }
-  shoal::leave_job(
-      fmt::format("shoal: error: unknown app '{}' (known:{}; see shoal --help)",
-                  shoal_apps::printable(word, 40), known), 2);
+  shoal::leave_job(fmt::format("shoal: error: unknown app '{}' (known:{}; see shoal --help)",
+                               shoal_apps::printable(word, 40), known),
+                   2);
 }
 
 int run_driver(int argc, char** argv) {
@@ -152,15 +170,18 @@ int run_driver(int argc, char** argv) {
     // the value, which may be binary or huge: escaped and cut. Every rank
     // leaves: rank 0 prints each different message once, and a rank alone in
     // its error ends the job instead of hanging it.
-    shoal::leave_job(
-        fmt::format("{}: error: {}", prefix, shoal_apps::printable(e.what(), 400)), 2);
+    shoal::leave_job(fmt::format("{}: error: {}", prefix, shoal_apps::printable(e.what(), 400)), 2);
   }
-  if (suite->parsed()) return run_suite(apps, parsed->suite_json);
+  if (suite->parsed())
+    return run_suite(apps, parsed->suite_json, open_output(prefix, parsed->suite_output).get());
   for (const command& c : parsed->commands) {
     if (!c.cmd->parsed()) continue;
+    const auto out = open_output(prefix, c.output);
     const report r = run_command(c);
     if (shoal::myrank() != 0) return 0;
-    if (!shoal_apps::print_report(r, c.json)) return shoal::exit_status::fatal;  // output lost
+    const std::string text = c.json ? r.to_json().dump() + "\n" : r.summary();
+    if (!out->write(text, fmt::format("the {} report", r.app())))
+      return shoal::exit_status::fatal;  // output lost
     return r.validated() ? 0 : 1;
   }
   return 2;
