@@ -15,7 +15,8 @@
 #                   its cheap part, fuzz-flags, is in)
 #   make test-cluster  3 emulated hosts (network namespaces, veth, tc; root):
 #                   the distributed tests and the apps across them, a link pulled
-#                   mid-run (tools/cluster/)
+#                   mid-run (tools/cluster/; CLUSTER_DELAY_US=25 delays each link,
+#                   through tools/cluster/wire.cpp where the kernel has no netem)
 #   make soak       SOAK_MINUTES (20) of mixed apps on 2 and 3 processes; fails on
 #                   a failed run or RSS growth (tools/soak/soak.py; not in CI)
 #   make bench      build, then the microbenchmarks (bench-micro) and the application

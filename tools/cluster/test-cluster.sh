@@ -9,7 +9,11 @@
 # Variables: CLUSTER_CTEST_ARGS (default -L ^mpi$: every distributed test),
 # CLUSTER_SKIP_CTEST=1, CLUSTER_SKIP_APPS=1, CLUSTER_LINK_DOWN_WATCHDOG_S (5), CLUSTER_LINK_DOWN_GRACE_S
 # (how long past the watchdog the job may take to end, 60), CLUSTER_LINK_DOWN_REGEX
-# (the runtime's message that must name the lost rank), and cluster.sh's.
+# (the runtime's message that must name the lost rank), CLUSTER_LINK_DOWN_RUNS
+# (1: how many times the link is pulled, each on a fresh cluster; the times
+# from unplug to the job's end are reported as min/median/max), and
+# cluster.sh's (CLUSTER_DELAY_US > 0 without netem: the shoal-wire switch of
+# BUILD_DIR).
 set -uo pipefail
 
 BUILD=${1:-build}
@@ -19,7 +23,9 @@ SHOAL=$(cd "$BUILD" 2>/dev/null && pwd)/bin/shoal
 WATCHDOG_S=${CLUSTER_LINK_DOWN_WATCHDOG_S:-5}
 GRACE_S=${CLUSTER_LINK_DOWN_GRACE_S:-60}
 LINK_DOWN_REGEX=${CLUSTER_LINK_DOWN_REGEX:-shoal: fatal on rank [0-9]+: .*rank 2}
+LINK_DOWN_RUNS=${CLUSTER_LINK_DOWN_RUNS:-1}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export CLUSTER_WIRE_BIN=${CLUSTER_WIRE_BIN:-$(cd "$BUILD" 2>/dev/null && pwd)/bin/shoal-wire}
 
 [ -x "$SHOAL" ] || { echo "test-cluster: error: $BUILD/bin/shoal not built (make build)" >&2; exit 2; }
 
@@ -73,52 +79,74 @@ done
 # A link taken down mid-run: host 3's cable pulled while gups runs. The job
 # must end, non-zero, within the watchdog time (plus the launcher's grace),
 # with the runtime's message naming the rank it lost; a job still running
-# past that is killed and reported.
-step "link down: host 3 unplugged during gups (--watchdog-s $WATCHDOG_S)"
-log=$(mktemp)
-"$CLUSTER" run mpirun -np 3 "$SHOAL" gups --log-table 24 --cores 2 --watchdog-s "$WATCHDOG_S" \
-  >"$log" 2>&1 &
-job=$!
-# Unplug once host 3's rank runs (start-up is slow on a loaded machine), and
-# 2 s into the job.
-host3=${CLUSTER_PREFIX:-shoal}-h3
-for ((t = 0; t < 300; t++)); do
-  for pid in $(ip netns pids "$host3" 2>/dev/null); do
-    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = shoal ] && break 2
+# past that is killed and reported. Each run on a fresh cluster.
+link_down_times=()
+link_down_once() {
+  local run=$1 log job host3 pid t unplugged limit ended rc elapsed
+  step "link down $run/$LINK_DOWN_RUNS: host 3 unplugged during gups (--watchdog-s $WATCHDOG_S)"
+  log=$(mktemp)
+  "$CLUSTER" run mpirun -np 3 "$SHOAL" gups --log-table 24 --cores 2 --watchdog-s "$WATCHDOG_S" \
+    >"$log" 2>&1 &
+  job=$!
+  # Unplug once host 3's rank runs (start-up is slow on a loaded machine), and
+  # 2 s into the job.
+  host3=${CLUSTER_PREFIX:-shoal}-h3
+  for ((t = 0; t < 300; t++)); do
+    for pid in $(ip netns pids "$host3" 2>/dev/null); do
+      [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = shoal ] && break 2
+    done
+    sleep 0.1
   done
-  sleep 0.1
-done
-sleep 2
-unplugged=$(date +%s.%N)
-"$CLUSTER" link-down 3
-limit=$((WATCHDOG_S + GRACE_S))
-ended=0
-for ((t = 0; t < limit * 10; t++)); do
-  if ! kill -0 "$job" 2>/dev/null; then
-    ended=1
-    break
+  sleep 2
+  unplugged=$(date +%s.%N)
+  "$CLUSTER" link-down 3
+  limit=$((WATCHDOG_S + GRACE_S))
+  ended=0
+  for ((t = 0; t < limit * 10; t++)); do
+    if ! kill -0 "$job" 2>/dev/null; then
+      ended=1
+      break
+    fi
+    sleep 0.1
+  done
+  if [ $ended = 1 ]; then
+    wait "$job"
+    rc=$?
+  else
+    rc=timeout
   fi
-  sleep 0.1
+  elapsed=$(awk -v a="$unplugged" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  echo "link down: ended=$ended rc=$rc after ${elapsed}s from the unplug; last lines of output:"
+  tail -n 16 "$log" | cut -c1-300
+  if [ $ended = 0 ]; then
+    failed+=("link down $run: the job was still running ${limit}s after the unplug")
+  elif [ "$rc" = 0 ]; then
+    failed+=("link down $run: the job exited 0")
+  elif ! grep -q -E "$LINK_DOWN_REGEX" "$log"; then
+    # The launcher notices the lost host too (cluster.sh turns on its TCP
+    # keepalive), but only the runtime can say which rank stopped answering.
+    failed+=("link down $run: the job ended, but no message from shoal matches '$LINK_DOWN_REGEX'")
+  else
+    link_down_times+=("$elapsed rc=$rc")
+  fi
+  rm -f "$log"
+}
+for ((run = 1; run <= LINK_DOWN_RUNS; run++)); do
+  if [ "$run" -gt 1 ]; then
+    "$CLUSTER" up >/dev/null || { failed+=("link down $run: cluster.sh up"); break; }
+  fi
+  link_down_once "$run"
 done
-if [ $ended = 1 ]; then
-  wait "$job"
-  rc=$?
-else
-  rc=timeout
+if [ ${#link_down_times[@]} -gt 0 ]; then
+  printf '%s\n' "${link_down_times[@]}" | sort -n | awk '
+    { t[NR] = $1; rc[$2]++ }
+    END {
+      m = NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
+      printf "link down: %d run(s) ended with the message: min %.1f s, median %.1f s, max %.1f s from the unplug;", NR, t[1], m, t[NR]
+      for (s in rc) printf " %s x%d", s, rc[s]
+      printf "\n"
+    }'
 fi
-elapsed=$(awk -v a="$unplugged" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-echo "link down: ended=$ended rc=$rc after ${elapsed}s from the unplug; last lines of output:"
-tail -n 16 "$log" | cut -c1-300
-if [ $ended = 0 ]; then
-  failed+=("link down: the job was still running ${limit}s after the unplug")
-elif [ "$rc" = 0 ]; then
-  failed+=("link down: the job exited 0")
-elif ! grep -q -E "$LINK_DOWN_REGEX" "$log"; then
-  # The launcher notices the lost host too (cluster.sh turns on its TCP
-  # keepalive), but only the runtime can say which rank stopped answering.
-  failed+=("link down: the job ended, but no message from shoal matches '$LINK_DOWN_REGEX'")
-fi
-rm -f "$log"
 
 echo
 if [ ${#failed[@]} -eq 0 ]; then
