@@ -168,7 +168,7 @@ test-mpich:
 	$(CMAKE) --build $(MPICH_DIR) -j$(JOBS)
 	$(CTEST) --test-dir $(MPICH_DIR) $(CTEST_FLAGS)
 
-bench: bench-micro bench-apps bench-one-sided bench-queues bench-bcl
+bench: bench-micro bench-apps bench-one-sided bench-queues bench-bcl bench-containers
 
 # The UPC queues microbenchmark: shoal::queue, a lock-protected buffer and a
 # notification array at 2, 4 and 8 cores, medians of interleaved rounds, to
@@ -176,6 +176,13 @@ bench: bench-micro bench-apps bench-one-sided bench-queues bench-bcl
 bench-queues: configure
 	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target queue-rate
 	python3 bench/queues.py --build $(BUILD_DIR)
+
+# The distributed containers' rates (counting_set, array, map<string>) at
+# 1 x 2 and 2 x 1, medians of interleaved rounds, with packet sizes, to
+# bench/results/containers.md (issue 13).
+bench-containers: configure
+	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target bench-containers
+	python3 bench/containers.py --build $(BUILD_DIR) $(CONTAINERS_ARGS)
 
 # One-sided operations per --one-sided backend at 1 x 2 and 2 x 1, medians of
 # interleaved rounds, to bench/results/one_sided.txt (issue 12).

@@ -20,7 +20,18 @@
 // one core to one core in send order, handlers in handler context (no
 // suspension). Completion: ch.end_phase() (SPMD), ch.drain() (one task), or
 // shoal::barrier() / shoal::drain_messages(), which cover every stream.
-// No flow control (max_in_flight) on object channels.
+//
+// Flow control. make_object_channel<T>(handler, {.max_in_flight = n})
+// bounds the records one core has unacknowledged to one destination core:
+// a task sending its n+1-th record to a core flushes, then suspends (its
+// core keeps handling what arrives) until the receiver acknowledges a
+// handled batch (one control message per batch, only on bounded channels).
+// The bound is in records, not bytes: since a record fits one aggregation
+// buffer, a destination's backlog from one core is at most n records of at
+// most a buffer each, whatever the values' lengths, so a flood of long
+// strings into a slow receiver cannot exhaust its memory. Handlers cannot
+// wait: their records count and may exceed the bound (as channel.hpp).
+// Cost: one counter check per send on a bounded channel; none otherwise.
 //
 // Size limit: a record (4 + serialized bytes) must fit one aggregation
 // buffer (--aggregation-bytes, see aggregator::capacity()); larger values are
@@ -29,6 +40,7 @@
 // send a vector in pieces) or raise --aggregation-bytes.
 #pragma once
 
+#include "shoal/channel.hpp"
 #include "shoal/closure.hpp"
 #include "shoal/detail/aggregator.hpp"
 #include "shoal/detail/check.hpp"
@@ -74,10 +86,16 @@ inline char* reserve_record(const char* what, std::uint32_t id, int core, std::s
 }
 
 /// Writes v as one record to `core` on stream `id`, checking that the
-/// serializer wrote what its size() promised.
+/// serializer wrote what its size() promised. `bound` != 0: the channel's
+/// max_in_flight (flow control, counted before the record is staged).
 template <serializable T>
-void send_record(const char* what, std::uint32_t id, int core, const T& v) {
+void send_record(const char* what, std::uint32_t id, int core, const T& v,
+                 std::uint32_t bound = 0) {
   const std::size_t n = serializer<T>::size(v);
+  if (bound != 0) [[unlikely]] {
+    if (__builtin_expect((id == 0) | (tls_core < 0), 0)) fatal_record_send(what, id, n);
+    tls_aggregator->flow_reserve(id, core, bound);
+  }
   char* p = reserve_record(what, id, core, n);
   byte_writer w(p);
   serializer<T>::write(w, v);
@@ -113,15 +131,21 @@ void deliver_records(const H& h, const char* data, std::uint32_t count) {
 /// for each record. Returns the stream id. Blocking like make_channel.
 /// `coalesce_bytes` (at most one aggregation buffer; 0: a whole buffer) is
 /// the batch size: a batch leaves once it holds that many bytes.
+/// `max_in_flight` (0: none) enables flow control: the receiver
+/// acknowledges each handled batch (send_record counts against it).
 template <class H>
-std::uint32_t open_record_channel(const H& h, std::uint32_t coalesce_bytes = 0) {
+std::uint32_t open_record_channel(const H& h, std::uint32_t coalesce_bytes = 0,
+                                  std::uint32_t max_in_flight = 0) {
   static_assert(copyable_as_bytes<H> && sizeof(H) <= max_channel_handler_bytes,
                 "a record channel's handler must be copyable as bytes and at most 64 bytes");
   SHOAL_CHECK_ON_CORE("shoal::make_object_channel");
   channel_entry e;
   std::memcpy(e.state, static_cast<const void*>(&h), sizeof(H));
   e.value_bytes = 0;  // variable-length records (aggregator.cpp skips the size check)
-  e.max_in_flight = 0;
+  SHOAL_CHECK(max_in_flight <= max_channel_bound,
+              "shoal::make_object_channel: max_in_flight {} is above the largest bound, {}",
+              max_in_flight, max_channel_bound);
+  e.max_in_flight = max_in_flight;
   e.coalesce_bytes = coalesce_bytes;
   e.deliver = [](const void* state, const char* data, std::uint32_t count) {
     deliver_records(*static_cast<const H*>(state), data, count);
@@ -152,6 +176,14 @@ template <class H, class T>
 concept object_channel_handler_like = std::invocable<const H&, const T&> && copyable_as_bytes<H> &&
                                       sizeof(H) <= max_channel_handler_bytes;
 
+/// Options of make_object_channel.
+struct object_channel_options {
+  /// Records one core may have unacknowledged to one destination core,
+  /// below 2^24; 0 (the default): no bound beyond the aggregation buffers'
+  /// back-pressure.
+  std::uint32_t max_in_flight = 0;
+};
+
 template <serializable T>
 class object_channel {
  public:
@@ -163,13 +195,14 @@ class object_channel {
   /// aggregation buffer, a closed or default handle, or a call off a shoal
   /// core ends the job with a message.
   void send(int core, const T& value) const {
-    detail::send_record("shoal::object_channel::send", id_, core, value);
+    detail::send_record("shoal::object_channel::send", id_, core, value, bound_);
   }
 
   /// As channel::close: once, from a task, when nothing is in flight.
   void close() {
     if (id_ != 0) detail::close_channel(id_);
     id_ = 0;
+    bound_ = 0;
   }
   /// As channel::end_phase (collective, SPMD).
   void end_phase() const { detail::end_channel_phase(id_); }
@@ -177,23 +210,30 @@ class object_channel {
   void drain() const { detail::drain_channel(id_); }
 
   std::uint32_t id() const noexcept { return id_; }
+  /// The flow-control bound (object_channel_options::max_in_flight).
+  std::uint32_t max_in_flight() const noexcept { return bound_; }
   explicit operator bool() const noexcept { return id_ != 0; }
 
  private:
   template <serializable U, class H>
   requires object_channel_handler_like<H, U>
-  friend object_channel<U> make_object_channel(const H& handler);
-  explicit object_channel(std::uint32_t id) : id_(id) {}
+  friend object_channel<U> make_object_channel(const H& handler,
+                                               const object_channel_options& options);
+  object_channel(std::uint32_t id, std::uint32_t bound) : id_(id), bound_(bound) {}
   std::uint32_t id_ = 0;
+  std::uint32_t bound_ = 0;
 };
 
 /// Opens an object channel for values of T handled by `handler` on every
 /// core of the job. Same rules as make_channel (call from a task; blocks
-/// until every process has it).
+/// until every process has it). A bound above 2^24 - 1 ends the job naming
+/// it.
 template <serializable T, class H>
-requires object_channel_handler_like<H, T> object_channel<T> make_object_channel(const H& handler) {
-  return object_channel<T>(
-      detail::open_record_channel(detail::object_record_handler<T, H>{handler}));
+requires object_channel_handler_like<H, T> object_channel<T> make_object_channel(
+    const H& handler, const object_channel_options& options = {}) {
+  return object_channel<T>(detail::open_record_channel(detail::object_record_handler<T, H>{handler},
+                                                       0, options.max_in_flight),
+                           options.max_in_flight);
 }
 
 }  // namespace shoal

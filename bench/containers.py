@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Runs the distributed containers' rates (bench/bench_containers.cpp:
+counting_set async_insert of random 8-byte keys, array async_visit
+increments, map async_reduce on 16-byte string keys) at 1 x 2 and 2 x 1
+(processes x cores), ROUNDS rounds with the shapes interleaved (a slow
+spell of the machine hits both alike; the three kernels share each run,
+interleaved inside it), and writes the medians, with the packet size and
+the load, to bench/results/containers.md (and prints them).
+
+    python3 bench/containers.py --build build [--rounds 3] [--ops 2000000] [--key-bits 20]
+
+The issue's target: 75 M operations/s at 2 x 1 for 8-byte keys.
+"""
+import argparse
+import collections
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+SHAPES = [(1, 2), (2, 1)]  # (processes, cores per process)
+KERNELS = ["counting_set_u64", "array_visit_increment", "map_string16_reduce"]
+LINE = re.compile(
+    r"containers/(\S+)\s+(\d+) x (\d+)\s+N=(\d+)/core keys=2\^(\d+)\s+median\s+([\d.]+) M ops/s"
+    r".*packet (\d+) B, (\d+) msgs")
+TARGET = 75.0  # M ops/s at 2 x 1 (issue 13, item 5)
+
+
+def run_one(exe, np, cores, ops, key_bits, timeout):
+    cmd = [exe, "--cores", str(cores), "--ops-per-core", str(ops), "--key-bits", str(key_bits),
+           "--reps", "1"]
+    if np > 1:
+        cmd = ["mpirun", "--oversubscribe", "-np", str(np)] + cmd
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    try:
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"containers.py: {' '.join(cmd)} did not finish in {timeout} s", file=sys.stderr)
+        return None
+    if out.returncode != 0:
+        sys.exit(f"containers.py: {' '.join(cmd)} failed ({out.returncode}):\n{out.stderr}")
+    return [m.groups() for m in LINE.finditer(out.stdout)]
+
+
+def cpu_model():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    except OSError:
+        return "unknown"
+    for line in out.splitlines():
+        if line.startswith("Model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ops", type=int, default=2000000, help="operations per core per kernel")
+    ap.add_argument("--key-bits", type=int, default=20, help="keys drawn from 2^B values")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per run")
+    ap.add_argument("--out", default="bench/results/containers.md")
+    args = ap.parse_args()
+    if args.rounds < 1 or args.ops < 1 or not 1 <= args.key_bits <= 40:
+        sys.exit("containers.py: --rounds >= 1, --ops >= 1, --key-bits in [1, 40]")
+    exe = os.path.join(args.build, "bin", "bench-containers")
+    if not os.access(exe, os.X_OK):
+        sys.exit(f"containers.py: {exe} not built "
+                 f"(cmake --build {args.build} --target bench-containers)")
+    rate = collections.defaultdict(list)
+    packet = collections.defaultdict(list)
+    msgs = collections.defaultdict(list)
+    missing = collections.Counter()
+    load_start = os.getloadavg()
+    started = time.time()
+    for rnd in range(args.rounds):
+        for np, cores in SHAPES:
+            rows = run_one(exe, np, cores, args.ops, args.key_bits, args.timeout)
+            if rows is None:
+                missing[(np, cores)] += 1
+                continue
+            for name, _, _, _, _, r, b, m in rows:
+                rate[(np, cores, name)].append(float(r))
+                packet[(np, cores, name)].append(int(b))
+                msgs[(np, cores, name)].append(int(m))
+            print(f"round {rnd + 1}/{args.rounds} {np}x{cores} done", file=sys.stderr)
+    load = os.getloadavg()
+    lines = [
+        "# Distributed containers' operation rates (issue 13, item 5)",
+        "",
+        f"Produced by `python3 bench/containers.py --build {args.build} --rounds {args.rounds} "
+        f"--ops {args.ops} --key-bits {args.key_bits}` (`make bench-containers`; Release build, "
+        f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {time.time() - started:.0f} s), "
+        f"`lscpu | grep 'Model name'` = {cpu_model()}, {os.cpu_count()} CPUs; load average "
+        f"{load_start[0]:.1f} at the start, {load[0]:.1f} at the end (wall-clock rates on a "
+        "loaded machine are noise: compare shapes within one run only).",
+        "",
+        f"Each core makes {args.ops} operations per kernel on keys drawn from 2^{args.key_bits} "
+        "values; the rate is all cores' operations / the time from the first operation to the "
+        "barrier after the last (every operation applied). `packet`: the average aggregated "
+        "packet on rank 0's process during the kernel (bytes, operations). Medians of the "
+        "rounds (shapes interleaved round by round, kernels interleaved inside each run); the "
+        f"samples follow. Target: {TARGET:.0f} M ops/s at 2 x 1 for 8-byte keys.",
+        "",
+        "| kernel | processes x cores | M ops/s (median) | packet B | ops/packet | target | samples |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in KERNELS:
+        for np, cores in SHAPES:
+            key = (np, cores, name)
+            if not rate[key]:
+                lines.append(f"| {name} | {np} x {cores} | - | - | - | - | no run finished |")
+                continue
+            med = statistics.median(rate[key])
+            target = "-"
+            if (np, cores) == (2, 1) and name != "map_string16_reduce":
+                target = "met" if med >= TARGET else f"{med / TARGET:.0%} of it"
+            samples = ", ".join(f"{x:.2f}" for x in rate[key])
+            lines.append(
+                f"| {name} | {np} x {cores} | {med:.2f} | {statistics.median(packet[key]):.0f} | "
+                f"{statistics.median(msgs[key]):.0f} | {target} | {samples} |")
+    if missing:
+        lines.append("")
+        for (np, cores), n in sorted(missing.items()):
+            lines.append(f"- {np} x {cores}: {n} of {args.rounds} runs did not finish within "
+                         f"{args.timeout} s.")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(args.out, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
