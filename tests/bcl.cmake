@@ -16,7 +16,7 @@ foreach(shape "1;2" "2;2" "3;2")
   endif()
   foreach(backend IN LISTS backends)
     shoal_mpi_test(bcl_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 120
-      REGEX "bcl ${backend}: 17 checks, 0 wrong values: PASSED"
+      REGEX "bcl ${backend}: 18 checks, 0 wrong values: PASSED"
       COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores ${cores} --one-sided ${backend}
               --transport mpi --stack-kb 256)
   endforeach()

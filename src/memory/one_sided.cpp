@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "memory/one_sided_copy.hpp"
 #include "memory/one_sided_impl.hpp"
 #include "transport/transport.hpp"
 
@@ -150,8 +151,10 @@ void check_ready(const char* api) {
 }
 
 // Single-copy atomic copies of one naturally aligned word, so that a
-// one-element rget/rput racing with atomics on the same word is not torn.
-void copy_word(void* to, const void* from, std::size_t bytes) {
+// one-element rget/rput racing with atomics on the same word is not torn;
+// anything else goes through copy_once (one_sided_copy.hpp: memcpy may
+// store a word twice, undoing another core's write between the two).
+void copy_word(void* to, const void* from, std::size_t bytes, shared_side shared) {
   const auto aligned = [bytes](const void* p) {
     return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
   };
@@ -166,7 +169,7 @@ void copy_word(void* to, const void* from, std::size_t bytes) {
                        __ATOMIC_RELAXED);
     return;
   }
-  std::memcpy(to, from, bytes);
+  copy_once(static_cast<char*>(to), static_cast<const char*>(from), bytes, shared);
 }
 
 template <class W>
@@ -277,9 +280,9 @@ rma_request async_get_bytes(std::uint64_t bits, void* dst, std::size_t elem, std
       },
       [&](char* mem, std::size_t at, std::size_t len) {
         if (n == 1) {
-          copy_word(out + at, mem, len);
+          copy_word(out + at, mem, len, shared_side::src);
         } else {
-          std::memcpy(out + at, mem, len);
+          copy_once(out + at, mem, len, shared_side::src);
         }
       });
   return r;
@@ -312,9 +315,9 @@ rma_request async_put_bytes(std::uint64_t bits, const void* src, std::size_t ele
       },
       [&](char* mem, std::size_t at, std::size_t len) {
         if (n == 1) {
-          copy_word(mem, in + at, len);
+          copy_word(mem, in + at, len, shared_side::dst);
         } else {
-          std::memcpy(mem, in + at, len);
+          copy_once(mem, in + at, len, shared_side::dst);
         }
       });
   return r;

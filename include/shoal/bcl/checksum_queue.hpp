@@ -35,19 +35,16 @@
 // also writes them (W), and both flush (F) so that a core waiting on a
 // slot sees it change.
 //
-// KNOWN PROBLEM (open): concurrent pushes and pops from several processes
-// under --one-sided shm hung in about 1 run of 10 of the 2 x 2 test (each
-// core spinning in push or pop on a slot that never reached the state it
-// waits for; gdb showed two pushers and two poppers waiting). A dump of
-// one hang (capacity 8): every pop up to counter 275 was reserved, yet slot
-// 3 held counter 259's element and check again, after 259's pop had read it
-// and marked the slot free, so a write of 259 landed after that mark, or
-// was repeated. Not found yet. One process hangs too, more rarely: the
-// one-process concurrent test (tests/test_bcl_queues.cpp, now disabled)
-// hung in 1 of 38 runs at 4 cores and 1 of 225 at 2 cores under load.
-// Until it is found, do not push and pop at once: use circular_queue for
-// that. Phases of only pushes or only pops, full/empty, wrap, resize and
-// migrate are tested everywhere.
+// A hang, found and fixed: concurrent pushes and pops hung at random (1 run
+// in 10 of the 2 x 2 shm test, 1 in 38 at 1 x 4), a slot holding an element
+// and check again after its pop had read it and marked it free. Cause: the
+// push's put of {value, check} went through memcpy, which in glibc stores
+// small sizes as overlapping pieces (a 16-byte slot: the same 16 bytes
+// twice), so the pop's free mark, landing between the two stores, was
+// overwritten by the second. Direct and shm puts now store every aligned
+// word exactly once (src/memory/one_sided_copy.hpp); rma puts are MPI's
+// (its own copies at the target, ordered by the window's lock), am puts
+// run in the host's handlers, one at a time, as the pops' marks do.
 //
 // Full and empty are reported, never undefined: push returns false,
 // pushing nothing, when the run does not fit beside the elements not yet
