@@ -240,7 +240,7 @@ FUZZ_DIR     ?= build-fuzz
 FUZZ_CXX     ?= clang++
 FUZZ_SECONDS ?= 10
 TEST_FUZZ    ?= 1
-FUZZ_CI_TARGETS := fuzz-edge_list fuzz-matrix_market fuzz-pool fuzz-arrived_buffer
+FUZZ_CI_TARGETS := fuzz-edge_list fuzz-matrix_market fuzz-pool fuzz-arrived_buffer fuzz-seq_file
 FUZZ_TARGETS := $(FUZZ_CI_TARGETS) fuzz-command_line
 fuzz-configure:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="clang libclang-rt-dev"
