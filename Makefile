@@ -277,7 +277,7 @@ FUZZ_DIR     ?= build-fuzz
 FUZZ_CXX     ?= clang++
 FUZZ_SECONDS ?= 10
 TEST_FUZZ    ?= 1
-FUZZ_CI_TARGETS := fuzz-edge_list fuzz-matrix_market fuzz-pool fuzz-arrived_buffer
+FUZZ_CI_TARGETS := fuzz-edge_list fuzz-matrix_market fuzz-pool fuzz-arrived_buffer fuzz-seq_file
 # The flag parsers without the apps (tests/fuzz/fuzz_flags.cpp): the command
 # line's cheap part, so that make test fuzzes it too.
 FUZZ_CI_TARGETS += fuzz-flags
