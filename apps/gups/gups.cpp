@@ -144,6 +144,8 @@ void run_gups(const app_options& opts, run_context& ctx) {
       ctx.out.set("remote_batches", r.batches, false);
       ctx.out.set("mpi_messages", r.mpi_messages, false);
       ctx.out.set("max_network_buffers_per_process", r.max_network_buffers, false);
+      ctx.out.set("phase_network_buffers_per_process", r.max_phase_network_buffers, false);
+      ctx.out.set("coalescing_buffers_per_process", r.max_coalescing_buffers, false);
       ctx.out.set("network_buffer_bytes", shoal::current_config().network_bytes, false);
       ctx.out.set("reduce", opts.reduce);
       if (opts.reduce != "none") {

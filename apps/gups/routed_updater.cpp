@@ -88,7 +88,10 @@ class routed_updater final : public updater {
       const int c = shoal::mycore();
       const bool first = c % shoal::local_cores() == 0;
       // This process's traffic to others during the updates, from a
-      // snapshot taken when every core is here (nothing of this run sent).
+      // snapshot taken when every core is here (nothing of this run sent);
+      // the buffer peak restarts before the barrier, so that no core's
+      // reset can drop a peak another core's updates already reached.
+      shoal::reset_network_buffers_peak();
       shoal::barrier();
       const shoal::network_traffic before = shoal::local_network_traffic();
       update_stream s(t, share_begin(updates, c, shoal::cores()),
@@ -117,6 +120,10 @@ class routed_updater final : public updater {
       }
       r.max_network_buffers = shoal::allreduce_max(
           first ? static_cast<std::int64_t>(after.network_buffers) : std::int64_t{0});
+      r.max_phase_network_buffers = shoal::allreduce_max(
+          first ? static_cast<std::int64_t>(after.network_buffers_peak) : std::int64_t{0});
+      r.max_coalescing_buffers = shoal::allreduce_max(
+          first ? static_cast<std::int64_t>(after.coalescing_buffers_peak) : std::int64_t{0});
       if (c == 0) g_counts = r;
     });
   }

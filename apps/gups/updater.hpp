@@ -77,7 +77,8 @@ std::unique_ptr<updater> make_routed_updater(const gups_table& t, const gups_pro
 /// The last routed run's traffic, job-wide: values forwarded at
 /// intermediate hops; messages, bytes and aggregation batches handed to
 /// other processes, and the network buffers (MPI messages) that carried
-/// them; the most network buffers one process allocated (since start-up);
+/// them; the most network buffers one process allocated (since start-up),
+/// and the most one process held at once during the updates;
 /// under --reduce xor, the values that went through the reduction caches
 /// and those folded into a staged one (messages removed).
 struct route_counts {
@@ -87,6 +88,8 @@ struct route_counts {
   std::int64_t batches = 0;
   std::int64_t mpi_messages = 0;
   std::int64_t max_network_buffers = 0;
+  std::int64_t max_phase_network_buffers = 0;  // most held at once during the updates
+  std::int64_t max_coalescing_buffers = 0;     // most peers with one open at once, same
   std::int64_t reduction_lookups = 0;
   std::int64_t reduction_hits = 0;
 };

@@ -109,16 +109,29 @@ struct route_stats {
 /// over its cores): aggregation batches, the messages and bytes in them,
 /// and the network buffers it allocated (each --network-bytes: the
 /// process's buffer memory toward other processes) and sent (one MPI
-/// message each). Any thread, any time (statistics: exact between runs or
-/// once the phase that sent has ended).
+/// message each). network_buffers_peak: the most network buffers the
+/// process held at once since reset_network_buffers_peak() (or init()): the
+/// buffer memory one phase needed, where network_buffers also counts what
+/// start-up and earlier phases allocated. coalescing_buffers_peak: the most
+/// peer processes with a network buffer open for combining at once since
+/// the same reset (Active Pebbles' per-destination coalescing buffers: the
+/// count that routing keeps at log2 P instead of P - 1; the rest of
+/// network_buffers_peak is buffers queued or in flight behind those, bounded
+/// by the cores' buffer pools). Any thread, any time (statistics:
+/// exact between runs or once the phase that sent has ended).
 struct network_traffic {
   std::uint64_t batches = 0;
   std::uint64_t messages = 0;
   std::uint64_t bytes = 0;
   std::uint64_t network_buffers = 0;
   std::uint64_t network_buffers_sent = 0;
+  std::uint64_t network_buffers_peak = 0;
+  std::uint64_t coalescing_buffers_peak = 0;
 };
 network_traffic local_network_traffic();
+/// Starts network_buffers_peak anew at the buffers this process holds now.
+/// Call it on every core before the barrier that starts the phase to measure.
+void reset_network_buffers_peak();
 /// Distinct processes this process's cores have sent to since init().
 /// Between runs only (after run() returns).
 std::uint64_t local_network_peers();

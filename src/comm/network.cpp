@@ -5,6 +5,7 @@
 #include "shoal/detail/process_info.hpp"
 #include "shoal/message.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -53,6 +54,7 @@ network::~network() {
 network::net_buffer* network::take_buffer() {
   {
     lock_guard lock(pool_mu_);
+    peak_ = std::max(peak_, ++out_count_);
     if (!pool_.empty()) {
       net_buffer* nb = pool_.back();
       pool_.pop_back();
@@ -68,10 +70,18 @@ network::net_buffer* network::take_buffer() {
   return nb;
 }
 
+void network::note_open(std::uint64_t now) {
+  // Relaxed: a statistic; the CAS only keeps the largest value seen.
+  std::uint64_t peak = open_peak_.load(std::memory_order_relaxed);
+  while (now > peak && !open_peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
 void network::give_back(net_buffer* nb) {
   nb->used = 0;
   nb->batches.clear();
   lock_guard lock(pool_mu_);
+  --out_count_;
   pool_.push_back(nb);
 }
 
@@ -83,9 +93,11 @@ void network::stage(buffer* b, int dest_rank) {
   if (o.current != nullptr && o.current->used + need > net_bytes_) {
     o.queued.push_back(o.current);
     o.current = nullptr;
+    open_.fetch_sub(1, std::memory_order_relaxed);
   }
   if (o.current == nullptr) {
     o.current = take_buffer();
+    note_open(open_.fetch_add(1, std::memory_order_relaxed) + 1);
     o.current->dest = dest_rank;
     // Acq_rel: the new buffer counts before its batch is counted sent, for
     // idle() and the driver's acquire load in drive().
@@ -226,6 +238,7 @@ bool network::send_ready() {
           // travels is combined into the next one.
           nb = o.current;
           o.current = nullptr;
+          open_.fetch_sub(1, std::memory_order_relaxed);
         } else {
           break;
         }

@@ -77,6 +77,27 @@ class network {
   std::uint64_t buffers_allocated() const noexcept {
     return allocated_.load(std::memory_order_relaxed);
   }
+  /// The most network buffers out of the pool at once (being filled, queued
+  /// or in flight) since the last reset_buffers_peak(): the buffer memory a
+  /// phase needed, without what start-up and earlier phases allocated.
+  std::uint64_t buffers_peak() SHOAL_EXCLUDES(pool_mu_) {
+    lock_guard lock(pool_mu_);
+    return peak_;
+  }
+  /// The most destination processes with a network buffer open for
+  /// combining at once since the last reset (Active Pebbles' coalescing
+  /// buffers: one per peer, so P - 1 under direct routing and log2 P under
+  /// hypercube routing; buffers queued or in flight behind an open one are
+  /// transit, bounded by the cores' pools and counted by buffers_peak()).
+  std::uint64_t open_peak() const noexcept { return open_peak_.load(std::memory_order_relaxed); }
+  /// Starts both peaks anew at what is out and open now. Any thread.
+  void reset_buffers_peak() SHOAL_EXCLUDES(pool_mu_) {
+    {
+      lock_guard lock(pool_mu_);
+      peak_ = out_count_;
+    }
+    open_peak_.store(open_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
 
   /// Runs `f` with the transport to itself (the lock that serialises MPI).
   template <class F>
@@ -106,6 +127,7 @@ class network {
 
   net_buffer* take_buffer() SHOAL_EXCLUDES(pool_mu_);
   void give_back(net_buffer* nb) SHOAL_EXCLUDES(pool_mu_);
+  void note_open(std::uint64_t now);  // raises open_peak_ to `now`
   // Transport callbacks: run inside net_.poll(), so under drive_.
   static void on_sent(void* self, void* token);
   static bool on_received(void* self, int source, char* data, std::size_t bytes);
@@ -122,6 +144,8 @@ class network {
   std::vector<std::unique_ptr<outbox>> out_;
   annotated_mutex pool_mu_;
   std::vector<net_buffer*> pool_ SHOAL_GUARDED_BY(pool_mu_);
+  std::uint64_t out_count_ SHOAL_GUARDED_BY(pool_mu_) = 0;  // buffers out of the pool
+  std::uint64_t peak_ SHOAL_GUARDED_BY(pool_mu_) = 0;       // most out at once since a reset
   annotated_mutex drive_;                                          // who drives the transport
   std::vector<buffer*> pending_inbound_ SHOAL_GUARDED_BY(drive_);  // rings were full
   std::vector<std::unique_ptr<recv_block>> blocks_ SHOAL_GUARDED_BY(drive_);  // every record
@@ -137,6 +161,8 @@ class network {
   std::atomic<std::uint64_t> received_{0};
   std::atomic<std::uint64_t> net_sent_{0};
   std::atomic<std::uint64_t> allocated_{0};
+  std::atomic<std::uint64_t> open_{0};       // outboxes with a current buffer
+  std::atomic<std::uint64_t> open_peak_{0};  // most open at once since a reset
 };
 
 /// The network of this process; null in a job of one process.

@@ -23,8 +23,14 @@ network_traffic local_network_traffic() {
   if (detail::network* n = detail::this_network()) {
     t.network_buffers = n->buffers_allocated();
     t.network_buffers_sent = n->buffers_sent();
+    t.network_buffers_peak = n->buffers_peak();
+    t.coalescing_buffers_peak = n->open_peak();
   }
   return t;
+}
+
+void reset_network_buffers_peak() {
+  if (detail::network* n = detail::this_network()) n->reset_buffers_peak();
 }
 
 std::uint64_t local_network_peers() {
