@@ -47,3 +47,9 @@ shoal_mpi_test(bcl_path_differs_between_ranks EXPECT 2 MAX_S 60
   REGEX "SHOAL_BCL_PATH differs between processes: delegate on rank 1, auto where the container was made"
   COMMAND ${SHOAL_MPIEXEC} -np 2 sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi/bcl_job_one_rank_env.sh 1
           SHOAL_BCL_PATH delegate ${bcl_job} --cores 2 --transport mpi)
+# The calibration file make bench-bcl writes (bench/bcl_costs.py) is what
+# auto reads: every check passes with the table's choice from its figures.
+shoal_mpi_test(bcl_path_auto_from_calibration_file EXPECT zero MAX_S 120
+  REGEX "bcl shm: 18 checks, 0 wrong values: PASSED.*auto, costs [^ ]*bench/results/bcl_calibration.txt: insert\\+find one-sided"
+  COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_CALIBRATION=${PROJECT_SOURCE_DIR}/bench/results/bcl_calibration.txt
+          ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
