@@ -20,14 +20,12 @@
 // the backend in use when SHOAL_BCL_CALIBRATION is set, otherwise ones
 // measured at the first make() of the job in this process (8 of each of R,
 // W, A, F and D against a core of another process, or the next core: about
-// 40 round trips at most, microseconds under direct and shm, a few
-// milliseconds under am). --verbose names the decision and its figures.
-// Measured so, D is one blocking task's round trip with nothing else to run
-// on its core: here about 100-120 us under every backend (the caller's
-// core goes idle and wakes for the reply), against 2-5 us in
-// bench/results/bcl_costs.md, where every core keeps operations going. So
-// the start-up measurement favours one-sided; a job whose cores have many
-// tasks should give the calibration file (make bench-bcl writes one).
+// 40 operations, about 1 ms here, the 8 delegates most of it). --verbose names the decision and its
+// figures. Measured so, D is one blocking task's round trip with nothing else to run on its core:
+// here about 100-120 us under every backend (the caller's core goes idle and wakes for the reply),
+// against 2-6 us at 2 x 1 in bench/results/bcl_costs.md, where every core keeps operations going.
+// So the start-up measurement favours one-sided; a job whose cores have many tasks should give the
+// calibration file (make bench-bcl writes one).
 //
 // Calibration file: lines `backend op nanoseconds`, backend one of direct,
 // shm, rma, am; op one of R (rget of a word), W (rput), A (remote atomic),
