@@ -15,17 +15,18 @@
 // two paths are not atomic with respect to each other on one word (see
 // one_sided.hpp's memory model), so one table never mixes them. Forced
 // (onesided or delegate) it takes that path. Under auto it compares the
-// method's cost from its header's cost table (e.g. hash_map insert 2A + W +
-// F against D) using this job's costs: the calibration file's figures for
-// the backend in use when SHOAL_BCL_CALIBRATION is set, otherwise ones
-// measured at the first make() of the job in this process (8 of each of R,
-// W, A, F and D against a core of another process, or the next core: about
-// 40 operations, about 1 ms here, the 8 delegates most of it). --verbose names the decision and its
-// figures. Measured so, D is one blocking task's round trip with nothing else to run on its core:
-// here about 100-120 us under every backend (the caller's core goes idle and wakes for the reply),
-// against 2-6 us at 2 x 1 in bench/results/bcl_costs.md, where every core keeps operations going.
-// So the start-up measurement favours one-sided; a job whose cores have many tasks should give the
-// calibration file (make bench-bcl writes one).
+// method's cost from its header's cost table (e.g. hash_map insert 2A + W + F
+// against D) using this job's costs: the calibration file's figures for the
+// backend in use when SHOAL_BCL_CALIBRATION is set, otherwise ones measured
+// at the first make() of the job in this process (8 of each of R, W, A, F and
+// D against a core of another process, or the next core: about 40 operations,
+// about 1 ms here, the 8 delegates most of it). --verbose names the decision
+// and its figures. Measured so, D is one blocking task's round trip with
+// nothing else to run on its core: here about 100-120 us under every backend
+// (the caller's core goes idle and wakes for the reply), against 2-6 us at 2
+// x 1 in bench/results/bcl_costs.md, where every core keeps operations going.
+// So the start-up measurement favours one-sided; a job whose cores have many
+// tasks should give the calibration file (make bench-bcl writes one).
 //
 // Calibration file: lines `backend op nanoseconds`, backend one of direct,
 // shm, rma, am; op one of R (rget of a word), W (rput), A (remote atomic),
