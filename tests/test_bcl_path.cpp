@@ -1,9 +1,9 @@
-// One-sided or delegate behind the same call (bcl/path.hpp) on hash_map, one
-// process with 1, 2 and 4 cores, direct and am backends: forced each way
-// (SHOAL_BCL_PATH) the table takes that path and the hash_map checks give
-// the same results; auto follows a calibration file; a bad variable or file
-// ends the job with status 2 naming it (file:line). Across processes:
-// tests/bcl.cmake (bcl_path_*).
+// One-sided or delegate behind the same call (bcl/path.hpp) on hash_map and
+// bloom_filter, one process with 1, 2 and 4 cores, direct and am backends:
+// forced each way (SHOAL_BCL_PATH) each container takes that path and their
+// checks give the same results; auto follows a calibration file; a bad
+// variable or file ends the job with status 2 naming it (file:line). Across
+// processes: tests/bcl.cmake (bcl_path_*).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "bcl_bloom_filter_checks.hpp"
 #include "bcl_hash_map_checks.hpp"
 #include "test_support.hpp"
 
@@ -21,7 +22,8 @@ using shoal::bcl::path;
 using shoal_test::run_to_death;
 using ::testing::ExitedWithCode;
 
-/// Every hash_map check, and 1 more wrong value unless a fresh table took `want`.
+/// Every hash_map and bloom_filter check, and 1 more wrong value for each
+/// fresh container that did not take `want`.
 u64 checks_on_path(path want) {
   u64 wrong = 0;
   map m = map::make(16);
@@ -32,6 +34,11 @@ u64 checks_on_path(path want) {
   wrong += full_parts_reported();
   wrong += update_replaces_value();
   wrong += local_inserts(200);
+  shoal::bcl::bloom_filter<u64> f = shoal::bcl::bloom_filter<u64>::make(64);
+  if (f.insert_path() != want || f.find_path() != want) ++wrong;
+  f.destroy();
+  wrong += bcl_bloom_filter_checks::same_values_from_every_core(200);
+  wrong += bcl_bloom_filter_checks::false_positive_rate(4096, 512, 3, 8000, false);
   return wrong;
 }
 
