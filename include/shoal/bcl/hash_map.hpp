@@ -293,9 +293,12 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     static void pause() { yield(); }
   };
   // The delegate path: local_access run by the home core in handler context,
-  // which cannot yield. Only a local-promise operation of another core of
-  // this process can hold a bucket it meets (whole, without waiting on
-  // anything), so spinning ends.
+  // which cannot yield. Handlers of one core run one at a time and each
+  // finishes its method, so a handler meets a reserved bucket or its own
+  // reader bit only if a local-promise operation runs at the same time,
+  // which promise local excludes (only local operations run). Were one to
+  // run on another core anyway, it finishes without waiting, so spinning
+  // ends; one suspended on this core would not: that breaks the promise.
   struct owner_access : local_access {
     static void pause() { std::this_thread::yield(); }
   };
