@@ -182,8 +182,8 @@ void run_core(count_map map, filter bloom) {
   shoal::allreduce_sum(std::span<std::uint64_t>(parts));  // wraps mod 2^64, as the checksum does
   const double slowest = shoal::allreduce_max(seconds);
   if (shoal::mycore() == 0)
-    g_result = outcome{slowest, kmer_tally{parts[0], parts[1], parts[2], parts[3], parts[4],
-                                           parts[5]}};
+    g_result =
+        outcome{slowest, kmer_tally{parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]}};
 }
 
 void run_kmer(const kmer::kmer_options& o, run_context& ctx) {

@@ -32,19 +32,24 @@ constexpr char base_of[4] = {'A', 'C', 'G', 'T'};
 }  // namespace
 
 void add_options(CLI::App& cmd, kmer_options& o) {
-  cmd.add_option("--k", o.k, "k-mer length, 1 .. 31")->check(unsigned_64_check())->capture_default_str();
-  cmd.add_option("--reads", o.reads, "count the reads of this FASTA or FASTQ file (default: generated reads)")
+  cmd.add_option("--k", o.k, "k-mer length, 1 .. 31")
+      ->check(unsigned_64_check())
+      ->capture_default_str();
+  cmd.add_option("--reads", o.reads,
+                 "count the reads of this FASTA or FASTQ file (default: generated reads)")
       ->check(file_name_check());
+  o.generator_flags.push_back(cmd.add_option("--genome-length", o.genome_length,
+                                             "generated reads: bases of the random genome")
+                                  ->check(unsigned_64_check())
+                                  ->capture_default_str());
   o.generator_flags.push_back(
-      cmd.add_option("--genome-length", o.genome_length, "generated reads: bases of the random genome")
+      cmd.add_option("--read-count", o.read_count, "generated reads: how many")
           ->check(unsigned_64_check())
           ->capture_default_str());
-  o.generator_flags.push_back(cmd.add_option("--read-count", o.read_count, "generated reads: how many")
-                                  ->check(unsigned_64_check())
-                                  ->capture_default_str());
-  o.generator_flags.push_back(cmd.add_option("--read-length", o.read_length, "generated reads: bases each")
-                                  ->check(unsigned_64_check())
-                                  ->capture_default_str());
+  o.generator_flags.push_back(
+      cmd.add_option("--read-length", o.read_length, "generated reads: bases each")
+          ->check(unsigned_64_check())
+          ->capture_default_str());
   o.generator_flags.push_back(
       cmd.add_option("--error-rate", o.error_rate,
                      "generated reads: probability that a base is replaced by another (0 .. 1)")
@@ -89,9 +94,10 @@ void tally_entry(kmer_tally& t, kmer_t kmer, std::uint64_t count) noexcept {
 
 kmer_problem::kmer_problem(const kmer_options& o) : options_(o), k_(0) {
   if (o.k < 1 || o.k > max_k)
-    throw input_error(fmt::format("--k {}: out of range; expected 1 .. {} (2 bits a base in a "
-                                  "64-bit word)",
-                                  o.k, max_k));
+    throw input_error(
+        fmt::format("--k {}: out of range; expected 1 .. {} (2 bits a base in a "
+                    "64-bit word)",
+                    o.k, max_k));
   k_ = static_cast<int>(o.k);
   const auto k = o.k;
   if (!o.reads.empty()) {
@@ -134,7 +140,8 @@ kmer_problem::kmer_problem(const kmer_options& o) : options_(o), k_(0) {
 std::string kmer_problem::make_read(std::uint64_t r) const {
   const kmer_options& o = options_;
   const std::uint64_t length = o.read_length;
-  const std::uint64_t start = keyed_random(o.seed, start_stream, r) % (o.genome_length - length + 1);
+  const std::uint64_t start =
+      keyed_random(o.seed, start_stream, r) % (o.genome_length - length + 1);
   std::string read(length, 'A');
   for (std::uint64_t j = 0; j < length; ++j) {
     const std::uint64_t i = start + j;
@@ -230,8 +237,7 @@ void fill_report(report& out, const kmer_problem& p, double seconds, const kmer_
   std::string detail = fmt::format(
       "{} k-mers read (reference {}); {} k-mers seen at least twice (reference {}), their counts "
       "{}the reference's",
-      t.occurrences, ref.occurrences, t.solid, ref.solid,
-      t.checksum == ref.checksum ? "" : "NOT ");
+      t.occurrences, ref.occurrences, t.solid, ref.solid, t.checksum == ref.checksum ? "" : "NOT ");
   if (t.zero > 0) detail += fmt::format("; {} kept k-mers with no count", t.zero);
   if (t.full > 0) detail += fmt::format("; {} k-mers found the table full", t.full);
   out.set_validated(ok, detail);

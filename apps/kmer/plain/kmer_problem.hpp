@@ -67,11 +67,21 @@ void for_each_kmer(std::string_view seq, int k, F&& fn) {
   for (const char c : seq) {
     kmer_t b = 0;
     switch (c) {
-      case 'A': b = 0; break;
-      case 'C': b = 1; break;
-      case 'G': b = 2; break;
-      case 'T': b = 3; break;
-      default: run = 0; continue;  // N: no k-mer covers it
+      case 'A':
+        b = 0;
+        break;
+      case 'C':
+        b = 1;
+        break;
+      case 'G':
+        b = 2;
+        break;
+      case 'T':
+        b = 3;
+        break;
+      default:
+        run = 0;
+        continue;  // N: no k-mer covers it
     }
     fwd = ((fwd << 2) | b) & mask;
     rev = (rev >> 2) | ((3 - b) << shift);

@@ -209,17 +209,16 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   /// insert() replacing the same key's value at the same time. Costs: new
   /// key 2A + W + F (as insert); key present 2A + R (the CAS that finds the
   /// bucket taken, the key read, the fetch_add) (+ c(A + R)).
-  hash_insert add(const K& k, const V& d, hash_promise p = hash_promise::atomic)
-  requires detail::atomic_word<V>
-  {
+  hash_insert add(const K& k, const V& d,
+                  hash_promise p = hash_promise::atomic) requires detail::atomic_word<V> {
     check("add");
     if (p == hash_promise::local) {
       check_local("add", k);
       return add_with<local_access>(k, d);
     }
     if (p == hash_promise::find_only)
-      shoal::detail::fatal_user(fmt::format(
-          "{}: add with promise find_only (it promises that no insert runs)", name()));
+      shoal::detail::fatal_user(
+          fmt::format("{}: add with promise find_only (it promises that no insert runs)", name()));
     return add_with<remote_access>(k, d);
   }
 
@@ -227,9 +226,8 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   /// nothing when it is absent (false). Atomic with add and add_existing as
   /// add is. Costs: per bucket probed A + R (an atomic read of the status,
   /// the key read), then A (fetch_add); a reserved bucket is waited for.
-  bool add_existing(const K& k, const V& d, hash_promise p = hash_promise::atomic)
-  requires detail::atomic_word<V>
-  {
+  bool add_existing(const K& k, const V& d,
+                    hash_promise p = hash_promise::atomic) requires detail::atomic_word<V> {
     check("add_existing");
     if (p == hash_promise::local) {
       check_local("add_existing", k);

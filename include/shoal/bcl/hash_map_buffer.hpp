@@ -140,14 +140,10 @@ class hash_map_buffer {
   /// ending it with another kind, ends the job (insert() is not tracked:
   /// do not mix it with these). Costs as insert (a full queue: the atomic
   /// add or add_existing per entry).
-  void add(const K& k, const V& d)
-  requires detail::atomic_word<V>
-  {
+  void add(const K& k, const V& d) requires detail::atomic_word<V> {
     buffer(k, d, hash_apply::add);
   }
-  void add_existing(const K& k, const V& d)
-  requires detail::atomic_word<V>
-  {
+  void add_existing(const K& k, const V& d) requires detail::atomic_word<V> {
     buffer(k, d, hash_apply::add_existing);
   }
 
@@ -158,9 +154,7 @@ class hash_map_buffer {
   /// Returns the job's totals: inserted (new keys, add), updated (keys
   /// added to), full (refused: home part full), absent (add_existing: key
   /// not in the map, nothing done).
-  flush_result flush_as(hash_apply how)
-  requires detail::atomic_word<V>
-  {
+  flush_result flush_as(hash_apply how) requires detail::atomic_word<V> {
     check("flush_as");
     if (how == hash_apply::insert) return flush();
     check_phase(how, "flush_as");
