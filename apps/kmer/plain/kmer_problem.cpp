@@ -143,9 +143,12 @@ std::string kmer_problem::make_read(std::uint64_t r) const {
   const std::uint64_t start =
       keyed_random(o.seed, start_stream, r) % (o.genome_length - length + 1);
   std::string read(length, 'A');
+  // One random word holds 32 bases of the genome: draw it once per 32.
+  std::uint64_t word = keyed_random(o.seed, genome_stream, start / 32);
   for (std::uint64_t j = 0; j < length; ++j) {
     const std::uint64_t i = start + j;
-    read[j] = base_of[(keyed_random(o.seed, genome_stream, i / 32) >> (2 * (i % 32))) & 3];
+    if (i % 32 == 0) word = keyed_random(o.seed, genome_stream, i / 32);
+    read[j] = base_of[(word >> (2 * (i % 32))) & 3];
   }
   if (keyed_random(o.seed, strand_stream, r) & 1) {
     std::reverse(read.begin(), read.end());
