@@ -78,7 +78,7 @@ shoal_app_test(kmer_fastq_1x2 EXPECT zero MAX_S 60
 # the sorted runs (sequential).
 shoal_app_test(kmer_fault_bcl_2x2 NP 2 EXPECT 1 MAX_S 60
   REGEX "\"exact\":false,.*\"validated\":false"
-  COMMAND shoal-driver kmer --cores 2 ${kmer_small} --inject-fault count --json)
+  COMMAND shoal-driver kmer --cores 2 --one-sided shm ${kmer_small} --inject-fault count --json)
 shoal_app_test(kmer_fault_bcl-buffer_1x2 EXPECT 1 MAX_S 60
   REGEX "their counts NOT the reference's"
   COMMAND shoal-driver kmer --impl bcl-buffer --cores 2 ${kmer_small} --inject-fault count)
@@ -99,7 +99,9 @@ foreach(case IN ITEMS
     "error_rate_2|--error-rate 2: out of range.*expected 0 .. 1|--error-rate|2"
     "read_length_below_k|--read-length 10: out of range.*expected --k \\(21\\)|--read-length|10"
     "read_count_0|--read-count 0: out of range|--read-count|0"
-    "impl_bogus|--impl: bogus not in|--impl|bogus")
+    "impl_bogus|--impl: bogus not in|--impl|bogus"
+    "memory|--read-count 10000000000 --read-length 100: the count needs .*more than this machine's|--read-count|10000000000"
+    "heap|2000000 k-mer windows: the filter and table need .* of each core's global heap slice.*raise --heap-mb|--heap-mb|16|--read-count|25000")
   string(REPLACE "|" ";" words "${case}")
   list(POP_FRONT words label)
   list(POP_FRONT words re)
