@@ -62,6 +62,9 @@ inline std::vector<app_spec> all_apps() {
 #ifdef SHOAL_APP_CC
   apps.push_back(shoal_apps::cc_app());
 #endif
+#ifdef SHOAL_APP_KMER
+  apps.push_back(shoal_apps::kmer_app());
+#endif
   return apps;
 }
 

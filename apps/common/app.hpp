@@ -56,5 +56,6 @@ app_spec indexgather_app();
 app_spec wordcount_app();
 app_spec isx_app();
 app_spec cc_app();
+app_spec kmer_app();
 
 }  // namespace shoal_apps

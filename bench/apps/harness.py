@@ -6,7 +6,7 @@ two job shapes of this 2-core machine -- 1 process x 2 cores and 2 processes x
 1 core -- and writes bench/results/latest.{md,json} and one PNG plot per app
 (rate by configuration, shoal next to its reference).
 
-References: gups, bfs, pagerank, intsort, isx, histogram, indexgather and
+References: gups, bfs, pagerank, intsort, isx, kmer, histogram, indexgather and
 pointerchase against their plain-MPI baselines (build/bin/shoal-baseline-*) on
 as many ranks as shoal has cores; uts, randomwalk, chma and permutation against
 the app's sequential implementation (`--impl sequential`, one core): the ratio
@@ -142,6 +142,24 @@ APPS = {
         "target": 1.0,
         "ratio": "rate",
         "what": "ISx bucket sort, 2^16 keys per core (fixed costs), 50 sorts",
+    },
+    "kmer": {
+        "app": "kmer",
+        "args": ["--impl", "bcl-buffer", "--read-count", "200000", "--genome-length", "2000000"],
+        "reference": "baseline",
+        "target": None,
+        "ratio": "rate",
+        "what": "k-mer counting, 200,000 generated reads of 100 bases (16M 21-mers), bloom_filter + hash_map_buffer, exact counts",
+    },
+    "kmer-bcl": {
+        "app": "kmer",
+        # Blocking remote operations one at a time: on 2 processes the auto
+        # backend (am) makes each a round trip (~25 us here), so a small problem.
+        "args": ["--impl", "bcl", "--read-count", "5000", "--genome-length", "50000"],
+        "reference": "baseline",
+        "target": None,
+        "ratio": "rate",
+        "what": "k-mer counting, 5,000 generated reads (400,000 21-mers), bloom_filter + hash_map add/add_existing one at a time",
     },
     "pointerchase": {
         "app": "pointerchase",

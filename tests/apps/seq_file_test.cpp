@@ -1,6 +1,8 @@
 // The FASTA/FASTQ reader (apps/common/plain/seq_file.hpp) on buffers and
 // files, without the runtime: both formats, and one test per refused input,
 // each checking that the message names the file and the line.
+#include "common/plain/seq_file.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -9,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include "common/plain/input_error.hpp"
-#include "common/plain/seq_file.hpp"
 #include "common/plain/text_input.hpp"
 
 namespace {
@@ -76,15 +77,20 @@ TEST(SeqFile, MissingPlusLine) {
 }
 
 TEST(SeqFile, QualityLengthMismatch) {
-  EXPECT_ERROR("@a\nA\n+\nI\n@r2\nACGT\n+\nIII\n", "r.fq:8: record 'r2' (line 5): 3 quality bytes for 4 bases");
+  EXPECT_ERROR("@a\nA\n+\nI\n@r2\nACGT\n+\nIII\n",
+               "r.fq:8: record 'r2' (line 5): 3 quality bytes for 4 bases");
   EXPECT_ERROR("@a\nAC\n+\nI \n", "column 2: quality byte ' '");
 }
 
 TEST(SeqFile, TruncatedRecord) {
-  EXPECT_ERROR("@r1\n", "r.fq:1: truncated record 'r1' (line 1): the file ends where its sequence line");
-  EXPECT_ERROR("@r1\nAC\n", "r.fq:2: truncated record 'r1' (line 1): the file ends where its '+' line");
-  EXPECT_ERROR("@r1\nAC\n+", "truncated record 'r1' (line 1): the file ends where its quality line");
-  EXPECT_ERROR("@a\nA\n+\nI\nACGT\n", "r.fq:5: expected a FASTQ record's '@' header line, got 'ACGT'");
+  EXPECT_ERROR("@r1\n",
+               "r.fq:1: truncated record 'r1' (line 1): the file ends where its sequence line");
+  EXPECT_ERROR("@r1\nAC\n",
+               "r.fq:2: truncated record 'r1' (line 1): the file ends where its '+' line");
+  EXPECT_ERROR("@r1\nAC\n+",
+               "truncated record 'r1' (line 1): the file ends where its quality line");
+  EXPECT_ERROR("@a\nA\n+\nI\nACGT\n",
+               "r.fq:5: expected a FASTQ record's '@' header line, got 'ACGT'");
 }
 
 TEST(SeqFile, LineOverTheBound) {
@@ -116,13 +122,9 @@ TEST(SeqFile, OpeningNamesTheFlag) {
             std::string::npos);
   const std::filesystem::path p =
       std::filesystem::temp_directory_path() / ("seq_file_test_" + std::to_string(::getpid()));
-  {
-    std::ofstream(p) << ">x\nACGT\n";
-  }
+  { std::ofstream(p) << ">x\nACGT\n"; }
   EXPECT_EQ(shoal_apps::read_seq_file("--reads", p.string()).at(0), "ACGT");
-  {
-    std::ofstream(p) << "@x\nACGT\n+\nII\n";
-  }
+  { std::ofstream(p) << "@x\nACGT\n+\nII\n"; }
   EXPECT_NE(error_opening(p.string()).find(p.string() + ":4: record 'x' (line 1): 2 quality"),
             std::string::npos);
   std::filesystem::remove(p);

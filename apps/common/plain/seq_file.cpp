@@ -68,9 +68,9 @@ void seq_reader::append_bases(std::string_view line, std::string& out) const {
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char b = bases[static_cast<unsigned char>(line[i])];
     if (b == 0)
-      lines_.fail(fmt::format(
-          "column {}: '{}' is not a base (expected A, C, G, T or N, in either case)", i + 1,
-          printable(line.substr(i, 1))));
+      lines_.fail(
+          fmt::format("column {}: '{}' is not a base (expected A, C, G, T or N, in either case)",
+                      i + 1, printable(line.substr(i, 1))));
     out[start + i] = b;
   }
 }
@@ -111,8 +111,8 @@ bool seq_reader::next_fastq(seq_record& r) {
   }
   r.line = lines_.number();
   if (header[0] != '@')
-    lines_.fail(fmt::format("expected a FASTQ record's '@' header line, got '{}'",
-                            printable(header, 60)));
+    lines_.fail(
+        fmt::format("expected a FASTQ record's '@' header line, got '{}'", printable(header, 60)));
   r.name = header_name(header);
   const auto truncated = [&](const char* wanted) {
     lines_.fail(fmt::format("truncated record '{}' (line {}): the file ends where its {} should be",
@@ -134,8 +134,9 @@ bool seq_reader::next_fastq(seq_record& r) {
                             printable(r.name, 60), r.line, line.size(), r.bases.size()));
   for (std::size_t i = 0; i < line.size(); ++i)
     if (line[i] < '!' || line[i] > '~')
-      lines_.fail(fmt::format("record '{}' (line {}): column {}: quality byte '{}' outside '!'..'~'",
-                              printable(r.name, 60), r.line, i + 1, printable(line.substr(i, 1))));
+      lines_.fail(
+          fmt::format("record '{}' (line {}): column {}: quality byte '{}' outside '!'..'~'",
+                      printable(r.name, 60), r.line, i + 1, printable(line.substr(i, 1))));
   return true;
 }
 

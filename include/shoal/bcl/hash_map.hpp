@@ -52,6 +52,8 @@
 //   find (atomic)                             2A + R            (+ c(2A + R))
 //   find (find_only)                          R                 (+ c R)
 //   insert / find (local)                     CPU atomics and copies
+//   add (counters), new key / key present     2A + W + F / 2A + R   (+ c(A + R))
+//   add_existing, key present                 2A + R            (+ c(A + R))
 //   make                                      a global_alloc (round trip to rank 0) and a
 //                                             delegate to every core (zeroes its part)
 //   destroy                                   a global_free
@@ -229,6 +231,61 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     }
   }
 
+  /// Counters (V an integer of 4 or 8 bytes): adds d to the value of k,
+  /// or inserts k -> d when k is absent. Returns inserted, updated, or full
+  /// (nothing changed). Adds of one key from many cores are atomic with
+  /// each other (the value changes by a remote fetch_add, or a CPU one under
+  /// promise local), so no count is lost; they are not atomic with an
+  /// insert() replacing the same key's value at the same time. Costs: new
+  /// key 2A + W + F (as insert); key present 2A + R (the CAS that finds the
+  /// bucket taken, the key read, the fetch_add) (+ c(A + R)). add and
+  /// add_existing always take the one-sided path, whatever bcl/path.hpp chose
+  /// for insert and find: do not mix them with those in one phase on a table
+  /// whose path is the delegate one (the two are not atomic with each other).
+  hash_insert add(const K& k, const V& d,
+                  hash_promise p = hash_promise::atomic) requires detail::atomic_word<V> {
+    check("add");
+    if (p == hash_promise::local) {
+      check_local("add", k);
+      return add_with<local_access>(k, d);
+    }
+    if (p == hash_promise::find_only)
+      shoal::detail::fatal_user(
+          fmt::format("{}: add with promise find_only (it promises that no insert runs)", name()));
+    return add_with<remote_access>(k, d);
+  }
+
+  /// Counters: adds d to the value of k when k is present (true); inserts
+  /// nothing when it is absent (false). Atomic with add and add_existing as
+  /// add is. Costs: per bucket probed A + R (an atomic read of the status,
+  /// the key read), then A (fetch_add); a reserved bucket is waited for.
+  bool add_existing(const K& k, const V& d,
+                    hash_promise p = hash_promise::atomic) requires detail::atomic_word<V> {
+    check("add_existing");
+    if (p == hash_promise::local) {
+      check_local("add_existing", k);
+      return add_existing_with<local_access>(k, d);
+    }
+    if (p == hash_promise::find_only)
+      shoal::detail::fatal_user(fmt::format(
+          "{}: add_existing with promise find_only (it promises that no insert runs)", name()));
+    return add_existing_with<remote_access>(k, d);
+  }
+
+  /// Calls fn(key, value&) for every ready bucket of the calling core's
+  /// part (CPU only; the value may be changed in place). Only while no other
+  /// operation runs on that part (between barriers): it reads buckets
+  /// without their state machine.
+  template <class F>
+  void for_each_local(F&& fn) {
+    check("for_each_local");
+    const int me = mycore();
+    for (std::uint64_t slot = 0; slot < per_core_; ++slot) {
+      bucket* b = at(me, slot).local();
+      if ((b->status & state_mask) == ready_state) fn(static_cast<const K&>(b->e.key), b->e.value);
+    }
+  }
+
   /// Frees the table. Once, when no core uses it; this handle becomes
   /// invalid (copies do not know).
   void destroy() {
@@ -266,6 +323,9 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     static void write_value(global_ptr<bucket> b, const V& v) {
       rput(field<V>(b, offsetof(entry, value)), v);
     }
+    static void add_value(global_ptr<bucket> b, const V& d) {
+      (void)shoal::fetch_add(field<V>(b, offsetof(entry, value)), d);
+    }
     // The entry lands before the status says ready (rma completes puts only here).
     static void flush() { rflush(); }
     static void pause() { yield(); }
@@ -289,6 +349,9 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     static entry read(global_ptr<bucket> b) { return b.local()->e; }
     static void write(global_ptr<bucket> b, const entry& e) { b.local()->e = e; }
     static void write_value(global_ptr<bucket> b, const V& v) { b.local()->e.value = v; }
+    static void add_value(global_ptr<bucket> b, const V& d) {
+      std::atomic_ref<V>(b.local()->e.value).fetch_add(d);
+    }
     static void flush() {}
     static void pause() { yield(); }
   };
@@ -389,6 +452,60 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
       ++probed;
     }
     return std::nullopt;
+  }
+
+  // add: insert's probe; a ready bucket holding k takes the addition by
+  // fetch_add on its value, without the lock (its key never changes, and
+  // adds commute).
+  template <class Access>
+  hash_insert add_with(const K& k, const V& d) {
+    const int c = home(k);
+    std::uint64_t slot = first_slot(k);
+    for (std::uint64_t probed = 0; probed < per_core_;) {
+      const global_ptr<bucket> b = at(c, slot);
+      const std::uint64_t old = Access::cas(b, free_state, reserved_state);
+      if (old == free_state) {
+        Access::write(b, entry{k, d});
+        Access::flush();
+        Access::fetch_xor(b, reserved_state ^ ready_state);
+        return hash_insert::inserted;
+      }
+      if ((old & state_mask) == ready_state) {
+        if (same(Access::key(b), k)) {
+          Access::add_value(b, d);
+          return hash_insert::updated;
+        }
+        slot = slot + 1 == per_core_ ? 0 : slot + 1;
+        ++probed;
+        continue;
+      }
+      Access::pause();  // reserved (maybe becoming k), or free with readers inside
+    }
+    return hash_insert::full;
+  }
+
+  // add_existing: probing as find, but the status is read with an atomic
+  // that sets nothing (fetch_or 0), since the value is changed by atomics.
+  template <class Access>
+  bool add_existing_with(const K& k, const V& d) {
+    const int c = home(k);
+    std::uint64_t slot = first_slot(k);
+    for (std::uint64_t probed = 0; probed < per_core_;) {
+      const global_ptr<bucket> b = at(c, slot);
+      const std::uint64_t state = Access::fetch_or(b, 0) & state_mask;
+      if (state == free_state) return false;
+      if (state == reserved_state) {
+        Access::pause();
+        continue;
+      }
+      if (same(Access::key(b), k)) {
+        Access::add_value(b, d);
+        return true;
+      }
+      slot = slot + 1 == per_core_ ? 0 : slot + 1;
+      ++probed;
+    }
+    return false;
   }
 
   // Table 6.1d: no insert runs, so one read of the whole bucket is enough

@@ -66,6 +66,11 @@
 
 namespace shoal::bcl {
 
+/// How flush_as() applies a phase's buffered entries on their home core:
+/// the map's insert, add (counters: value += entry's value, inserting
+/// absent keys) or add_existing (counters: only keys already present).
+enum class hash_apply { insert, add, add_existing };
+
 template <class K, class V>
 class hash_map_buffer {
  public:
@@ -76,6 +81,7 @@ class hash_map_buffer {
   /// Job-wide totals of one flush (equal on every core).
   struct flush_result {
     std::uint64_t inserted = 0, updated = 0, full = 0;
+    std::uint64_t absent = 0;  ///< flush_as(add_existing): entries whose key was not in the map
   };
 
   /// Collective. `queue`: entries the queue on this core holds; `message`:
@@ -127,6 +133,46 @@ class hash_map_buffer {
     return flush_result{totals[0], totals[1], totals[2]};
   }
 
+  /// Counters (V an integer): buffers "add d to k's value" (add) or "add d
+  /// to k's value if k is in the map" (add_existing) for the key's home
+  /// core. A phase holds one kind of entry, and ends with flush_as() of that
+  /// kind on every core; a core mixing add and add_existing in one phase, or
+  /// ending it with another kind, ends the job (insert() is not tracked:
+  /// do not mix it with these). Costs as insert (a full queue: the atomic
+  /// add or add_existing per entry).
+  void add(const K& k, const V& d) requires detail::atomic_word<V> {
+    buffer(k, d, hash_apply::add);
+  }
+  void add_existing(const K& k, const V& d) requires detail::atomic_word<V> {
+    buffer(k, d, hash_apply::add_existing);
+  }
+
+  /// Collective: flush() for a phase of add()s or add_existing()s (how;
+  /// insert: the same as flush()). Every entry is applied on its home core with the
+  /// map's add or add_existing under promise local; a message that found
+  /// its queue full was applied at once with the atomic form instead.
+  /// Returns the job's totals: inserted (new keys, add), updated (keys
+  /// added to), full (refused: home part full), absent (add_existing: key
+  /// not in the map, nothing done).
+  flush_result flush_as(hash_apply how) requires detail::atomic_word<V> {
+    check("flush_as");
+    if (how == hash_apply::insert) return flush();
+    check_phase(how, "flush_as");
+    for (std::size_t c = 0; c < buffers_.size(); ++c)
+      if (!buffers_[c].empty()) send_as(static_cast<int>(c), how);
+    rflush();
+    barrier();
+    fast_queue<entry>& mine = queues_[static_cast<std::size_t>(mycore())];
+    entry e;
+    while (mine.local_nonatomic_pop(e)) apply(e, how, hash_promise::local);
+    std::array<std::uint64_t, 4> totals = {counts_.inserted, counts_.updated, counts_.full,
+                                           counts_.absent};
+    allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
+    counts_ = flush_result{};
+    phase_ = -1;
+    return flush_result{totals[0], totals[1], totals[2], totals[3]};
+  }
+
   /// Collective: frees this core's queue once no core can push to it.
   /// Inserts not flushed are dropped.
   void destroy() {
@@ -158,6 +204,42 @@ class hash_map_buffer {
     b.clear();
   }
 
+  // The counters' forms of send() and of the owner's apply step.
+  void apply(const entry& e, hash_apply how, hash_promise p) {
+    if (how == hash_apply::add_existing) {
+      if (map_.add_existing(e.key, e.value, p))
+        ++counts_.updated;
+      else
+        ++counts_.absent;
+    } else {
+      count(map_.add(e.key, e.value, p));
+    }
+  }
+  void send_as(int home, hash_apply how) {
+    std::vector<entry>& b = buffers_[static_cast<std::size_t>(home)];
+    if (!queues_[static_cast<std::size_t>(home)].push(std::span<const entry>(b)))
+      for (const entry& e : b) apply(e, how, hash_promise::atomic);
+    b.clear();
+  }
+
+  void buffer(const K& k, const V& d, hash_apply how) {
+    check(how == hash_apply::add ? "add" : "add_existing");
+    check_phase(how, how == hash_apply::add ? "add" : "add_existing");
+    phase_ = static_cast<int>(how);
+    const int home = map_.home(k);
+    std::vector<entry>& b = buffers_[static_cast<std::size_t>(home)];
+    b.push_back(entry{k, d});
+    if (b.size() == message_) send_as(home, how);
+  }
+  void check_phase(hash_apply how, const char* op) const {
+    if (phase_ >= 0 && phase_ != static_cast<int>(how))
+      shoal::detail::fatal_user(fmt::format(
+          "hash_map_buffer::{} on core {} in a phase that buffered {}; one kind per phase", op,
+          mycore(), phase_ == static_cast<int>(hash_apply::add) ? "add()s" : "add_existing()s"));
+  }
+
+  // The kind of entry this core buffered since the last flush_as (-1: none).
+  int phase_ = -1;
   hash_map<K, V> map_;
   std::uint64_t message_;
   std::vector<fast_queue<entry>> queues_;    // indexed by host core
