@@ -90,14 +90,17 @@ class keyed {
     SHOAL_CHECK_ON_CORE(Tag::create_name);
     keyed c;
     c.id_ = registry::new_id();
-    c.channel_ = detail::open_record_channel(op_receiver<keyed>{c.id_});
+    c.channel_ = open_op_channel<keyed, op_receiver<keyed>, find_keyed_part<keyed>>(
+        op_receiver<keyed>{c.id_});
     return c;
   }
 
-  /// The core that owns `k`.
+  /// The core that owns `k`: the mixed hash scaled to [0, cores()) by a
+  /// multiply-high (its top bits), not a division, which cost more than
+  /// the rest of a remote operation's sending side together.
   int owner(const K& k) const noexcept {
-    return static_cast<int>(mix_hash(static_cast<std::uint64_t>(Hash{}(k))) %
-                            static_cast<std::uint64_t>(shoal::cores()));
+    return static_cast<int>(scale_hash(mix_hash(static_cast<std::uint64_t>(Hash{}(k))),
+                                       static_cast<std::uint64_t>(shoal::cores())));
   }
 
   void async_insert(const K& k, const V& v) const {
