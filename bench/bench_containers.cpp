@@ -1,6 +1,6 @@
 // Distributed containers (include/shoal/containers/): operation rates.
 //
-//   bench-containers [--ops-per-core N] [--key-bits B] [--reps R] [shoal flags]
+//   bench-containers [--ops-per-core N] [--key-bits B] [--reps R] [--only NAME] [shoal flags]
 //   mpirun -np 2 bench-containers --cores 1 ...      (2 processes x 1 core)
 //
 // Kernels, each run R times, interleaved (kernel A rep 1, kernel B rep 1,
@@ -15,6 +15,7 @@
 //                      (2^B values) with +1 on a map<std::string, uint64_t>.
 // The containers pace a sending task themselves (a yield every 64 remote
 // operations), so the loops here are bare.
+// --only NAME runs that kernel alone (for profiles: callgrind per kernel).
 // Printed on rank 0 per kernel: the median rate in M operations/s over the
 // job (N * cores / time), min and max, and the average aggregated packet
 // (bytes and messages) on rank 0's process during the kernel.
@@ -45,6 +46,7 @@ namespace {
 std::uint64_t g_ops_per_core = 2000000;
 int g_key_bits = 20;
 int g_reps = 5;
+std::string g_only;
 
 std::uint64_t mix64(std::uint64_t x) {
   x ^= x >> 30;
@@ -188,6 +190,8 @@ int main(int argc, char** argv) {
       g_key_bits = std::atoi(v);
     } else if (const char* v = value("--reps")) {
       g_reps = std::atoi(v);
+    } else if (const char* v = value("--only")) {
+      g_only = v;
     } else if (const char* v = value("--benchmark_repetitions")) {
       g_reps = std::atoi(v);
     } else if (a.starts_with("--benchmark_")) {
@@ -203,6 +207,19 @@ int main(int argc, char** argv) {
                  "bench-containers: --ops-per-core >= 1, --key-bits in [1, 40], --reps >= 1\n");
     return 2;
   }
+  std::vector<kernel> kernels{{"counting_set_u64", counting_set_rep, {}},
+                              {"array_visit_increment", array_rep, {}},
+                              {"map_string16_reduce", map_string_rep, {}}};
+  if (!g_only.empty()) {
+    std::erase_if(kernels, [](const kernel& k) { return g_only != k.name; });
+    if (kernels.empty()) {
+      std::fprintf(stderr,
+                   "bench-containers: --only %s: no such kernel (counting_set_u64, "
+                   "array_visit_increment, map_string16_reduce)\n",
+                   g_only.c_str());
+      return 2;
+    }
+  }
   bool cores_given = false;
   for (int i = 1; i < argc; ++i) cores_given |= std::string_view(argv[i]).starts_with("--cores");
   static char cores_flag[] = "--cores=2";
@@ -212,9 +229,6 @@ int main(int argc, char** argv) {
   int n = static_cast<int>(args.size()) - 1;
   char** a = args.data();
   shoal::init(n, a);
-  std::vector<kernel> kernels{{"counting_set_u64", counting_set_rep, {}},
-                              {"array_visit_increment", array_rep, {}},
-                              {"map_string16_reduce", map_string_rep, {}}};
   for (int r = 0; r < g_reps; ++r)
     for (kernel& k : kernels) k.samples.push_back(k.rep());
   if (shoal::myrank() == 0) {

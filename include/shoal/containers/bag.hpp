@@ -60,7 +60,9 @@ class bag {
     SHOAL_CHECK_ON_CORE("shoal::bag::create");
     bag b;
     b.id_ = containers_detail::registry::new_id();
-    b.channel_ = detail::open_record_channel(containers_detail::op_receiver<bag>{b.id_});
+    b.channel_ = containers_detail::open_op_channel<bag, containers_detail::op_receiver<bag>,
+                                                    containers_detail::find_keyed_part<bag>>(
+        containers_detail::op_receiver<bag>{b.id_});
     return b;
   }
 

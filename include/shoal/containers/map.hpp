@@ -12,11 +12,14 @@
 //   });
 //   m.destroy();                        // one task, once nothing is in flight
 //
-// Partition. Key k lives on core owner(k) = mix(Hash{}(k)) mod cores(); each
-// core holds its keys in a std::unordered_map. Every operation runs on the
-// owner: it travels there as one variable-length record ([op][key][operands],
-// serialize.hpp) on the map's own channel, batched with the other messages
-// to that core (object_channel.hpp). An operation on a key the calling core
+// Partition. Key k lives on core owner(k) = floor(mix(Hash{}(k)) * cores() /
+// 2^64) (the mixed hash's top bits, by a multiply-high); each core holds its
+// keys in a std::unordered_map (std::string keys with the default hash: one
+// searched by string views, so a received key is not copied to look it up).
+// Every operation runs on the owner: it travels there as one variable-length
+// record ([op][key][operands], serialize.hpp) on the map's own channel,
+// batched with the other messages to that core (object_channel.hpp); the
+// owner applies a whole batch under one lookup of its part. An operation on a key the calling core
 // owns is applied at once, with no message (or, while that core's part is
 // busy with a for_all or another operation, queued behind it).
 //

@@ -113,8 +113,8 @@ class flat_table {
 
  private:
   std::size_t home(const K& k) const noexcept {
-    // A different mix from the owner's (mix_hash(h) mod cores): with a
-    // power-of-two core count the owner's low bits are fixed on each core.
+    // A different mix from the owner's (the top bits of mix_hash(h) scaled
+    // to the core count), so that a core's keys spread over all its slots.
     return static_cast<std::size_t>(
                mix_hash(static_cast<std::uint64_t>(Hash{}(k)) ^ 0x9e3779b97f4a7c15ULL) >> 7) &
            mask_;

@@ -104,28 +104,71 @@ class busy_scope {
   bool outer_;
 };
 
+/// Copies the rest of a record aside, to be applied when the part is
+/// released (busy_scope).
+template <class C>
+void defer_record(part_of<C>& p, byte_reader& r) {
+  const auto n = static_cast<std::uint32_t>(r.left());
+  const char* bytes = r.skip(n, "a deferred operation");
+  const std::size_t at = p.deferred.size();
+  p.deferred.resize(at + 4 + n);
+  std::memcpy(p.deferred.data() + at, &n, 4);
+  std::memcpy(p.deferred.data() + at + 4, bytes, n);
+}
+
 /// Applies a record now, or keeps it for later when the part is busy.
 template <class C>
 void receive_record(std::uint64_t id, part_of<C>& p, byte_reader& r) {
   if (p.busy) [[unlikely]] {
-    const auto n = static_cast<std::uint32_t>(r.left());
-    const char* bytes = r.skip(n, "a deferred operation");
-    const std::size_t at = p.deferred.size();
-    p.deferred.resize(at + 4 + n);
-    std::memcpy(p.deferred.data() + at, &n, 4);
-    std::memcpy(p.deferred.data() + at + 4, bytes, n);
+    defer_record<C>(p, r);
     return;
   }
   busy_scope<C> busy(id, p);
   apply_record<C>(id, p, r);
 }
 
-/// The handler state of a container's operation channel: the container's id.
+/// A batch of operation records for part p: applied under one busy mark
+/// (one lookup of the part and one mark per batch, not per operation), or
+/// all queued when the part is busy already. Operations that the batch's
+/// visitors make on this core's own part queue behind the batch, as they
+/// would behind any busy part (no order between cores is promised).
+template <class C>
+void receive_batch(std::uint64_t id, part_of<C>& p, const char* data, std::uint32_t count) {
+  if (p.busy) [[unlikely]] {
+    detail::deliver_records([&p](byte_reader& r) { defer_record<C>(p, r); }, data, count);
+    return;
+  }
+  busy_scope<C> busy(id, p);
+  detail::deliver_records([id, &p](byte_reader& r) { apply_record<C>(id, p, r); }, data, count);
+}
+
+/// Opens a container's operation channel (blocking like make_channel):
+/// `state` (bytes-copyable, at most 64 bytes) is replicated to every core,
+/// and Find{}(state) gives the receiving core's part of the container,
+/// once per batch.
+template <class C, class State, class Find>
+std::uint32_t open_op_channel(const State& state) {
+  static_assert(copyable_as_bytes<State> && sizeof(State) <= max_channel_handler_bytes);
+  SHOAL_CHECK_ON_CORE(C::kind);
+  detail::channel_entry e;
+  std::memcpy(e.state, static_cast<const void*>(&state), sizeof(State));
+  e.value_bytes = 0;  // variable-length records
+  e.deliver = [](const void* s, const char* data, std::uint32_t count) {
+    const State& st = *static_cast<const State*>(s);
+    receive_batch<C>(st.id, Find{}(st), data, count);
+  };
+  return detail::open_channel(e);
+}
+
+/// The handler state of a keyed container's operation channel: its id.
 template <class C>
 struct op_receiver {
   std::uint64_t id;
-  void operator()(byte_reader& r) const {
-    receive_record<C>(id, registry::instance().get<storage_of<C>>(id, C::kind).local(), r);
+};
+template <class C>
+struct find_keyed_part {
+  part_of<C>& operator()(const op_receiver<C>& s) const {
+    return registry::instance().get<storage_of<C>>(s.id, C::kind).local();
   }
 };
 
