@@ -290,6 +290,15 @@ void push_combining(core_state& st, const shoal::channel<increment>& ch, bool dr
 void push_reduced(core_state& st, const summing_channel& ch, bool drop_first) {
   const auto count = static_cast<std::size_t>(st.layout.count(st.me));
   yield_every pacing;
+  if (ch.combines_until_flush()) {
+    // --reduce combine: the library's combiner, through its loop fast path.
+    const summing_channel::combining_sender to = ch.combining();
+    for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {
+      to.send(t, share);
+      pacing.tick();
+    });
+    return;
+  }
   for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {
     ch.send(t, share);
     pacing.tick();
