@@ -13,6 +13,7 @@
 #include "shoal/shoal.hpp"
 
 #include <climits>
+#include <concepts>
 #include <cstdint>
 #include <vector>
 
@@ -251,21 +252,48 @@ struct folding {
 /// target back to back (so they meet in the source cache). The owner checks
 /// each target's fold against the closed form over every core and round;
 /// every value is handled or folded: handled + hits == cores * n * rounds.
-template <class R, class Job, class Route = shoal::direct_routing>
+/// block_distribution without local_count(): a target channel in
+/// combine-until-flush mode then combines in a hash table, not in arrays.
+struct uncounted_block {
+  shoal::block_distribution d;
+  shoal::target_location locate(u64 t) const noexcept { return d.locate(t); }
+  u64 global(int core, u64 l) const noexcept { return d.global(core, l); }
+  u64 targets() const noexcept { return d.targets(); }
+};
+
+/// `combine`: the channel combines until flush (target_channel.hpp), half
+/// of the values through send() and half through combining(); every core
+/// then sends exactly one record per target.
+template <class R, class Job, class Route = shoal::direct_routing,
+          class Dist = shoal::block_distribution>
 void check_reduction(Job job, int cores, op o, bool short_circuit, std::uint32_t slots,
-                     Route route = {}) {
+                     Route route = {}, bool combine = false) {
   constexpr u64 n = 600;
   constexpr int rounds = 6;
-  job([o, short_circuit, slots, route] {
-    shoal::block_distribution d(n, shoal::cores());
+  job([o, short_circuit, slots, route, combine] {
+    const shoal::block_distribution block(n, shoal::cores());
+    Dist d{block};
     auto ch = shoal::make_target_channel<i64>(
-        d, folding{o}, {.cache_slots = slots, .short_circuit = short_circuit}, R{}, route);
-    shoal::on_all_cores(
-        [d, o] { t_state.per_local.assign(d.local_count(shoal::mycore()), fold_start(o)); });
-    shoal::on_all_cores([ch, o] {
-      const shoal::block_distribution& d = ch.distribution();
-      for (u64 t = 0; t < n; ++t)
-        for (int r = 0; r < rounds; ++r) ch.send(t, sent_value(shoal::mycore(), r, t));
+        d, folding{o},
+        {.cache_slots = slots, .short_circuit = short_circuit, .combine_until_flush = combine}, R{},
+        route);
+    shoal::on_all_cores([block, o] {
+      t_state.per_local.assign(block.local_count(shoal::mycore()), fold_start(o));
+    });
+    shoal::on_all_cores([ch, o, combine] {
+      const Dist& d = ch.distribution();
+      if (combine) {
+        const auto to = ch.combining();
+        for (u64 t = 0; t < n; ++t)
+          for (int r = 0; r < rounds; ++r)
+            if (r % 2 == 0)
+              to.send(t, sent_value(shoal::mycore(), r, t));
+            else
+              ch.send(t, sent_value(shoal::mycore(), r, t));
+      } else {
+        for (u64 t = 0; t < n; ++t)
+          for (int r = 0; r < rounds; ++r) ch.send(t, sent_value(shoal::mycore(), r, t));
+      }
       ch.end_phase();
       i64 wrong = 0;
       for (u64 l = 0; l < t_state.per_local.size(); ++l) {
@@ -292,7 +320,16 @@ void check_reduction(Job job, int cores, op o, bool short_circuit, std::uint32_t
   // Every value is handled or folded once; forwarded ones are looked up
   // again at their hop.
   EXPECT_EQ(g_handled + g_hits, total);
-  if (!short_circuit) {
+  if (combine) {
+    // At most one record per (core, target): every duplicate removed at the
+    // source (and more at routing hops, which look values up again).
+    if constexpr (std::same_as<Route, shoal::direct_routing>) {
+      EXPECT_EQ(g_handled, static_cast<i64>(cores) * static_cast<i64>(n));
+    } else {
+      EXPECT_LE(g_handled, static_cast<i64>(cores) * static_cast<i64>(n));
+    }
+    EXPECT_EQ(g_lookups, total + g_forwarded);
+  } else if (!short_circuit) {
     EXPECT_EQ(g_lookups, total + g_forwarded);
     EXPECT_GT(g_hits, total / 2) << "back-to-back values for one target should meet";
   }

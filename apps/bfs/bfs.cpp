@@ -37,7 +37,8 @@ struct bfs_options {
   bool sender_filter = true;
   std::string reduce = "none";  ///< --reduce: none or min (async only)
   std::uint32_t cache_slots = 4096;
-  int corrupt_rule = 0;  ///< hidden test hook: break this rule in the first search
+  std::string routing = "direct";  ///< --routing (async only)
+  int corrupt_rule = 0;            ///< hidden test hook: break this rule in the first search
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -173,7 +174,8 @@ void run_with(const bfs_options& o, const graph_shape& s, run_context& ctx) {
   search_results out;
   shoal::run([&] {
     search_setup setup{shoal::global_alloc<std::int64_t>(s.vertices), o.sender_filter,
-                       o.reduce == "min", o.cache_slots};
+                       o.reduce == "min", o.cache_slots,
+                       shoal::named_routing::from_name(o.routing)};
     prepare_searches<V>(v, setup);
     out = search_all<V>(o, v, setup, s.vertices, keys, edges);
     finish_searches<V>();
@@ -191,12 +193,22 @@ void run_with(const bfs_options& o, const graph_shape& s, run_context& ctx) {
       ctx.out.set("top_down_levels", d.top_down_levels, false);
       ctx.out.set("bottom_up_levels", d.bottom_up_levels, false);
     }
+    if (o.routing != "direct") ctx.out.set("routing", o.routing);
+    const reduction_counts r = last_reduction_counts();
     if (o.reduce == "min") {
-      const reduction_counts r = last_reduction_counts();
       ctx.out.set("messages_removed", r.hits);
       ctx.out.set(
           "reduction_hit_rate",
           r.lookups == 0 ? 0.0 : static_cast<double>(r.hits) / static_cast<double>(r.lookups));
+    }
+    if (shoal::current_config().stats && (o.reduce != "none" || o.routing != "direct")) {
+      // The runtime's --stats: the routed or reducing channel's counts over
+      // every search, beside the runtime's counters.
+      ctx.out.set("stats_reduction_lookups", r.lookups, false);
+      ctx.out.set("stats_messages_removed", r.hits, false);
+      ctx.out.set("stats_values_forwarded", r.forwarded, false);
+      ctx.out.set("stats_mpi_messages", r.mpi_messages, false);
+      ctx.out.set("stats_mpi_bytes", r.mpi_bytes, false);
     }
   }
 }
@@ -219,10 +231,22 @@ app_spec bfs_app() {
                            "slots of each core's reduction cache (--reduce min)")
                 ->check(CLI::Range(1U, shoal::max_cache_slots))
                 ->capture_default_str();
+            cmd.add_option("--routing", o->routing,
+                           "how relaxations travel between processes (--impl async): direct, "
+                           "hypercube (log2 P hops, peers one bit away) or node (through one "
+                           "process per node; processes per node from the launcher)")
+                ->check(CLI::IsMember({"direct", "hypercube", "node"}))
+                ->capture_default_str();
+
             cmd.add_option("--corrupt-for-test", o->corrupt_rule)
                 ->check(CLI::Range(1, 5))
                 ->group("");  // hidden: breaks one rule after the first search
             return [o](run_context& ctx) {
+              if (o->routing != "direct" && ctx.impl != "async")
+                throw input_error(
+                    fmt::format("--routing {}: routing applies to --impl async only, not "
+                                "--impl {}",
+                                o->routing, ctx.impl));
               if (o->reduce != "none" && ctx.impl != "async")
                 throw input_error(
                     fmt::format("--reduce {}: reductions apply to --impl async "

@@ -43,13 +43,21 @@ struct search_setup {
   /// the least level per vertex among those staged on a core (reduction.hpp)
   bool reduce_min = false;
   std::uint32_t cache_slots = 4096;  ///< slots of each core's reduction cache
+  /// async, --routing: how relaxations travel between processes; anything
+  /// but direct puts them on a routed target channel (routing.hpp).
+  shoal::named_routing routing{};
 };
 
 /// Job-wide counts of the --reduce min channel over every search, taken when
 /// the searches finish (finish_searches); zeros without it.
 struct reduction_counts {
-  std::int64_t lookups = 0;  ///< relaxations that went through the source cache
-  std::int64_t hits = 0;     ///< folded into a staged one: messages removed
+  std::int64_t lookups = 0;    ///< relaxations that went through the source cache
+  std::int64_t hits = 0;       ///< folded into a staged one: messages removed
+  std::int64_t forwarded = 0;  ///< handed on at intermediate routing hops
+  /// What the processes handed to MPI while the channel was open (summed
+  /// over processes; routing.hpp's network_traffic).
+  std::int64_t mpi_messages = 0;
+  std::int64_t mpi_bytes = 0;
 };
 reduction_counts last_reduction_counts();
 

@@ -21,6 +21,13 @@
 // core at the same time travel as the better one; the channel's local
 // short-circuit replaces the owner == me test. Counts of removed messages:
 // last_reduction_counts().
+//
+// --routing hypercube|node (Active Pebbles' active routing): relaxations
+// travel on a target channel (reducing with --reduce min, else not) whose
+// values between processes follow the routing (routing.hpp: hops forward on
+// the same channel, so its end_phase counts values in transit, and --reduce
+// min applies again at every hop). Values forwarded at hops:
+// last_reduction_counts().forwarded.
 #include <bit>
 
 #include "bfs/search.hpp"
@@ -54,12 +61,21 @@ struct packed_targets {
 };
 
 template <class V>
-using min_channel = shoal::target_channel<level_parent<V>, packed_targets, shoal::reduction::min>;
+using min_channel = shoal::target_channel<level_parent<V>, packed_targets, shoal::reduction::min,
+                                          shoal::named_routing>;
+/// --routing without --reduce: routed, not reduced.
+template <class V>
+using routed_channel = shoal::target_channel<level_parent<V>, packed_targets,
+                                             shoal::reduction::none, shoal::named_routing>;
 /// Every core's copy of the --reduce min channel (set for the searches).
 template <class V>
 inline thread_local min_channel<V> tls_min;
+template <class V>
+inline thread_local routed_channel<V> tls_routed;
 
 reduction_counts g_counts;
+/// This process's traffic to MPI when the routed or reducing channel opened.
+shoal::network_traffic g_traffic_at_open;
 
 template <class V>
 void relax_local(core_state<V>& st, V l, V level, V parent) {
@@ -74,6 +90,7 @@ void relax_local(core_state<V>& st, V l, V level, V parent) {
 template <class V>
 void drain(core_state<V>& st, const shoal::channel<relax<V>>& ch, bool filter) {
   const bool reducing = static_cast<bool>(tls_min<V>);
+  const bool routed = static_cast<bool>(tls_routed<V>);
   const vertex_distribution dist = st.dist;
   yield_every pacing;
   while (st.work_head < st.work.size()) {
@@ -89,6 +106,11 @@ void drain(core_state<V>& st, const shoal::channel<relax<V>>& ch, bool filter) {
       }
       if (reducing) {
         tls_min<V>.send(w, level_parent<V>{level, parent});
+        pacing.tick();
+        continue;
+      }
+      if (routed) {
+        tls_routed<V>.send(w, level_parent<V>{level, parent});
         pacing.tick();
         continue;
       }
@@ -119,6 +141,8 @@ void search_until_quiet(std::uint64_t root, bool filter, shoal::channel<relax<V>
     if (st.work_head < st.work.size()) continue;
     if (tls_min<V>) {
       tls_min<V>.end_phase();
+    } else if (tls_routed<V>) {
+      tls_routed<V>.end_phase();
     } else {
       ch.end_phase();
     }
@@ -135,31 +159,61 @@ void open_async_variant(const search_setup& s) {
   g_relax_channel<V> = shoal::make_channel<relax<V>>(
       [](const relax<V>& m) { relax_local(g_state<V>.local(), m.local, m.level, m.parent); });
   g_counts = {};
-  if (!s.reduce_min) return;
+  const bool routed = s.routing.which != shoal::named_routing::kind::direct;
+  if (!s.reduce_min && !routed) return;
+  shoal::on_all_cores([] {
+    if (shoal::mycore() % shoal::local_cores() == 0)
+      g_traffic_at_open = shoal::local_network_traffic();
+  });
   const vertex_distribution& dist = g_state<V>.local().dist;
   const std::uint64_t mask = dist.packed_local(~std::uint64_t{0});
   const packed_targets targets{mask, std::popcount(mask)};
+  const auto on_relax = [](std::uint64_t local, const level_parent<V>& m) {
+    relax_local(g_state<V>.local(), static_cast<V>(local), m.level, m.parent);
+  };
+  if (!s.reduce_min) {
+    const auto ch = shoal::make_target_channel<level_parent<V>>(
+        targets, on_relax, {}, shoal::reduction::none{}, s.routing);
+    shoal::on_all_cores([ch] { tls_routed<V> = ch; });
+    return;
+  }
   const auto ch = shoal::make_target_channel<level_parent<V>>(
-      targets,
-      [](std::uint64_t local, const level_parent<V>& m) {
-        relax_local(g_state<V>.local(), static_cast<V>(local), m.level, m.parent);
-      },
-      {.cache_slots = s.cache_slots}, shoal::reduction::min{});
+      targets, on_relax, {.cache_slots = s.cache_slots}, shoal::reduction::min{}, s.routing);
   shoal::on_all_cores([ch] { tls_min<V> = ch; });
+}
+
+/// Job-wide counts of `ch` into g_counts. SPMD (every core).
+template <class Channel>
+void take_counts(const Channel& ch) {
+  // One core per process adds its process's counts.
+  const bool first = shoal::mycore() % shoal::local_cores() == 0;
+  const shoal::reduction_stats r = ch.local_reduction_stats();
+  const std::uint64_t f = ch.local_route_stats().forwarded;
+  const auto lookups = shoal::allreduce_sum(first ? static_cast<std::int64_t>(r.lookups) : 0);
+  const auto hits = shoal::allreduce_sum(first ? static_cast<std::int64_t>(r.hits) : 0);
+  const auto forwarded = shoal::allreduce_sum(first ? static_cast<std::int64_t>(f) : 0);
+  shoal::network_traffic t;
+  if (first) t = shoal::local_network_traffic();
+  const auto mpi_messages =
+      shoal::allreduce_sum(first ? static_cast<std::int64_t>(t.network_buffers_sent -
+                                                             g_traffic_at_open.network_buffers_sent)
+                                 : 0);
+  const auto mpi_bytes = shoal::allreduce_sum(
+      first ? static_cast<std::int64_t>(t.bytes - g_traffic_at_open.bytes) : 0);
+  if (shoal::mycore() == 0) g_counts = {lookups, hits, forwarded, mpi_messages, mpi_bytes};
 }
 
 template <class V>
 void close_async_variant() {
   g_relax_channel<V>.close();
+  if (tls_routed<V>) {
+    shoal::on_all_cores([] { take_counts(tls_routed<V>); });
+    routed_channel<V> ch = tls_routed<V>;
+    ch.close();
+    shoal::on_all_cores([] { tls_routed<V> = routed_channel<V>(); });
+  }
   if (!tls_min<V>) return;
-  shoal::on_all_cores([] {
-    // One core per process adds its process's counts.
-    const bool first = shoal::mycore() % shoal::local_cores() == 0;
-    const shoal::reduction_stats r = tls_min<V>.local_reduction_stats();
-    const auto lookups = shoal::allreduce_sum(first ? static_cast<std::int64_t>(r.lookups) : 0);
-    const auto hits = shoal::allreduce_sum(first ? static_cast<std::int64_t>(r.hits) : 0);
-    if (shoal::mycore() == 0) g_counts = {lookups, hits};
-  });
+  shoal::on_all_cores([] { take_counts(tls_min<V>); });
   min_channel<V> ch = tls_min<V>;
   ch.close();
   shoal::on_all_cores([] { tls_min<V> = min_channel<V>(); });

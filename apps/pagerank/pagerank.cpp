@@ -1,7 +1,7 @@
 // `shoal pagerank`: PageRank by streaming increments (Grappa), on shoal.
 //
 //   shoal pagerank [--impl channel|combining|sequential] [--scale s | --graph FILE]
-//                  [--reduce none|sum] [--cache-slots n]
+//                  [--reduce none|sum|combine] [--cache-slots n]
 //                  [--tolerance t] [--iterations k] [--json]
 //
 // The problem, the reading of the graph (directed links u -> v, self-loops
@@ -35,6 +35,13 @@
 // are staged on a core at the same time are added there and travel once
 // (reduction.hpp; --cache-slots sizes each core's cache). The report adds
 // the messages the reduction removed and its hit rate.
+//
+// --reduce combine: the same target channel in combine-until-flush mode
+// (target_channel.hpp): every increment a core sends is added into its
+// per-owner flat array of sums (the distribution below gives each core's
+// count, so no hashing), and one increment per (core, target) reached
+// leaves at the iteration's end_phase: what --impl combining does by hand,
+// in the library.
 //
 // --impl combining (the same reduction done densely by hand): each core
 // first adds every increment into its own sum per target vertex of the job,
@@ -99,6 +106,10 @@ struct packed_vertices {
     return {layout.packed_owner(x), layout.packed_local(x)};
   }
   std::uint64_t targets() const noexcept { return layout.packed_range(); }
+  /// Vertices of part c: lets combine-until-flush use a flat array per owner.
+  std::uint64_t local_count(int c) const noexcept {
+    return static_cast<std::uint64_t>(layout.count(c));
+  }
   const char* name() const noexcept { return "pagerank's packed vertex ids"; }
 };
 static_assert(shoal::distribution_like<packed_vertices>);
@@ -147,6 +158,7 @@ struct reduce_options {
   std::string reduce = "none";
   std::uint32_t cache_slots = 4096;
   bool sum = false;        ///< the increments go through the summing target channel
+  bool combine = false;    ///< ... in combine-until-flush mode (--reduce combine)
   bool combining = false;  ///< --impl combining: dense sums by hand
 };
 /// Job-wide counts of the reduction (rank 0).
@@ -278,6 +290,15 @@ void push_combining(core_state& st, const shoal::channel<increment>& ch, bool dr
 void push_reduced(core_state& st, const summing_channel& ch, bool drop_first) {
   const auto count = static_cast<std::size_t>(st.layout.count(st.me));
   yield_every pacing;
+  if (ch.combines_until_flush()) {
+    // --reduce combine: the library's combiner, through its loop fast path.
+    const summing_channel::combining_sender to = ch.combining();
+    for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {
+      to.send(t, share);
+      pacing.tick();
+    });
+    return;
+  }
   for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {
     ch.send(t, share);
     pacing.tick();
@@ -386,7 +407,8 @@ void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_
               tls_state = &g_state.local();
             tls_state->into[local] += x;
           },
-          {.cache_slots = r.cache_slots}, shoal::reduction::sum{});
+          {.cache_slots = r.cache_slots, .combine_until_flush = r.combine},
+          shoal::reduction::sum{});
     } else {
       p.ch = shoal::make_channel<increment>([](const increment& m) {
         if (tls_state == nullptr) [[unlikely]]
@@ -440,14 +462,15 @@ void run_sequential(const pagerank_options& o, std::int64_t n, outcome& out) {
 }
 
 void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx) {
-  SHOAL_CHECK(r.reduce == "none" || r.reduce == "sum",
-              "pagerank: --reduce {}: expected none or sum", r.reduce);
+  SHOAL_CHECK(r.reduce == "none" || r.reduce == "sum" || r.reduce == "combine",
+              "pagerank: --reduce {}: expected none, sum or combine", r.reduce);
   if (r.reduce != "none" && ctx.impl != "channel")
     throw input_error(
         fmt::format("--reduce {}: the library reduction applies to --impl channel "
                     "only, not --impl {}",
                     r.reduce, ctx.impl));
-  r.sum = r.reduce == "sum";
+  r.combine = r.reduce == "combine";
+  r.sum = r.reduce == "sum" || r.combine;
   r.combining = ctx.impl == "combining";
   const bool pull = ctx.impl == "pull" || ctx.impl == "pull-float";
   // Every core gathers a vertex-sized copy of the ranks; core 0 combines one
@@ -489,7 +512,7 @@ void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx)
   out.top = top_ranks(g_ranks, 5);
   std::vector<double>().swap(g_ranks);
   fill_report(ctx.out, o, out);
-  ctx.out.set("reduce", r.sum ? "sum" : "none");
+  ctx.out.set("reduce", r.reduce);
   if (r.sum) {
     ctx.out.set("messages_removed", ro.hits);
     ctx.out.set(
@@ -509,10 +532,12 @@ app_spec pagerank_app() {
             auto r = std::make_shared<reduce_options>();
             add_pagerank_options(cmd, *o);
             cmd.add_option("--reduce", r->reduce,
-                           "message reduction of the increments (--impl channel): none, or sum "
+                           "message reduction of the increments (--impl channel): none; sum "
                            "(a library target channel adds increments to one vertex staged "
-                           "together before they travel)")
-                ->check(CLI::IsMember({"none", "sum"}))
+                           "together before they travel); or combine (the target channel "
+                           "combines every increment to one vertex until the core's end of "
+                           "the iteration: the library's form of --impl combining)")
+                ->check(CLI::IsMember({"none", "sum", "combine"}))
                 ->capture_default_str();
             cmd.add_option("--cache-slots", r->cache_slots,
                            "slots of each core's reduction cache (--reduce sum)")

@@ -95,6 +95,13 @@ template <channel_value_like T>
 class channel;
 
 namespace detail {
+/// Hands this core's staged batches of stream `id` on: to this process's
+/// cores' queues, and those for other processes to the transport at once
+/// (as shoal::flush does for every stream: message.hpp's push_staged), so
+/// that a core that computes after flush() does not hold them until its
+/// next poll (src/comm/channel_registry.cpp).
+void push_stream(std::uint32_t id);
+
 /// make_channel with message reductions' per-core caches of `cache_slots`
 /// slots (0: none; reduction.hpp).
 template <class T, class H>
@@ -154,13 +161,14 @@ class channel {
   void drain() const { detail::drain_channel(id()); }
 
   /// Sends the values this core has staged on the channel now (every
-  /// destination). Returns at once; does not wait for them to be handled.
+  /// destination): on return they are in their cores' queues or handed to
+  /// the transport. Returns at once; does not wait for them to be handled.
   /// Any core, from a task or a handler; costs one pass over the batches
   /// this core has staged.
   void flush() const {
     if (__builtin_expect((id() == 0) | (detail::tls_core < 0), 0))
       detail::fatal_channel_send(id(), "shoal::channel::flush");
-    detail::tls_aggregator->flush_stream(id());
+    detail::push_stream(id());
   }
 
   /// The flow-control bound (0: none).

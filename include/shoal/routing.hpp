@@ -43,7 +43,9 @@
 #include <concepts>
 #include <cstdint>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace shoal {
@@ -96,6 +98,37 @@ struct node_routing {
       }
     }
     return {1};
+  }
+};
+
+/// A routing chosen at run time by name, for an application's --routing:
+/// "direct", "hypercube" or "node" (processes per node from the launcher,
+/// node_routing::from_launcher). Costs one switch per hop decision over the
+/// routing it names; a program that fixes its routing at compile time
+/// passes that type instead.
+struct named_routing {
+  enum class kind : int { direct, hypercube, node };
+  kind which = kind::direct;
+  node_routing node{};
+  int next_rank(int me, int dest, int ranks) const noexcept {
+    switch (which) {
+      case kind::hypercube:
+        return hypercube_routing{}.next_rank(me, dest, ranks);
+      case kind::node:
+        return node.next_rank(me, dest, ranks);
+      case kind::direct:
+        break;
+    }
+    return dest;
+  }
+  /// The routing named `word`; throws std::invalid_argument naming the word
+  /// and the choices for any other.
+  static named_routing from_name(std::string_view word) {
+    if (word == "direct") return {};
+    if (word == "hypercube") return {kind::hypercube, {}};
+    if (word == "node") return {kind::node, node_routing::from_launcher()};
+    throw std::invalid_argument("routing '" + std::string(word) +
+                                "': expected direct, hypercube or node");
   }
 };
 

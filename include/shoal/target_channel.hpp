@@ -31,6 +31,25 @@
 // - Reductions (reduction.hpp) apply to values that travel, not to these.
 // options.short_circuit = false stages local values like the others.
 //
+// Combining until flush (Active Pebbles 3.5, the combining an application
+// would write by hand: pagerank's --impl combining). With
+// {.combine_until_flush = true} and a reduction, a value a task sends is not
+// staged: it is folded (the reduction) into this core's accumulator of one
+// value per distinct target (detail/local_combiner.hpp: a flat array per
+// owner when the distribution has local_count(core), else a hash table), its
+// own targets' included. When the core calls flush(), end_phase(),
+// end_phase_depth() or drain() on the channel, one record per target reached
+// leaves (its own targets' handlers run there, short-circuited), so every
+// duplicate that met on the core is removed. What that means:
+// - Every core that sends must flush it (SPMD: end_phase does); values
+//   another core combined are not seen by this core's drain().
+// - Handler context (a handler of any channel sending on this one) and
+//   sends made while the core is flushing are staged at once, as without
+//   the mode (the source cache applies), so that cascades end with the
+//   phase.
+// - Memory: dense: sizeof(T) + 1 bytes per target of the job, per core.
+// Statistics: lookups = values combined, hits = lookups - records sent.
+//
 // Misuse: a target the distribution maps outside the job (or outside its
 // targets(), when it declares them) ends the job with a message naming the
 // target and the distribution; send on a closed or default handle as
@@ -38,6 +57,8 @@
 #pragma once
 
 #include "shoal/channel.hpp"
+#include "shoal/detail/core_state.hpp"
+#include "shoal/detail/local_combiner.hpp"
 #include "shoal/detail/reduction_cache.hpp"
 #include "shoal/distribution.hpp"
 #include "shoal/reduction.hpp"
@@ -79,6 +100,11 @@ struct target_channel_options {
   /// Whether values to the sending core's own targets run the handler
   /// directly (see the header comment).
   bool short_circuit = true;
+  /// Combine until flush (needs a reduction; see "Combining until flush"
+  /// in the header comment): a task's values are folded into one per
+  /// distinct target on its core and travel only when that core calls
+  /// flush(), end_phase(), end_phase_depth() or drain().
+  bool combine_until_flush = false;
 };
 inline constexpr std::uint32_t default_cache_slots = 1024;
 inline constexpr std::uint32_t max_cache_slots = 1U << 24;
@@ -186,11 +212,26 @@ class target_channel {
   using record = target_record<T>;
   static constexpr bool reduces = !std::same_as<R, reduction::none>;
 
+ private:
+  // The combiner of combine_until_flush: a flat array per owner when the
+  // distribution counts each core's targets, else a hash table.
+  static constexpr bool dense = requires(const D& d) {
+    { d.local_count(0) } -> std::convertible_to<std::uint64_t>;
+  };
+  using combiner_type =
+      std::conditional_t<dense, detail::dense_combiner<T>, detail::hashed_combiner<T>>;
+
+ public:
   target_channel() = default;
   /// Use make_target_channel.
   target_channel(detail::target_channel_key, channel<record> ch, const D& dist, const R& op,
-                 const Route& route, bool short_circuit)
-      : ch_(ch), short_circuit_(short_circuit), dist_(dist), op_(op), route_(route) {}
+                 const Route& route, bool short_circuit, bool combine)
+      : ch_(ch),
+        short_circuit_(short_circuit),
+        combine_(combine),
+        dist_(dist),
+        op_(op),
+        route_(route) {}
 
   /// Sends `value` to target `target`: its handler runs on the owner core
   /// with the target's local index. Returns at once (may suspend a task under
@@ -198,6 +239,9 @@ class target_channel {
   /// it returns. Any core, inside run().
   void send(std::uint64_t target, const T& value) const {
     const target_location at = check_target(dist_, target, cores(), "shoal::target_channel::send");
+    if constexpr (reduces) {
+      if (combine_ && combine(target, at, value)) return;
+    }
     if (short_circuit_ && at.core == detail::tls_core &&
         detail::tls_short_circuit_depth < max_short_circuit_depth) {
       run_here(at.local, value);
@@ -216,18 +260,68 @@ class target_channel {
                          op_);
   }
 
-  /// As channel::flush, end_phase, drain and close.
-  void flush() const { ch_.flush(); }
-  void end_phase() const { ch_.end_phase(); }
+  /// As channel::flush, end_phase, drain and close; in combine-until-flush
+  /// mode the first three send this core's combined values first.
+  void flush() const {
+    flush_combined();
+    ch_.flush();
+  }
+  void end_phase() const {
+    flush_combined();
+    ch_.end_phase();
+  }
   /// As channel::end_phase_depth. A value short-circuited to a local
   /// target is handled at once, so the values its handler sends are no
   /// deeper than the channel's rule says; each routing hop (routing.hpp) is
   /// a handler send and counts as one more level.
-  void end_phase_depth(int depth) const { ch_.end_phase_depth(depth); }
-  void drain() const { ch_.drain(); }
+  void end_phase_depth(int depth) const {
+    flush_combined();
+    ch_.end_phase_depth(depth);
+  }
+  void drain() const {
+    flush_combined();
+    ch_.drain();
+  }
   void close() { ch_.close(); }
 
   const D& distribution() const noexcept { return dist_; }
+  bool combines_until_flush() const noexcept { return combine_; }
+
+  /// The fast path of combine-until-flush for a task's loop: folds values
+  /// into this core's combiner as send() does, without send()'s per-value
+  /// look-ups of the handle, the channel table and the context (about a
+  /// fifth of its instructions: pagerank --reduce combine). Valid on the core
+  /// that made it, from a task, until the channel closes; values it adds
+  /// travel at the core's next flush() or end_phase() like send()'s.
+  class combining_sender {
+   public:
+    void send(std::uint64_t target, const T& value) const {
+      const target_location at = check_target(ch_->dist_, target, cores_, "combining_sender::send");
+      if (!c_->add(at.core, at.local, value, ch_->op_)) [[unlikely]]
+        ch_->combine(target, at, value);  // names the target and the distribution
+    }
+
+   private:
+    friend class target_channel;
+    combining_sender(const target_channel* ch, combiner_type* c)
+        : ch_(ch), c_(c), cores_(cores()) {}
+    const target_channel* ch_;
+    combiner_type* c_;
+    int cores_;
+  };
+  /// This core's combining_sender. Call from a task on a channel opened
+  /// with combine_until_flush; ends the job otherwise. The handle must
+  /// outlive the sender (it reads the distribution and reduction from it).
+  combining_sender combining() const {
+    SHOAL_CHECK(combine_ && reduces,
+                "target_channel::combining() on channel {}, which was not opened with "
+                "combine_until_flush and a reduction",
+                ch_.id());
+    SHOAL_CHECK(detail::tls_core >= 0 && detail::in_worker(),
+                "target_channel::combining() outside a task (a handler's values are staged: "
+                "use send())");
+    return combining_sender(this, &combiner_here(cache_here("shoal::target_channel::combining")));
+  }
   const Route& routing() const noexcept { return route_; }
   const channel<record>& underlying() const noexcept { return ch_; }
   std::uint32_t id() const noexcept { return ch_.id(); }
@@ -263,6 +357,87 @@ class target_channel {
     for (int c = 0; c < local_cores(); ++c) f(e.caches[c]);
   }
 
+  /// This core's cache (counters, combiner).
+  detail::reduction_cache& cache_here(const char* who) const {
+    const std::uint32_t id = ch_.id();
+    if (__builtin_expect((id == 0) | (detail::tls_core < 0), 0))
+      detail::fatal_channel_send(id, who);
+    detail::reduction_cache* caches = detail::channel_table()[id].caches;
+    if (caches == nullptr) [[unlikely]]
+      detail::fatal_channel_send(id, who);  // a stale copy of a closed handle
+    return caches[detail::tls_core - detail::g_info.rank_base];
+  }
+
+  combiner_type& combiner_here(detail::reduction_cache& cache) const {
+    if (!cache.combiner) [[unlikely]] {
+      if constexpr (dense) {
+        const D dist = dist_;
+        cache.combiner = std::make_unique<combiner_type>(cores(), detail::tls_core, [&dist](int c) {
+          return static_cast<std::uint64_t>(dist.local_count(c));
+        });
+      } else {
+        cache.combiner = std::make_unique<combiner_type>();
+      }
+    }
+    return static_cast<combiner_type&>(*cache.combiner);
+  }
+
+  /// Folds a task's value into this core's combiner; false when it must be
+  /// staged now (handler context, or the core is flushing).
+  bool combine(std::uint64_t target, const target_location& at, const T& value) const {
+    combiner_type& c = combiner_here(cache_here("shoal::target_channel::send"));
+    if (!detail::in_worker() || c.flushing) [[unlikely]]
+      return false;
+    if (!c.add(at.core, at.local, value, op_)) [[unlikely]] {
+      if constexpr (dense)
+        detail::fatal_target("shoal::target_channel::send", target, distribution_name(dist_),
+                             fmt::format("maps to local index {} of core {}, beyond the {} "
+                                         "targets its local_count() gives that core",
+                                         at.local, at.core, dist_.local_count(at.core)));
+    }
+    return true;
+  }
+
+  /// Sends what this core combined: one record per target reached.
+  void flush_combined() const {
+    if constexpr (reduces) {
+      if (!combine_) return;
+      detail::reduction_cache& cache = cache_here("shoal::target_channel::flush");
+      combiner_type& c = combiner_here(cache);
+      if (c.flushing || c.empty()) return;
+      c.flushing = true;
+      const std::uint64_t adds = c.adds;
+      const std::uint64_t before = c.distinct;
+      c.adds = 0;
+      const int me = detail::tls_core;
+      const std::uint32_t id = ch_.id();
+      const std::uint32_t bound = ch_.max_in_flight();
+      c.drain([&](int owner, std::uint64_t local, const T& v) {
+        if (owner == me && short_circuit_ &&
+            detail::tls_short_circuit_depth < max_short_circuit_depth) {
+          run_here(local, v);
+          return;
+        }
+        if (local > max_target_local) [[unlikely]]
+          detail::fatal_user(
+              fmt::format("shoal::target_channel::flush: {} maps a target to "
+                          "local index {}, above the largest a target channel "
+                          "carries (2^40 - 1)",
+                          distribution_name(dist_), local));
+        detail::stage_record(id, bound, detail::next_core(route_, owner),
+                             static_cast<std::uint64_t>(owner) << target_local_bits | local, v,
+                             reduction::none{});
+      });
+      c.flushing = false;
+      // Relaxed: statistics.
+      const std::uint64_t sent = c.distinct - before;
+      cache.lookups.store(cache.lookups.load(std::memory_order_relaxed) + adds,
+                          std::memory_order_relaxed);
+      cache.hits.store(cache.hits.load(std::memory_order_relaxed) + (adds - sent),
+                       std::memory_order_relaxed);
+    }
+  }
+
   void run_here(std::uint64_t local, const T& value) const {
     const detail::channel_entry& e = detail::channel_table()[ch_.id()];
     if (e.deliver == nullptr) [[unlikely]]
@@ -276,6 +451,7 @@ class target_channel {
 
   channel<record> ch_;
   bool short_circuit_ = true;
+  bool combine_ = false;
   D dist_{};
   [[no_unique_address]] R op_{};
   [[no_unique_address]] Route route_{};
@@ -309,6 +485,9 @@ target_channel<T, D, R, Route> make_target_channel(const D& dist, const H& handl
   std::uint32_t slots = options.cache_slots;
   if constexpr (std::same_as<R, reduction::none>) {
     SHOAL_CHECK(slots == 0, "make_target_channel: cache_slots {} without a reduction", slots);
+    SHOAL_CHECK(!options.combine_until_flush,
+                "make_target_channel: combine_until_flush without a reduction (pass one: "
+                "reduction::sum, min, max, drop_duplicates or with(f))");
     // Routed channels keep per-core counters (forwarded values) there.
     if constexpr (!std::same_as<Route, direct_routing>) slots = 1;
   } else {
@@ -325,7 +504,7 @@ target_channel<T, D, R, Route> make_target_channel(const D& dist, const H& handl
   return target_channel<T, D, R, Route>(
       detail::target_channel_key{},
       detail::open_typed_channel<target_record<T>>(receiver{handler, op, route}, co, slots), dist,
-      op, route, options.short_circuit);
+      op, route, options.short_circuit, options.combine_until_flush);
 }
 
 }  // namespace shoal

@@ -16,6 +16,8 @@
 #include <bit>
 #include <cstring>
 
+#include "comm/network.hpp"
+
 namespace shoal::detail {
 namespace {
 
@@ -105,6 +107,13 @@ std::uint32_t open_channel(const channel_entry& e) {
   install(m);
   on_other_ranks([m] { install(m); });
   return id;
+}
+
+void push_stream(std::uint32_t id) {
+  tls_aggregator->flush_stream(id);
+  // As push_staged (network.cpp): a thread driving the network sends it,
+  // else this core does now.
+  if (network* n = this_network()) n->progress();
 }
 
 void close_channel(std::uint32_t id) {

@@ -199,3 +199,35 @@ foreach(rule 1 2 3 4 5)
     REGEX "\"validated\":false"
     COMMAND shoal-driver bfs --impl hybrid --cores 2 --scale 10 --roots 2 --corrupt-for-test ${rule} --json)
 endforeach()
+
+# --routing (issue 14 item 6): async relaxations on a routed target channel,
+# with and without --reduce min, validated at 1 x 2, 2 x 2 and 4 x 1; at
+# 4 x 1 hypercube routes forward at intermediate hops, which --stats counts
+# (with the messages handed to MPI). Bad words and misuse: status 2.
+set(bfs_routed_ok "\"routing\":\"ROUTING\".*\"stats_mpi_messages\":[0-9]+.*${bfs_ok}")
+foreach(routing hypercube node)
+  foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1")
+    list(GET shape 0 tag)
+    list(GET shape 1 np)
+    list(GET shape 2 cores)
+    string(REPLACE "ROUTING" "${routing}" re "${bfs_routed_ok}")
+    shoal_app_test(bfs_async_routing_${routing}_${tag} NP ${np} EXPECT zero MAX_S 30 REGEX "${re}"
+      COMMAND ${CMAKE_COMMAND} -E env RANKS_PER_NODE=2 $<TARGET_FILE:shoal-driver> bfs
+              --impl async --routing ${routing} --cores ${cores} --scale 11 --roots 4 --stats --json)
+  endforeach()
+endforeach()
+shoal_app_test(bfs_async_routing_hypercube_reduce_min_4x1 NP 4 EXPECT zero MAX_S 30
+  REGEX "\"messages_removed\":[1-9][0-9]*.*\"stats_values_forwarded\":[1-9][0-9]*.*${bfs_ok}"
+  COMMAND shoal-driver bfs --impl async --routing hypercube --reduce min --no-sender-filter
+          --cores 1 --scale 11 --roots 4 --stats --json)
+shoal_app_test(bfs_routing_unknown EXPECT 2 MAX_S 30 REGEX "--routing: ring not in"
+  COMMAND shoal-driver bfs --impl async --routing ring --scale 10)
+shoal_app_test(bfs_routing_needs_async EXPECT 2 MAX_S 30
+  REGEX "--routing hypercube: routing applies to --impl async only, not --impl channel"
+  COMMAND shoal-driver bfs --impl channel --routing hypercube --scale 10)
+if(SHOAL_HAVE_MPI)
+  shoal_app_test(bfs_routing_unknown_on_rank1_only EXPECT 2 MAX_S 30
+    REGEX "rank 1's arguments: 'bfs --impl async --scale 10 --routing ring'"
+    COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> bfs --impl async --scale 10 --cores 1
+            : -np 1 $<TARGET_FILE:shoal-driver> bfs --impl async --scale 10 --cores 1 --routing ring)
+endif()

@@ -37,6 +37,19 @@ shoal_app_test(pagerank_combining_scale11_1x3 EXPECT zero MAX_S 10 REGEX "${pr_o
 shoal_app_test(pagerank_combining_scale12_2x1 NP 2 EXPECT zero MAX_S 10
   REGEX "\"impl\":\"combining\".*\"iterations\":[0-9]+.*${pr_ok}"
   COMMAND shoal-driver pagerank --impl combining --cores 1 --scale 12 --json)
+# The library's combining (--reduce combine: a target channel combining
+# until flush) against the sequential ranks, and its counts.
+shoal_app_test(pagerank_reduce_combine_1x2 EXPECT zero MAX_S 10
+  REGEX "\"messages_removed\":[1-9][0-9]*,.*\"reduce\":\"combine\".*${pr_ok}"
+  COMMAND shoal-driver pagerank --reduce combine --cores 2 --scale 12 --json)
+shoal_app_test(pagerank_reduce_combine_2x2 NP 2 EXPECT zero MAX_S 10
+  REGEX "\"reduce\":\"combine\".*${pr_ok}"
+  COMMAND shoal-driver pagerank --reduce combine --cores 2 --scale 12 --json)
+shoal_app_test(pagerank_reduce_combine_4x1 NP 4 EXPECT zero MAX_S 20
+  REGEX "\"reduce\":\"combine\".*${pr_ok}"
+  COMMAND shoal-driver pagerank --reduce combine --cores 1 --scale 11 --json)
+shoal_app_test(pagerank_reduce_combine_corrupt_fails EXPECT 1 MAX_S 10 REGEX "validation  FAILED"
+  COMMAND shoal-driver pagerank --reduce combine --cores 2 --scale 10 --corrupt-for-test)
 shoal_app_test(pagerank_combining_corrupt_fails EXPECT 1 MAX_S 10 REGEX "validation  FAILED"
   COMMAND shoal-driver pagerank --impl combining --cores 2 --scale 10 --corrupt-for-test)
 shoal_app_test(pagerank_sequential EXPECT zero MAX_S 10

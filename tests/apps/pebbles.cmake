@@ -29,7 +29,7 @@ endforeach()
 if("pagerank" IN_LIST SHOAL_BUILT_APPS)
   shoal_app_test(pagerank_reduce_sum_corrupt_fails EXPECT 1 MAX_S 30 REGEX "validation  FAILED"
     COMMAND shoal-driver pagerank --reduce sum --cores 2 --scale 10 --corrupt-for-test)
-  shoal_app_test(pagerank_reduce_unknown EXPECT 2 MAX_S 30 REGEX "--reduce: max not in \\{none,sum\\}"
+  shoal_app_test(pagerank_reduce_unknown EXPECT 2 MAX_S 30 REGEX "--reduce: max not in \\{none,sum,combine\\}"
     COMMAND shoal-driver pagerank --reduce max --scale 10)
   shoal_app_test(pagerank_reduce_needs_channel EXPECT 2 MAX_S 30
     REGEX "--reduce sum: the library reduction applies to --impl channel only, not --impl combining"

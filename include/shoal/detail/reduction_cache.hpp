@@ -22,6 +22,16 @@
 
 namespace shoal::detail {
 
+/// A core's accumulator of a combine-until-flush channel
+/// (local_combiner.hpp), owned by its reduction_cache.
+struct combiner_base {
+  virtual ~combiner_base() = default;
+  /// Set while the core hands the combined values on: sends made meanwhile
+  /// (handlers of short-circuited values, other tasks while it waits for
+  /// buffers) bypass the combiner.
+  bool flushing = false;
+};
+
 struct reduction_cache {
   struct slot {
     std::uint64_t key = 0;  // target id + 1; 0 = empty
@@ -47,6 +57,8 @@ struct reduction_cache {
   std::atomic<std::uint64_t> lookups{0};
   std::atomic<std::uint64_t> hits{0};
   std::atomic<std::uint64_t> forwarded{0};  // values handed on at routing hops
+  // combine_until_flush: made by the core's first send.
+  std::unique_ptr<combiner_base> combiner;
 };
 
 }  // namespace shoal::detail
