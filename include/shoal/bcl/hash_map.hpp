@@ -238,10 +238,10 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   /// promise local), so no count is lost; they are not atomic with an
   /// insert() replacing the same key's value at the same time. Costs: new
   /// key 2A + W + F (as insert); key present 2A + R (the CAS that finds the
-  /// bucket taken, the key read, the fetch_add) (+ c(A + R)). add and
-  /// add_existing always take the one-sided path, whatever bcl/path.hpp chose
-  /// for insert and find: do not mix them with those in one phase on a table
-  /// whose path is the delegate one (the two are not atomic with each other).
+  /// bucket taken, the key read, the fetch_add) (+ c(A + R)). Like insert,
+  /// add and add_existing take the table's path (bcl/path.hpp): on the
+  /// delegate path each is one delegate to the key's home core (D), so all
+  /// four methods stay atomic with each other whichever path was chosen.
   hash_insert add(const K& k, const V& d,
                   hash_promise p = hash_promise::atomic) requires detail::atomic_word<V> {
     check("add");
@@ -252,6 +252,9 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     if (p == hash_promise::find_only)
       shoal::detail::fatal_user(
           fmt::format("{}: add with promise find_only (it promises that no insert runs)", name()));
+    if (path_ == bcl::path::delegate)
+      return delegate::call(
+          home(k), [m = *this, k, d] { return m.template add_with<owner_access>(k, d); });
     return add_with<remote_access>(k, d);
   }
 
@@ -269,6 +272,10 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     if (p == hash_promise::find_only)
       shoal::detail::fatal_user(fmt::format(
           "{}: add_existing with promise find_only (it promises that no insert runs)", name()));
+    if (path_ == bcl::path::delegate)
+      return delegate::call(home(k), [m = *this, k, d] {
+        return m.template add_existing_with<owner_access>(k, d);
+      });
     return add_existing_with<remote_access>(k, d);
   }
 
