@@ -191,10 +191,14 @@ bench-one-sided: configure
 	python3 bench/one_sided.py --build $(BUILD_DIR)
 
 # BCL's hash table per --one-sided backend at 1 x 2 and 2 x 1: buffered vs
-# atomic inserts, find_only vs atomic finds, to bench/results/bcl.md (issue 12).
+# atomic inserts, find_only vs atomic finds, to bench/results/bcl.md; then the
+# cost model, predicted vs measured and one-sided vs delegate, to
+# bench/results/bcl_costs.md and the calibration file SHOAL_BCL_CALIBRATION
+# reads, bench/results/bcl_calibration.txt (issue 12).
 bench-bcl: configure
-	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target bcl-rate
+	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target bcl-rate one-sided-rate
 	python3 bench/bcl.py --build $(BUILD_DIR)
+	python3 bench/bcl_costs.py --build $(BUILD_DIR)
 
 bench-apps: build
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(BENCH_PACKAGES)"

@@ -27,3 +27,37 @@ shoal_mpi_test(bcl_hash_map_local_insert_on_another_rank EXPECT nonzero MAX_S 60
 shoal_mpi_test(bcl_circular_queue_local_pop_on_another_rank EXPECT nonzero MAX_S 60
   REGEX "circular_queue\\(host core 3, capacity 8\\): local_nonatomic_pop called on rank 0, but the queue lives on rank 1"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --misuse local-pop-remote)
+# One-sided or delegate (bcl/path.hpp): every check forced each way at 1 x 2
+# (shm) and 2 x 2 (shm, rma, am), the tables' path named by --verbose (the
+# runs above take what auto picks, which depends on measured costs: these
+# keep both paths tested on every backend), and a bad SHOAL_BCL_PATH on one
+# rank only ends the job, status 2, naming the variable.
+foreach(run "1;shm" "2;shm" "2;rma" "2;am")
+  list(GET run 0 np)
+  list(GET run 1 backend)
+  foreach(way onesided delegate)
+    shoal_mpi_test(bcl_path_${way}_${backend}_np${np}_cores2 EXPECT zero MAX_S 120
+      REGEX "bcl ${backend}: 18 checks, 0 wrong values: PASSED.*path ${way}, find_only path ${way}.*insert path ${way}, find path ${way}"
+      COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_PATH=${way}
+              ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores 2 --one-sided ${backend}
+              --transport mpi --stack-kb 256 --verbose)
+  endforeach()
+endforeach()
+shoal_mpi_test(bcl_path_bad_word_on_one_rank EXPECT 2 MAX_S 60
+  REGEX "SHOAL_BCL_PATH: expected one of onesided, delegate, auto, got 'sideways'"
+  COMMAND ${SHOAL_MPIEXEC} -np 2 sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi/bcl_job_one_rank_env.sh 1
+          SHOAL_BCL_PATH sideways ${bcl_job} --cores 2 --transport mpi)
+shoal_mpi_test(bcl_path_differs_between_ranks EXPECT 2 MAX_S 60
+  REGEX "SHOAL_BCL_PATH differs between processes: delegate on rank 1, auto where the container was made"
+  COMMAND ${SHOAL_MPIEXEC} -np 2 sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi/bcl_job_one_rank_env.sh 1
+          SHOAL_BCL_PATH delegate ${bcl_job} --cores 2 --transport mpi)
+# The calibration file make bench-bcl writes (bench/bcl_costs.py) is what
+# auto reads: every check passes with the table's choice from its figures.
+shoal_mpi_test(bcl_path_auto_from_calibration_file EXPECT zero MAX_S 120
+  REGEX "bcl shm: 18 checks, 0 wrong values: PASSED.*auto, costs [^ ]*bench/results/bcl_calibration.txt: insert\\+find one-sided"
+  COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_CALIBRATION=${PROJECT_SOURCE_DIR}/bench/results/bcl_calibration.txt
+          ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
+# Neither variable set: auto measures the costs at the first make and says so.
+shoal_mpi_test(bcl_path_auto_measured_shm_np2_cores2 EXPECT zero MAX_S 120
+  REGEX "bcl shm: 18 checks, 0 wrong values: PASSED.*auto, costs measured at start-up: insert\\+find one-sided 4A\\+W\\+R\\+F = [0-9]+ ns, delegate 2D = [0-9]+ ns"
+  COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)

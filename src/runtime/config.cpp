@@ -274,6 +274,7 @@ std::vector<std::string> known_env_names() {
   for (const auto& option : int_options) names.push_back(env_name(option.name));
   for (const auto& option : bool_options) names.push_back(env_name(option.name));
   for (const auto& option : choice_options) names.push_back(env_name(option.name));
+  names.insert(names.end(), {"SHOAL_BCL_PATH", "SHOAL_BCL_CALIBRATION"});  // bcl/path.hpp
   return names;
 }
 

@@ -40,6 +40,15 @@
 //                      core (zeroes its words)
 //   destroy            a global_free
 //
+// Path (bcl/path.hpp, SHOAL_BCL_PATH): insert and find run one-sided (the
+// costs above) or as one delegate to the word's core (D each), which does
+// the fetch_or or the read with CPU instructions. make() picks for the
+// filter (every copy of the handle follows it), inserts and finds apart:
+// forced, or under auto one-sided when A (R) is below D, which it is on
+// every backend measured so far (bench/results/bcl_costs.md): a method of
+// one operation has nothing to save by delegating. insert_path() and
+// find_path() say what it picked; --verbose too.
+//
 // Concurrency. Inserts are atomic with each other on every backend. A find
 // during inserts sees each insert before or after it under direct, shm and
 // am; under rma a read racing an atomic on the same word is not defined by
@@ -52,14 +61,17 @@
 #pragma once
 
 #include "shoal/bcl/hash_bytes.hpp"
+#include "shoal/bcl/path.hpp"
 #include "shoal/delegate.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/global_heap.hpp"
 #include "shoal/one_sided.hpp"
 #include "shoal/runtime.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -100,12 +112,21 @@ class bloom_filter {
     const auto bb = static_cast<std::uint64_t>(shoal::detail::g_info.block_bytes);
     const auto n = static_cast<std::uint64_t>(cores());
     const std::uint64_t bytes = ((words * 8 + bb - 1) / bb + n - 1) / n * bb;
+    const path_mode mode = path_setting();
     for (int c = 0; c < cores(); ++c) {
       const global_ptr<std::uint64_t> first = f.base_ + static_cast<std::int64_t>(c * bb / 8);
-      delegate::call(c, [first, bytes] { std::memset(first.local(), 0, bytes); });
+      delegate::call(c, [first, bytes, mode] {
+        path_same_everywhere(mode);  // every rank's SHOAL_BCL_PATH
+        std::memset(first.local(), 0, bytes);
+      });
     }
+    f.choose_paths(mode);
     return f;
   }
+
+  /// How insert and find reach the filter's words (bcl/path.hpp).
+  bcl::path insert_path() const noexcept { return insert_path_; }
+  bcl::path find_path() const noexcept { return find_path_; }
 
   bool valid() const noexcept { return static_cast<bool>(base_); }
   std::uint64_t words() const noexcept { return words_; }
@@ -115,7 +136,13 @@ class bloom_filter {
   bloom_insert insert(const T& v) {
     check("insert");
     const auto [word, mask] = place(v);
-    const std::uint64_t old = fetch_or(word, mask);
+    const std::uint64_t old =
+        insert_path_ == bcl::path::delegate
+            ? delegate::call(word.core(),
+                             [word, mask] {
+                               return std::atomic_ref<std::uint64_t>(*word.local()).fetch_or(mask);
+                             })
+            : fetch_or(word, mask);
     return (old & mask) == mask ? bloom_insert::already_present : bloom_insert::added;
   }
 
@@ -124,7 +151,15 @@ class bloom_filter {
   bool find(const T& v) {
     check("find");
     const auto [word, mask] = place(v);
-    return (rget(word) & mask) == mask;
+    const std::uint64_t bits =
+        find_path_ == bcl::path::delegate
+            ? delegate::call(word.core(),
+                             [word] {
+                               return std::atomic_ref<std::uint64_t>(*word.local())
+                                   .load(std::memory_order_relaxed);
+                             })
+            : rget(word);
+    return (bits & mask) == mask;
   }
 
   /// Frees the filter. Once, when no core uses it; this handle becomes
@@ -155,9 +190,36 @@ class bloom_filter {
           op));
   }
 
+  void choose_paths(path_mode mode) {
+    std::string why = "forced by SHOAL_BCL_PATH";
+    if (mode == path_mode::automatic) {
+      const op_costs c = path_costs(base_ + static_cast<std::int64_t>(path_probe_word()));
+      insert_path_ = choose_path(mode, c.A, c.D);
+      find_path_ = choose_path(mode, c.R, c.D);
+      why = fmt::format("auto, costs {}: insert A = {:.0f} ns, find R = {:.0f} ns, D = {:.0f} ns",
+                        c.source, c.A, c.R, c.D);
+    } else {
+      insert_path_ = find_path_ = choose_path(mode, 0, 0);
+    }
+    if (shoal::current_config().verbose)
+      fmt::print(stderr,
+                 "shoal: bcl bloom_filter({} words, k {}) made on core {}: insert path {}, "
+                 "find path {} ({})\n",
+                 words_, k_, mycore(), path_name(insert_path_), path_name(find_path_), why);
+  }
+  // A word of the probe core (path_probe_core), or word 0 when the filter
+  // has none there.
+  std::uint64_t path_probe_word() const {
+    const auto per_block = static_cast<std::uint64_t>(shoal::detail::g_info.block_bytes) / 8;
+    const auto w = static_cast<std::uint64_t>(path_probe_core()) * per_block;
+    return w < words_ ? w : 0;
+  }
+
   global_ptr<std::uint64_t> base_;  // linear: word i of the filter
   std::uint64_t words_ = 0;
   int k_ = 0;
+  bcl::path insert_path_ = bcl::path::onesided;
+  bcl::path find_path_ = bcl::path::onesided;
 };
 
 }  // namespace shoal::bcl

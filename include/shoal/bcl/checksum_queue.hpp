@@ -42,9 +42,12 @@
 // small sizes as overlapping pieces (a 16-byte slot: the same 16 bytes
 // twice), so the pop's free mark, landing between the two stores, was
 // overwritten by the second. Direct and shm puts now store every aligned
-// word exactly once (src/memory/one_sided_copy.hpp); rma puts are MPI's
-// (its own copies at the target, ordered by the window's lock), am puts
-// run in the host's handlers, one at a time, as the pops' marks do.
+// word exactly once (src/memory/one_sided_copy.hpp). Not changed: rma
+// puts (MPI's copy at the target) and am puts (run in the host's handlers,
+// one at a time, as the pops' marks are). Concurrent pushes and pops are
+// tested again at 1 process (test_bcl_queues.cpp) and at 1 x 2, 2 x 2 and
+// 3 x 2 under shm, rma and am (tests/mpi/bcl_job.cpp); after the fix, 300
+// repeats at 1 x 4 and 100 runs of the 2 x 2 shm job passed.
 //
 // Full and empty are reported, never undefined: push returns false,
 // pushing nothing, when the run does not fit beside the elements not yet

@@ -57,6 +57,15 @@
 //   destroy                                   a global_free
 // A full part is probed to the end: per_core (A + R) before insert says full.
 //
+// Path (bcl/path.hpp, SHOAL_BCL_PATH): the same calls run one-sided (the
+// costs above) or as one delegate to the key's home core, which runs the
+// method there with CPU atomics and copies (D each: insert, find atomic,
+// find find_only). make() picks for the table (every copy of the handle
+// follows it): forced, or under auto one-sided when 4A + W + R + F (an
+// insert and a find) is below 2D, and for find_only one-sided when R is
+// below D. path() and find_only_path() say what it picked; --verbose too.
+// Promise local is CPU work on this process either way.
+//
 // Semantics. insert(k, v) of a key already present replaces its value and
 // returns hash_insert::updated; of a new key, hash_insert::inserted; when
 // the key's home core's part has no free bucket, hash_insert::full,
@@ -79,6 +88,7 @@
 #pragma once
 
 #include "shoal/bcl/hash_bytes.hpp"
+#include "shoal/bcl/path.hpp"
 #include "shoal/delegate.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/global_heap.hpp"
@@ -92,6 +102,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -146,15 +157,24 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     const std::uint64_t blocks = (per_core + per_block - 1) / per_block;
     m.per_core_ = per_core;
     m.base_ = global_alloc<bucket>(static_cast<std::int64_t>(blocks * per_block) * cores());
+    const path_mode mode = path_setting();
     for (int c = 0; c < cores(); ++c) {
       const global_ptr<bucket> first = m.at(c, 0);
       const std::uint64_t bytes = blocks * bb;
       // Reused heap memory is not zero; the owner clears its part, which is
-      // contiguous in its segment.
-      delegate::call(c, [first, bytes] { std::memset(first.local(), 0, bytes); });
+      // contiguous in its segment. Every rank checks its SHOAL_BCL_PATH too.
+      delegate::call(c, [first, bytes, mode] {
+        path_same_everywhere(mode);
+        std::memset(first.local(), 0, bytes);
+      });
     }
+    m.choose_paths(mode);
     return m;
   }
+
+  /// How insert and find (atomic) reach the buckets, and find (find_only).
+  bcl::path path() const noexcept { return path_; }
+  bcl::path find_only_path() const noexcept { return find_only_path_; }
 
   bool valid() const noexcept { return static_cast<bool>(base_); }
   std::uint64_t per_core() const noexcept { return per_core_; }
@@ -179,6 +199,9 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     if (p == hash_promise::find_only)
       shoal::detail::fatal_user(fmt::format(
           "{}: insert with promise find_only (it promises that no insert runs)", name()));
+    if (path_ == bcl::path::delegate)
+      return delegate::call(
+          home(k), [m = *this, k, v] { return m.template insert_with<owner_access>(k, v); });
     return insert_with<remote_access>(k, v);
   }
 
@@ -187,7 +210,11 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     check("find");
     switch (p) {
       case hash_promise::find_only:
-        return find_only(k);
+        if (find_only_path_ == bcl::path::delegate)
+          return delegate::call(home(k), [m = *this, k] {
+            return m.find_only_with(k, [](global_ptr<bucket> b) { return *b.local(); });
+          });
+        return find_only_with(k, [](global_ptr<bucket> b) { return rget(b); });
       case hash_promise::local:
         check_local("find", k);
         return find_with<local_access>(k);
@@ -195,6 +222,9 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
         shoal::detail::fatal_user(fmt::format(
             "{}: find with promise insert_only (it promises that only inserts run)", name()));
       default:
+        if (path_ == bcl::path::delegate)
+          return delegate::call(home(k),
+                                [m = *this, k] { return m.template find_with<owner_access>(k); });
         return find_with<remote_access>(k);
     }
   }
@@ -238,6 +268,7 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     }
     // The entry lands before the status says ready (rma completes puts only here).
     static void flush() { rflush(); }
+    static void pause() { yield(); }
   };
   struct local_access {
     static std::atomic_ref<std::uint64_t> word(global_ptr<bucket> b) {
@@ -259,6 +290,17 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     static void write(global_ptr<bucket> b, const entry& e) { b.local()->e = e; }
     static void write_value(global_ptr<bucket> b, const V& v) { b.local()->e.value = v; }
     static void flush() {}
+    static void pause() { yield(); }
+  };
+  // The delegate path: local_access run by the home core in handler context,
+  // which cannot yield. Handlers of one core run one at a time and each
+  // finishes its method, so a handler meets a reserved bucket or its own
+  // reader bit only if a local-promise operation runs at the same time,
+  // which promise local excludes (only local operations run). Were one to
+  // run on another core anyway, it finishes without waiting, so spinning
+  // ends; one suspended on this core would not: that breaks the promise.
+  struct owner_access : local_access {
+    static void pause() { std::this_thread::yield(); }
   };
 
   template <class F>
@@ -285,7 +327,7 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   // change); if it is k, the bucket is locked ready -> reserved to replace
   // the value. A reserved bucket may be becoming k: wait for it.
   template <class Access>
-  hash_insert insert_with(const K& k, const V& v) {
+  hash_insert insert_with(const K& k, const V& v) const {
     const int c = home(k);
     std::uint64_t slot = first_slot(k);
     for (std::uint64_t probed = 0; probed < per_core_;) {
@@ -313,7 +355,7 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
       }
       // Reserved (being written), or free / ready with readers inside: the
       // holder finishes without waiting for us, so yielding makes progress.
-      yield();
+      Access::pause();
     }
     return hash_insert::full;
   }
@@ -321,7 +363,7 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   // BCL's find (table 6.1c): hold a reader bit (fetch_or) so no insert
   // reserves the bucket, wait while it is reserved, read, drop the bit.
   template <class Access>
-  std::optional<V> find_with(const K& k) {
+  std::optional<V> find_with(const K& k) const {
     const int c = home(k);
     const std::uint64_t bit = std::uint64_t{1} << (32 + mycore() % 32);
     std::uint64_t slot = first_slot(k);
@@ -329,11 +371,11 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
       const global_ptr<bucket> b = at(c, slot);
       std::uint64_t old = Access::fetch_or(b, bit);
       if (old & bit) {  // another core with the same reader bit holds it
-        yield();
+        Access::pause();
         continue;
       }
       while ((old & state_mask) == reserved_state) {
-        yield();
+        Access::pause();
         old = Access::fetch_or(b, 0);  // an atomic read of the status
       }
       if ((old & state_mask) == free_state) {
@@ -349,12 +391,14 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     return std::nullopt;
   }
 
-  // Table 6.1d: no insert runs, so one read of the whole bucket is enough.
-  std::optional<V> find_only(const K& k) {
+  // Table 6.1d: no insert runs, so one read of the whole bucket is enough
+  // (rget, or a copy on the home core: the promise leaves no writer).
+  template <class Read>
+  std::optional<V> find_only_with(const K& k, const Read& read) const {
     const int c = home(k);
     std::uint64_t slot = first_slot(k);
     for (std::uint64_t probed = 0; probed < per_core_; ++probed) {
-      const bucket b = rget(at(c, slot));
+      const bucket b = read(at(c, slot));
       const std::uint64_t state = b.status & state_mask;
       if (state == free_state) return std::nullopt;
       if (state == reserved_state)
@@ -388,8 +432,30 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
           name(), op, c, rank_of(c), myrank()));
   }
 
+  // bcl/path.hpp: the decision, once per table, made by the making core.
+  void choose_paths(path_mode mode) {
+    std::string why = "forced by SHOAL_BCL_PATH";
+    if (mode == path_mode::automatic) {
+      const op_costs c = path_costs(status(at(path_probe_core(), 0)));
+      const double one = 4 * c.A + c.W + c.R + c.F, two_d = 2 * c.D;
+      path_ = choose_path(mode, one, two_d);
+      find_only_path_ = choose_path(mode, c.R, c.D);
+      why = fmt::format(
+          "auto, costs {}: insert+find one-sided 4A+W+R+F = {:.0f} ns, delegate 2D "
+          "= {:.0f} ns; find_only R = {:.0f} ns, D = {:.0f} ns",
+          c.source, one, two_d, c.R, c.D);
+    } else {
+      path_ = find_only_path_ = choose_path(mode, 0, 0);
+    }
+    if (shoal::current_config().verbose)
+      fmt::print(stderr, "shoal: bcl {} made on core {}: path {}, find_only path {} ({})\n", name(),
+                 mycore(), path_name(path_), path_name(find_only_path_), why);
+  }
+
   global_ptr<bucket> base_;  // linear: core c's part is its local blocks of this allocation
   std::uint64_t per_core_ = 0;
+  bcl::path path_ = bcl::path::onesided;
+  bcl::path find_only_path_ = bcl::path::onesided;
 };
 
 }  // namespace shoal::bcl
