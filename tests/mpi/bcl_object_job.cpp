@@ -27,11 +27,11 @@ int main(int argc, char** argv) {
   shoal_test::check_tally tally;
   shoal::run([&] {
     using namespace bcl_object_checks;
-    tally.note("strings_round_trip", strings_round_trip(8));
-    tally.note("vectors_round_trip", vectors_round_trip(8));
-    tally.note("readings_round_trip", readings_round_trip(8));
+    tally.note("strings_round_trip", strings_round_trip(6));
+    tally.note("vectors_round_trip", vectors_round_trip(6));
+    tally.note("readings_round_trip", readings_round_trip(6));
     tally.note("replace_values", replace_values(5, 4));
-    tally.note("finds_racing_inserts", finds_racing_inserts(40));
+    tally.note("finds_racing_inserts", finds_racing_inserts(30));
     tally.note("arena_filled_values_kept", arena_filled_values_kept());
   });
   return tally.report_and_finalize("bcl_object", backend);
