@@ -86,15 +86,16 @@
 // type) is stored as a serial_ptr {global_ptr<char>, u64 length}: insert
 // writes the value's bytes into the inserting core's part of the table's
 // arena (make's arena_bytes_per_core, default 1 MiB per core), completes
-// them (rflush), and only then runs the insert above with the serial_ptr as
-// the value, so a find that sees the pointer reads complete bytes. find
+// them (under rma: rput and rflush), and only then runs the insert above
+// with the serial_ptr as the value, so a find that sees the pointer reads
+// complete bytes. find
 // reads the bucket as above, then rgets the bytes (find_only likewise, on
 // either path: the delegate returns the pointer, the caller reads the
 // bytes). Bytes are written once and never changed; a replaced value's old
 // bytes stay until destroy(), so a find racing an insert of its key returns
 // the old or the new value whole, never a mix. Extra costs (n: serialised
 // bytes; s(n) a copy of them):
-//   insert of a serialised value              + s(n) + W(n) + F   (W to this core's own part)
+//   insert of a serialised value              + s(n)    (+ W(n) + F under rma: own part)
 //   find / find_only that finds the key       + R(n) + s(n)
 //   make / destroy                            + a global_alloc / global_free
 // Space: every insert, updates included, takes n bytes (rounded up to 8) of

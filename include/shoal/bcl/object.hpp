@@ -20,10 +20,13 @@
 // put() runs on the inserting core and bump-allocates in THAT core's part
 // only: no remote allocation and no atomics (the tasks of one core run one
 // at a time, and the space is reserved before anything can suspend), so the
-// cores of one process never share a part. The bytes go with rput to a 2D
-// pointer into the part (every backend, rma included, sees them through its
-// own path) and rflush() completes them before put() returns: the caller
-// then publishes the serial_ptr (e.g. in a hash_map bucket), so whoever
+// cores of one process never share a part. Under direct, shm and am the
+// bytes are serialised in place (direct and shm readers load the owner's
+// stores; am's rgets run on this core); under rma they go with rput to a
+// 2D pointer into the part, as every access to the window must, and
+// rflush() completes them. Either way they are complete when put()
+// returns: the caller then publishes the serial_ptr (e.g. in a hash_map
+// bucket) with an atomic or a delegate, ordered after them, so whoever
 // reads the pointer reads complete bytes. Bytes are never written twice: a
 // replaced value gets new bytes and the old ones stay, unchanged, until the
 // container is destroyed. A reader holding an old serial_ptr therefore
@@ -32,9 +35,9 @@
 //
 // Costs (W(n) / R(n): a remote write / read of n contiguous bytes; F:
 // rflush; s(n): serializer's write or read of n bytes, a copy):
-//   put(v)        s(n) + W(n) + F       (W to this core's own memory: a copy
-//                                        under direct/shm, an MPI_Put under rma,
-//                                        a delegate to itself under am)
+//   put(v)        s(n)                  (direct, shm, am: serialised in place)
+//                 s(n) + W(n) + F       (rma: a copy, an MPI_Put to this
+//                                        process, MPI_Win_flush_all)
 //   get(p)        R(n) + s(n)           (plus one heap allocation for the bytes)
 //   make          a global_alloc; the container's make zeroes each part's counter
 //   destroy       a global_free
@@ -54,6 +57,7 @@
 #include "shoal/runtime.hpp"
 #include "shoal/serialize.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -155,15 +159,21 @@ class object_arena {
     // Reserved before the rput below can suspend: another task of this core
     // inserting meanwhile gets the bytes after these.
     used = at + n;
-    const serial_ptr p{global_ptr<char>::make_2d(me, part(me) + header + at), n};
+    char* const to = part(me) + header + at;
+    const serial_ptr p{global_ptr<char>::make_2d(me, to), n};
     if (n == 0) return p;
+    if (one_sided_backend() != one_sided_kind::rma) {
+      // direct, shm: readers load this memory directly, after an atomic (or
+      // a barrier) that the caller's publishing orders after these stores;
+      // am: readers' rgets run here, on this core, after this task. So the
+      // bytes are written in place, once.
+      write_checked(v, to, n, owner);
+      std::atomic_thread_fence(std::memory_order_release);
+      return p;
+    }
+    // rma: every access to the window goes through MPI, this process's too.
     std::vector<char> bytes(n);
-    byte_writer w(bytes.data());
-    serializer<T>::write(w, v);
-    if (static_cast<std::size_t>(w.position() - bytes.data()) != n)
-      shoal::detail::fatal_user(
-          fmt::format("{}: serializer::write added {} bytes, but size() said {}", owner,
-                      w.position() - bytes.data(), n));
+    write_checked(v, bytes.data(), n, owner);
     rput(p.bytes, bytes.data(), n);
     rflush();  // complete before the caller publishes p
     return p;
@@ -189,6 +199,15 @@ class object_arena {
   }
 
  private:
+  template <class T>
+  static void write_checked(const T& v, char* to, std::size_t n, const std::string& owner) {
+    byte_writer w(to);
+    serializer<T>::write(w, v);
+    if (static_cast<std::size_t>(w.position() - to) != n)
+      shoal::detail::fatal_user(fmt::format(
+          "{}: serializer::write added {} bytes, but size() said {}", owner, w.position() - to, n));
+  }
+
   // The counter and the capacity, so values start 16-byte aligned.
   static constexpr std::uint64_t header = 16;
   static std::uint64_t part_bytes(std::uint64_t bytes_per_core) noexcept {
