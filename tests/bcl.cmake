@@ -74,7 +74,7 @@ set(bcl_object_job $<TARGET_FILE:bcl_object_job>)
 foreach(np 2 3)
   foreach(backend shm rma am)
     shoal_mpi_test(bcl_object_${backend}_np${np}_cores2 EXPECT zero MAX_S 60
-      REGEX "bcl_object ${backend}: 6 checks, 0 wrong values: PASSED"
+      REGEX "bcl_object ${backend}: 7 checks, 0 wrong values: PASSED"
       COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_object_job} --cores 2 --one-sided ${backend}
               --transport mpi --stack-kb 256)
   endforeach()
@@ -82,7 +82,7 @@ endforeach()
 foreach(backend rma am)
   foreach(way onesided delegate)
     shoal_mpi_test(bcl_object_path_${way}_${backend}_np2_cores2 EXPECT zero MAX_S 60
-      REGEX "bcl_object ${backend}: 6 checks, 0 wrong values: PASSED"
+      REGEX "bcl_object ${backend}: 7 checks, 0 wrong values: PASSED"
       COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_PATH=${way}
               ${SHOAL_MPIEXEC} -np 2 ${bcl_object_job} --cores 2 --one-sided ${backend}
               --transport mpi --stack-kb 256)

@@ -5,10 +5,12 @@
 // saw (0: passed); call from the root task.
 #pragma once
 
+#include "shoal/bcl/circular_queue.hpp"
 #include "shoal/bcl/hash_map.hpp"
 #include "shoal/shoal.hpp"
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -235,6 +237,66 @@ inline u64 arena_filled_values_kept() {
   string_map a = ms;
   a.destroy();
   shoal::global_free(cnt);
+  return wrong;
+}
+
+using string_queue = shoal::bcl::circular_queue<std::string>;
+
+/// Every core pushes `per` whole values (1 to 3000 bytes) to a string queue
+/// of 8 hosted on the last core while popping from it: every value popped
+/// is whole, each is popped once (the seeds' sum matches), the queue ends
+/// empty, and refused pushes gave their bytes back (the arena is sized for
+/// the values pushed, not for the refusals).
+inline u64 string_queue_push_pop(u64 per) {
+  const int n = shoal::cores();
+  const auto words = shoal::global_alloc<u64>(16);  // the 72-byte handle
+  const auto sums = shoal::global_alloc<u64>(8 * n);
+  const u64 zeros[3] = {};
+  shoal::rput(sums, zeros, 3);  // popped, sum of seeds, wrong
+  string_queue q = string_queue::make(n - 1, 8, per * 3016 + 4096);
+  u64 raw[16] = {};
+  static_assert(sizeof(string_queue) <= sizeof raw);
+  std::memcpy(raw, &q, sizeof q);
+  shoal::rput(words, raw, 16);
+  shoal::rflush();
+  shoal::on_all_cores([words, sums, per] {
+    u64 handle[16];
+    shoal::rget(words, handle, 16);
+    string_queue mine;
+    std::memcpy(&mine, handle, sizeof mine);
+    const u64 me = static_cast<u64>(shoal::mycore());
+    const u64 total = per * static_cast<u64>(shoal::cores());
+    u64 wrong = 0, seeds = 0, popped = 0;
+    const auto pop_one = [&] {
+      std::string s;
+      if (!mine.pop(s)) return false;
+      if (!is_whole(s)) ++wrong;
+      seeds += std::stoull(s.substr(0, s.find('|')));
+      shoal::fetch_add(sums, u64{1});
+      ++popped;
+      return true;
+    };
+    for (u64 j = 0; j < per; ++j) {
+      const std::string v = whole_value(me * 100000 + j);
+      while (!mine.push(v))
+        if (!pop_one()) shoal::yield();
+      pop_one();
+    }
+    while (shoal::rget(sums) < total)
+      if (!pop_one()) shoal::yield();
+    shoal::fetch_add(sums + 1, seeds);
+    shoal::fetch_add(sums + 2, wrong);
+  });
+  u64 wrong = shoal::rget(sums + 2);
+  u64 expect = 0;
+  for (u64 c = 0; c < static_cast<u64>(n); ++c)
+    for (u64 j = 0; j < per; ++j) expect += c * 100000 + j;
+  if (shoal::rget(sums + 1) != expect) ++wrong;
+  if (shoal::rget(sums) != per * static_cast<u64>(n)) ++wrong;
+  if (q.size() != 0) ++wrong;
+  q.destroy();
+  shoal::global_free(words);
+  shoal::global_free(sums);
   return wrong;
 }
 

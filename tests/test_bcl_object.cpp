@@ -37,6 +37,10 @@ TEST_P(bcl_object, FullArenaKeepsEarlierValues) {
   each_backend([] { return arena_filled_values_kept(); });
 }
 
+TEST_P(bcl_object, StringQueuePushPopWholeValues) {
+  each_backend([] { return string_queue_push_pop(40); });
+}
+
 SHOAL_TEST_CORES(bcl_object);
 
 // The handle of a table of inline values does not grow.

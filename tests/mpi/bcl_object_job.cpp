@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     tally.note("replace_values", replace_values(5, 4));
     tally.note("finds_racing_inserts", finds_racing_inserts(30));
     tally.note("arena_filled_values_kept", arena_filled_values_kept());
+    tally.note("string_queue_push_pop", string_queue_push_pop(30));
   });
   return tally.report_and_finalize("bcl_object", backend);
 }

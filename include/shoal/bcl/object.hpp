@@ -179,6 +179,18 @@ class object_arena {
     return p;
   }
 
+  /// Gives back the bytes of p, the calling core's latest put(), when no
+  /// put of this core came after it (a refused queue push): true if so.
+  bool unput(serial_ptr p) const {
+    const int me = mycore();
+    if (p.length == 0 || p.bytes.core() != me) return false;
+    std::uint64_t& used = counter(me);
+    char* const end = part(me) + header + used;
+    if (p.bytes.local() + p.length != end) return false;
+    used -= p.length;
+    return true;
+  }
+
   /// Reads back the value put() wrote at p. Any core; blocking.
   template <serial_object T>
   static T get(serial_ptr p, const std::string& owner) {
