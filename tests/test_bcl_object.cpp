@@ -59,6 +59,17 @@ TEST_F(bcl_object_misuse, FullArenaIsNamedBeforeTheTableIsTouched) {
               "replaced values stay until destroy\\); raise arena_bytes_per_core of make\\(\\)");
 }
 
+TEST_F(bcl_object_misuse, FullQueueArenaIsNamedBeforeTheRingIsTouched) {
+  EXPECT_EXIT(run_to_death(shoal_test::make_config(1),
+                           [] {
+                             auto q = string_queue::make(0, 4, 100);
+                             q.push(std::string(200, 'q'));
+                           }),
+              ExitedWithCode(shoal::exit_status::usage),
+              "circular_queue\\(host core 0, capacity 4\\): a value of 204 serialised bytes does "
+              "not fit core 0's arena \\(112 of 112 bytes left;.*raise arena_bytes_per_core");
+}
+
 TEST_F(bcl_object_misuse, ZeroArenaIsNamed) {
   EXPECT_EXIT(run_to_death(shoal_test::make_config(1), [] { string_map::make(8, 0); }),
               ExitedWithCode(shoal::exit_status::usage),
