@@ -61,3 +61,34 @@ shoal_mpi_test(bcl_path_auto_from_calibration_file EXPECT zero MAX_S 120
 shoal_mpi_test(bcl_path_auto_measured_shm_np2_cores2 EXPECT zero MAX_S 120
   REGEX "bcl shm: 18 checks, 0 wrong values: PASSED.*auto, costs measured at start-up: insert\\+find one-sided 4A\\+W\\+R\\+F = [0-9]+ ns, delegate 2D = [0-9]+ ns"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
+# Serialised values (bcl/object.hpp, mpi/bcl_object_job.cpp): strings,
+# vectors and a user type through serial pointers, at 2 x 2 and 3 x 2 under
+# every multi-process backend, each path forced at 2 x 2 under rma and am
+# (the default runs take what auto picks); a full arena on the last rank
+# only ends the job, status 2, naming the table and the option.
+add_executable(bcl_object_job mpi/bcl_object_job.cpp)
+target_include_directories(bcl_object_job PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(bcl_object_job PRIVATE shoal::shoal)
+shoal_apply_defaults(bcl_object_job)
+set(bcl_object_job $<TARGET_FILE:bcl_object_job>)
+foreach(np 2 3)
+  foreach(backend shm rma am)
+    shoal_mpi_test(bcl_object_${backend}_np${np}_cores2 EXPECT zero MAX_S 60
+      REGEX "bcl_object ${backend}: 7 checks, 0 wrong values: PASSED"
+      COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_object_job} --cores 2 --one-sided ${backend}
+              --transport mpi --stack-kb 256)
+  endforeach()
+endforeach()
+foreach(backend rma am)
+  foreach(way onesided delegate)
+    shoal_mpi_test(bcl_object_path_${way}_${backend}_np2_cores2 EXPECT zero MAX_S 60
+      REGEX "bcl_object ${backend}: 7 checks, 0 wrong values: PASSED"
+      COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_PATH=${way}
+              ${SHOAL_MPIEXEC} -np 2 ${bcl_object_job} --cores 2 --one-sided ${backend}
+              --transport mpi --stack-kb 256)
+  endforeach()
+endforeach()
+shoal_mpi_test(bcl_object_arena_full_on_one_rank EXPECT 2 MAX_S 60
+  REGEX "hash_map<8-byte key, serialised value>\\(64 buckets per core\\): a value of 104 serialised bytes does not fit core 3's arena .*raise arena_bytes_per_core of make\\(\\)"
+  COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_object_job} --cores 2 --transport mpi --one-sided rma
+          --stack-kb 256 --misuse arena-full)

@@ -48,12 +48,16 @@
 //   make, destroy              a global_alloc / global_free; make also a delegate to the host
 //   resize(n), migrate(core)  B + a make + R(n) + W(n) (collective; bcl/ring.hpp)
 //
+// T that is not trivially copyable (std::string, std::vector<U>, a type
+// with a shoal::serializer): bcl/object_queue.hpp, included below.
+//
 // Errors: a capacity of 0, a host core outside the job, n larger than the
 // capacity, a push with promise pop (or a pop with promise push),
 // local_nonatomic_pop off the host's process and use of a destroyed handle
 // end the job naming the queue (its host and capacity) and the cause.
 #pragma once
 
+#include "shoal/bcl/object.hpp"
 #include "shoal/bcl/ring.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/one_sided.hpp"
@@ -72,8 +76,13 @@ namespace shoal::bcl {
 /// What may run at the same time as a queue operation (see circular_queue).
 enum class queue_promise { push_pop, push, pop };
 
+// The primary template takes trivially copyable T (stored in the ring);
+// object_queue.hpp specialises it for serialised T (bcl/object.hpp).
 template <class T>
-requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class circular_queue {
+requires storable<T>
+class circular_queue {
+  static_assert(alignof(T) <= 64, "circular_queue: an element aligned to more than 64 bytes");
+
  public:
   /// A handle to nothing (every operation but valid() ends the job).
   circular_queue() = default;
@@ -246,3 +255,5 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class circular_que
 };
 
 }  // namespace shoal::bcl
+
+#include "shoal/bcl/object_queue.hpp"

@@ -79,9 +79,35 @@
 // local forms); find_only needs the barrier that ends the insert phase.
 //
 // Keys are compared and hashed by their bytes: K needs unique object
-// representations (no padding, no floats), checked at compile time.
+// representations (no padding, no floats), checked at compile time. Keys
+// are stored inline: a std::string key does not compile (hash it to a fixed
+// width first).
 //
-// Errors (the job ends naming the table and the cause): make with 0
+// Values (bcl/object.hpp). A trivially copyable V is stored in the bucket.
+// Any other V with a shoal::serializer (std::string, std::vector<U>, a user
+// type) is stored as a serial_ptr {global_ptr<char>, u64 length}: insert
+// writes the value's bytes into the inserting core's part of the table's
+// arena (make's arena_bytes_per_core, default 1 MiB per core), completes
+// them (under rma: rput and rflush), and only then runs the insert above
+// with the serial_ptr as the value, so a find that sees the pointer reads
+// complete bytes. find
+// reads the bucket as above, then rgets the bytes (find_only likewise, on
+// either path: the delegate returns the pointer, the caller reads the
+// bytes). Bytes are written once and never changed; a replaced value's old
+// bytes stay until destroy(), so a find racing an insert of its key returns
+// the old or the new value whole, never a mix. Extra costs (n: serialised
+// bytes; s(n) a copy of them):
+//   insert of a serialised value              + s(n)    (+ W(n) + F under rma: own part)
+//   find / find_only that finds the key       + R(n) + s(n)
+//   make / destroy                            + a global_alloc / global_free
+// Space: every insert, updates included, takes n bytes (rounded up to 8) of
+// the inserting core's part until destroy(); arena_bytes_left() says what
+// is left to the calling core. The handle grows by 8 bytes (32).
+//
+// Errors (the job ends naming the table and the cause): a serialised value
+// that does not fit the inserting core's arena part (status 2, naming the
+// table, the core and arena_bytes_per_core; raised before any bucket is
+// touched, so every value inserted earlier stays readable); make with 0
 // buckets per core or a bucket wider than --block-bytes; any use of a
 // destroyed or default handle (copies made before destroy() cannot know);
 // a local operation whose key lives on another process; a find_only find
@@ -90,6 +116,7 @@
 #pragma once
 
 #include "shoal/bcl/hash_bytes.hpp"
+#include "shoal/bcl/object.hpp"
 #include "shoal/bcl/path.hpp"
 #include "shoal/delegate.hpp"
 #include "shoal/detail/check.hpp"
@@ -118,13 +145,25 @@ enum class hash_promise { atomic, find_only, insert_only, local };
 enum class hash_insert { inserted, updated, full };
 
 template <class K, class V>
-requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) class hash_map {
+class hash_map {
+  static_assert(std::is_trivially_copyable_v<K>,
+                "hash_map stores keys inline and compares them by their bytes: K must be "
+                "trivially copyable (a std::string key is not supported; hash it to a fixed-width "
+                "key)");
   static_assert(std::has_unique_object_representations_v<K>,
                 "hash_map compares and hashes keys by their bytes: K must have no padding "
                 "and no floating-point members");
+  static_assert(storable<V>,
+                "hash_map values are trivially copyable (stored inline) or have a "
+                "shoal::serializer<V> (stored through a serial_ptr, bcl/object.hpp)");
+  // What the bucket holds for a value: V itself, or a serial_ptr to its bytes.
+  using S = stored_t<V>;
+  static constexpr bool serial = serial_object<V>;
+  struct no_arena {};
+  using arena_t = std::conditional_t<serial, object_arena, no_arena>;
   struct entry {
     K key;
-    V value;
+    S value;
   };
   struct unpadded {
     std::uint64_t status;
@@ -145,7 +184,10 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
 
   /// Makes a table of `per_core` buckets on every core. Any task; blocking:
   /// one allocation and a delegate to each core, which zeroes its part.
-  static hash_map make(std::uint64_t per_core) {
+  /// A serialised V also gets an arena of `arena_bytes_per_core` on every
+  /// core (ignored for trivially copyable V).
+  static hash_map make(std::uint64_t per_core,
+                       std::uint64_t arena_bytes_per_core = default_arena_bytes_per_core) {
     SHOAL_CHECK_ON_CORE("shoal::bcl::hash_map::make");
     const auto bb = static_cast<std::uint64_t>(shoal::detail::g_info.block_bytes);
     if (per_core == 0) shoal::detail::fatal_user("hash_map::make: a table of 0 buckets per core");
@@ -153,8 +195,12 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
       shoal::detail::fatal_user(fmt::format(
           "hash_map::make: a bucket of {} bytes (status, key of {}, value of {}) is wider than "
           "--block-bytes {}; raise --block-bytes to {} or more",
-          sizeof(bucket), sizeof(K), sizeof(V), bb, sizeof(bucket)));
+          sizeof(bucket), sizeof(K), sizeof(S), bb, sizeof(bucket)));
     hash_map m;
+    if constexpr (serial) {
+      m.per_core_ = per_core;  // for name()
+      m.arena_ = object_arena::make(arena_bytes_per_core, m.name());
+    }
     const std::uint64_t per_block = bb / sizeof(bucket);
     const std::uint64_t blocks = (per_core + per_block - 1) / per_block;
     m.per_core_ = per_core;
@@ -165,9 +211,10 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
       const std::uint64_t bytes = blocks * bb;
       // Reused heap memory is not zero; the owner clears its part, which is
       // contiguous in its segment. Every rank checks its SHOAL_BCL_PATH too.
-      delegate::call(c, [first, bytes, mode] {
+      delegate::call(c, [first, bytes, mode, arena = m.arena_, c, arena_bytes_per_core] {
         path_same_everywhere(mode);
-        std::memset(first.local(), 0, bytes);
+        std::memset(static_cast<void*>(first.local()), 0, bytes);
+        if constexpr (serial) arena.reset_part(c, arena_bytes_per_core);
       });
     }
     m.choose_paths(mode);
@@ -192,15 +239,16 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
 
   /// Inserts k -> v, or replaces the value of k. Blocking (suspends on
   /// remote operations; waits while a bucket is being written).
-  hash_insert insert(const K& k, const V& v, hash_promise p = hash_promise::atomic) {
+  hash_insert insert(const K& k, const V& value, hash_promise p = hash_promise::atomic) {
     check("insert");
-    if (p == hash_promise::local) {
-      check_local("insert", k);
-      return insert_with<local_access>(k, v);
-    }
+    if (p == hash_promise::local) check_local("insert", k);
     if (p == hash_promise::find_only)
       shoal::detail::fatal_user(fmt::format(
           "{}: insert with promise find_only (it promises that no insert runs)", name()));
+    // A serialised value's bytes land (and may report a full arena) before
+    // any bucket is touched.
+    const S v = to_stored(value);
+    if (p == hash_promise::local) return insert_with<local_access>(k, v);
     if (path_ == bcl::path::delegate)
       return delegate::call(
           home(k), [m = *this, k, v] { return m.template insert_with<owner_access>(k, v); });
@@ -210,25 +258,21 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   /// The value of k, or nullopt. Blocking.
   std::optional<V> find(const K& k, hash_promise p = hash_promise::atomic) {
     check("find");
-    switch (p) {
-      case hash_promise::find_only:
-        if (find_only_path_ == bcl::path::delegate)
-          return delegate::call(home(k), [m = *this, k] {
-            return m.find_only_with(k, [](global_ptr<bucket> b) { return *b.local(); });
-          });
-        return find_only_with(k, [](global_ptr<bucket> b) { return rget(b); });
-      case hash_promise::local:
-        check_local("find", k);
-        return find_with<local_access>(k);
-      case hash_promise::insert_only:
-        shoal::detail::fatal_user(fmt::format(
-            "{}: find with promise insert_only (it promises that only inserts run)", name()));
-      default:
-        if (path_ == bcl::path::delegate)
-          return delegate::call(home(k),
-                                [m = *this, k] { return m.template find_with<owner_access>(k); });
-        return find_with<remote_access>(k);
+    if constexpr (serial) {
+      const std::optional<S> s = find_stored(k, p);
+      if (!s) return std::nullopt;
+      return object_arena::get<V>(*s, name());
+    } else {
+      return find_stored(k, p);
     }
+  }
+
+  /// Bytes left for serialised values in the calling core's arena part
+  /// (0 for trivially copyable V, which needs none).
+  std::uint64_t arena_bytes_left() const {
+    check("arena_bytes_left");
+    if constexpr (serial) return arena_.left();
+    return 0;
   }
 
   /// Counters (V an integer of 4 or 8 bytes): adds d to the value of k,
@@ -285,6 +329,8 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   /// without their state machine.
   template <class F>
   void for_each_local(F&& fn) {
+    static_assert(!serial, "hash_map::for_each_local: values stored through a serial_ptr are not "
+                           "handed out in place; use find");
     check("for_each_local");
     const int me = mycore();
     for (std::uint64_t slot = 0; slot < per_core_; ++slot) {
@@ -298,6 +344,7 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   void destroy() {
     check("destroy");
     global_free(base_);
+    if constexpr (serial) arena_.destroy();
     *this = hash_map();
   }
 
@@ -313,6 +360,36 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   }
 
  private:
+  S to_stored(const V& v) const {
+    if constexpr (serial)
+      return arena_.put(v, name());
+    else
+      return v;
+  }
+
+  // find() up to what the bucket holds.
+  std::optional<S> find_stored(const K& k, hash_promise p) const {
+    switch (p) {
+      case hash_promise::find_only:
+        if (find_only_path_ == bcl::path::delegate)
+          return delegate::call(home(k), [m = *this, k] {
+            return m.find_only_with(k, [](global_ptr<bucket> b) { return *b.local(); });
+          });
+        return find_only_with(k, [](global_ptr<bucket> b) { return rget(b); });
+      case hash_promise::local:
+        check_local("find", k);
+        return find_with<local_access>(k);
+      case hash_promise::insert_only:
+        shoal::detail::fatal_user(fmt::format(
+            "{}: find with promise insert_only (it promises that only inserts run)", name()));
+      default:
+        if (path_ == bcl::path::delegate)
+          return delegate::call(home(k),
+                                [m = *this, k] { return m.template find_with<owner_access>(k); });
+        return find_with<remote_access>(k);
+    }
+  }
+
   // The two ways to touch a bucket: one_sided calls, or CPU atomics and
   // copies on this process's memory (promise local). Same state machine.
   struct remote_access {
@@ -327,8 +404,8 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     static K key(global_ptr<bucket> b) { return rget(field<K>(b, offsetof(entry, key))); }
     static entry read(global_ptr<bucket> b) { return rget(field<entry>(b, 0)); }
     static void write(global_ptr<bucket> b, const entry& e) { rput(field<entry>(b, 0), e); }
-    static void write_value(global_ptr<bucket> b, const V& v) {
-      rput(field<V>(b, offsetof(entry, value)), v);
+    static void write_value(global_ptr<bucket> b, const S& v) {
+      rput(field<S>(b, offsetof(entry, value)), v);
     }
     static void add_value(global_ptr<bucket> b, const V& d) {
       (void)shoal::fetch_add(field<V>(b, offsetof(entry, value)), d);
@@ -355,7 +432,7 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
     static K key(global_ptr<bucket> b) { return b.local()->e.key; }
     static entry read(global_ptr<bucket> b) { return b.local()->e; }
     static void write(global_ptr<bucket> b, const entry& e) { b.local()->e = e; }
-    static void write_value(global_ptr<bucket> b, const V& v) { b.local()->e.value = v; }
+    static void write_value(global_ptr<bucket> b, const S& v) { b.local()->e.value = v; }
     static void add_value(global_ptr<bucket> b, const V& d) {
       std::atomic_ref<V>(b.local()->e.value).fetch_add(d);
     }
@@ -397,7 +474,7 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   // change); if it is k, the bucket is locked ready -> reserved to replace
   // the value. A reserved bucket may be becoming k: wait for it.
   template <class Access>
-  hash_insert insert_with(const K& k, const V& v) const {
+  hash_insert insert_with(const K& k, const S& v) const {
     const int c = home(k);
     std::uint64_t slot = first_slot(k);
     for (std::uint64_t probed = 0; probed < per_core_;) {
@@ -433,7 +510,7 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   // BCL's find (table 6.1c): hold a reader bit (fetch_or) so no insert
   // reserves the bucket, wait while it is reserved, read, drop the bit.
   template <class Access>
-  std::optional<V> find_with(const K& k) const {
+  std::optional<S> find_with(const K& k) const {
     const int c = home(k);
     const std::uint64_t bit = std::uint64_t{1} << (32 + mycore() % 32);
     std::uint64_t slot = first_slot(k);
@@ -518,7 +595,7 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   // Table 6.1d: no insert runs, so one read of the whole bucket is enough
   // (rget, or a copy on the home core: the promise leaves no writer).
   template <class Read>
-  std::optional<V> find_only_with(const K& k, const Read& read) const {
+  std::optional<S> find_only_with(const K& k, const Read& read) const {
     const int c = home(k);
     std::uint64_t slot = first_slot(k);
     for (std::uint64_t probed = 0; probed < per_core_; ++probed) {
@@ -538,8 +615,12 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   }
 
   std::string name() const {
-    return fmt::format("hash_map<{}-byte key, {}-byte value>({} buckets per core)", sizeof(K),
-                       sizeof(V), per_core_);
+    if constexpr (serial)
+      return fmt::format("hash_map<{}-byte key, serialised value>({} buckets per core)", sizeof(K),
+                         per_core_);
+    else
+      return fmt::format("hash_map<{}-byte key, {}-byte value>({} buckets per core)", sizeof(K),
+                         sizeof(V), per_core_);
   }
   void check(const char* op) const {
     SHOAL_CHECK_ON_CORE("shoal::bcl::hash_map");
@@ -580,6 +661,7 @@ requires(std::is_trivially_copyable_v<K>&& std::is_trivially_copyable_v<V>) clas
   std::uint64_t per_core_ = 0;
   bcl::path path_ = bcl::path::onesided;
   bcl::path find_only_path_ = bcl::path::onesided;
+  [[no_unique_address]] arena_t arena_;  // serialised V: where the bytes are
 };
 
 }  // namespace shoal::bcl

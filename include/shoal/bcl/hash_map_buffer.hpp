@@ -73,6 +73,9 @@ enum class hash_apply { insert, add, add_existing };
 
 template <class K, class V>
 class hash_map_buffer {
+  static_assert(std::is_trivially_copyable_v<V>,
+                "hash_map_buffer carries entries by value through fast_queue: V must be "
+                "trivially copyable (insert serialised values into the hash_map itself)");
  public:
   struct entry {
     K key;
