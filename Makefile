@@ -19,14 +19,17 @@
 #                   through tools/cluster/wire.cpp where the kernel has no netem)
 #   make soak       SOAK_MINUTES (20) of mixed apps on 2 and 3 processes; fails on
 #                   a failed run or RSS growth (tools/soak/soak.py; not in CI)
-#   make bench      build, then the microbenchmarks (bench-micro) and the application
-#                   harness (bench-apps: apps vs MPI baselines, bench/results/latest.*)
+#   make bench      build, then every benchmark below (bench-micro, bench-apps,
+#                   bench-one-sided, bench-queues, bench-bcl, bench-containers)
 #   make bench-micro  run every build/bin/bench-* $(BENCH_ARGS)
 #   make bench-one-sided  one-sided ops per --one-sided backend, 1 x 2 and 2 x 1
 #                   (bench/one_sided.py -> bench/results/one_sided.txt)
 #   make bench-queues  UPC queues microbenchmark: shoal::queue vs a locked buffer and a
 #                   notification array at 2, 4, 8 cores (-> bench/results/upc_queues.md)
-#   make bench-bcl  BCL's hash table per backend (bench/bcl.py -> bench/results/bcl.md)
+#   make bench-bcl  BCL's hash table per backend (bench/bcl.py -> bench/results/bcl.md),
+#                   then each method's predicted vs measured cost (bench/bcl_costs.py)
+#   make bench-containers  counting_set, array and map<string> rates, 1 x 2 and 2 x 1
+#                   (bench/containers.py $(CONTAINERS_ARGS) -> bench/results/containers.md)
 #   make bench-apps   bench/apps/harness.py $(HARNESS_ARGS) (installs python3, gnuplot-nox)
 #   make bench-mpi  build the distributed benchmarks, then run them on MPI_NP (default 2)
 #                   ranks of MPI_CORES (default 1) cores: shoal messages against plain
@@ -43,7 +46,7 @@
 #   make clean      remove build/, build-asan/, build-tsan/, build-mpich/ and build-fuzz/
 #
 # Variables: BUILD_DIR, ASAN_DIR, TSAN_DIR, BUILD_TYPE, TEST_ASAN, TEST_TSAN, CMAKE_ARGS, JOBS, CTEST_ARGS,
-# BENCH_ARGS, RUN_ARGS, MPI_NP, MPI_CORES, BENCH_MPI_ARGS, FUZZ_DIR, FUZZ_CXX, FUZZ_SECONDS,
+# BENCH_ARGS, CONTAINERS_ARGS, RUN_ARGS, MPI_NP, MPI_CORES, BENCH_MPI_ARGS, FUZZ_DIR, FUZZ_CXX, FUZZ_SECONDS,
 # TEST_FUZZ, SOAK_MINUTES, SOAK_ARGS.
 
 SHELL := /bin/bash

@@ -196,4 +196,61 @@ inline u64 local_inserts(u64 keys) {
   return wrong;
 }
 
+/// Counters: every core adds 1 to each of `keys` keys at once (add), then
+/// adds 1 again only to keys present (add_existing), and tries add_existing
+/// on `keys` absent keys. Exactly one add per key reports inserted; every
+/// key ends at 2 x cores; no absent key is inserted; for_each_local over
+/// every core's part sees each key once with that count. A table of one
+/// bucket per core reports full without changing anything.
+inline u64 adds_from_every_core(u64 keys) {
+  const int n = shoal::cores();
+  const map m = map::make(keys + 8);
+  const auto cnt = counters(4);  // inserted, absent found, wrong, seen by for_each_local
+  shoal::on_all_cores([m, cnt, keys] {
+    map h = m;
+    u64 ins = 0, found_absent = 0, wrong = 0;
+    for (u64 k = 0; k < keys; ++k)
+      if (h.add(k, 1) == hash_insert::inserted) ++ins;
+    shoal::barrier();
+    for (u64 k = 0; k < keys; ++k) {
+      if (!h.add_existing(k, 1)) ++wrong;
+      if (h.add_existing(k + keys, 1)) ++found_absent;
+    }
+    shoal::barrier();
+    u64 seen = 0;
+    const u64 want = 2 * static_cast<u64>(shoal::cores());
+    h.for_each_local([&](const u64& k, u64& v) {
+      ++seen;
+      if (k >= keys || v != want) ++wrong;
+    });
+    shoal::fetch_add(cnt, ins);
+    shoal::fetch_add(cnt + 1, found_absent);
+    shoal::fetch_add(cnt + 2, wrong);
+    shoal::fetch_add(cnt + 3, seen);
+  });
+  u64 wrong = shoal::rget(cnt + 2) + shoal::rget(cnt + 1);
+  if (shoal::rget(cnt) != keys) ++wrong;
+  if (shoal::rget(cnt + 3) != keys) ++wrong;
+  map h = m;
+  for (u64 k = 0; k < keys; ++k) {
+    const std::optional<u64> got = h.find(k);
+    if (!got || *got != 2 * static_cast<u64>(n)) ++wrong;
+    if (h.find(k + keys)) ++wrong;
+  }
+  // One bucket per core: the second key homed on a core finds it full.
+  map tiny = map::make(1);
+  u64 full = 0;
+  for (u64 k = 0; k < 64 * static_cast<u64>(n); ++k)
+    if (tiny.add(k, 5) == hash_insert::full) ++full;
+  if (full != 64 * static_cast<u64>(n) - static_cast<u64>(n)) ++wrong;
+  u64 total = 0;
+  for (u64 k = 0; k < 64 * static_cast<u64>(n); ++k)
+    if (const std::optional<u64> got = tiny.find(k)) total += *got;
+  if (total != 5 * static_cast<u64>(n)) ++wrong;
+  h.destroy();
+  tiny.destroy();
+  shoal::global_free(cnt);
+  return wrong;
+}
+
 }  // namespace bcl_hash_map_checks

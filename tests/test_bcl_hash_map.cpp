@@ -35,6 +35,10 @@ TEST_P(bcl_hash_map, LocalInsertsFromCoresOfOneProcess) {
   each_backend([] { return local_inserts(500); });
 }
 
+TEST_P(bcl_hash_map, AddsCountEveryCoreAndAddExistingInsertsNothing) {
+  each_backend([] { return adds_from_every_core(200); });
+}
+
 SHOAL_TEST_CORES(bcl_hash_map);
 
 class bcl_hash_map_misuse : public shoal_test::death_test {};
@@ -70,6 +74,16 @@ TEST_F(bcl_hash_map_misuse, InsertWithFindOnlyPromiseIsNamed) {
               ExitedWithCode(shoal::exit_status::fatal),
               "hash_map<8-byte key, 8-byte value>\\(8 buckets per core\\): insert with promise "
               "find_only");
+}
+
+TEST_F(bcl_hash_map_misuse, AddWithFindOnlyPromiseIsNamed) {
+  EXPECT_EXIT(run_to_death(shoal_test::make_config(2),
+                           [] {
+                             map m = map::make(8);
+                             m.add(1, 2, hash_promise::find_only);
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "add with promise find_only");
 }
 
 TEST_F(bcl_hash_map_misuse, FindWithInsertOnlyPromiseIsNamed) {

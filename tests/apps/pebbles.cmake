@@ -66,6 +66,12 @@ if("gups" IN_LIST SHOAL_BUILT_APPS)
                 --routing ${routing} --cores ${cores} --log-table 14 --json)
     endforeach()
   endforeach()
+  # The phase's buffer peaks (routing.hpp's network_traffic): at 4 x 1 a
+  # process has between 1 and 3 peers with a buffer open at once, and held
+  # at least one buffer during the updates (a broken count reads 0 or wraps).
+  shoal_app_test(gups_routing_buffer_peaks_4x1 NP 4 EXPECT zero MAX_S 60
+    REGEX "\"coalescing_buffers_per_process\":[123],.*\"phase_network_buffers_per_process\":[1-9][0-9]?,"
+    COMMAND shoal-driver gups --routing direct --cores 1 --log-table 12 --json)
   shoal_app_test(gups_routing_needs_channel EXPECT 2 MAX_S 30
     REGEX "--routing hypercube: routing applies to --impl channel only, not --impl delegate"
     COMMAND shoal-driver gups --impl delegate --routing hypercube --log-table 10)

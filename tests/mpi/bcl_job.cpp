@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
     note("hash_map_full_parts", full_parts_reported());
     note("hash_map_update", update_replaces_value());
     note("hash_map_local", local_inserts(200));
+    note("hash_map_adds", adds_from_every_core(120));
     note("hash_map_buffer_two_phases", bcl_hash_map_buffer_checks::two_phases(150, 30, 512, 16));
     note("hash_map_buffer_full_queue", bcl_hash_map_buffer_checks::two_phases(150, 30, 8, 8));
     note("hash_map_buffer_full_table", bcl_hash_map_buffer_checks::full_table_reported(10, 20));

@@ -136,6 +136,8 @@ link_down_once() {
     rc=$?
   else
     rc=timeout
+    kill -- "$job" 2>/dev/null  # not left running into the next bring-up
+    wait "$job" 2>/dev/null
   fi
   elapsed=$(awk -v a="$unplugged" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   echo "link down: ended=$ended rc=$rc after ${elapsed}s from the unplug (shoal's message" \

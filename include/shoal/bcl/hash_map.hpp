@@ -542,7 +542,7 @@ class hash_map {
   // fetch_add on its value, without the lock (its key never changes, and
   // adds commute).
   template <class Access>
-  hash_insert add_with(const K& k, const V& d) {
+  hash_insert add_with(const K& k, const V& d) const {
     const int c = home(k);
     std::uint64_t slot = first_slot(k);
     for (std::uint64_t probed = 0; probed < per_core_;) {
@@ -571,7 +571,7 @@ class hash_map {
   // add_existing: probing as find, but the status is read with an atomic
   // that sets nothing (fetch_or 0), since the value is changed by atomics.
   template <class Access>
-  bool add_existing_with(const K& k, const V& d) {
+  bool add_existing_with(const K& k, const V& d) const {
     const int c = home(k);
     std::uint64_t slot = first_slot(k);
     for (std::uint64_t probed = 0; probed < per_core_;) {
