@@ -188,14 +188,20 @@ TEST(bcl_checksum_race, EachWordStoredOnce) {
 
 #endif
 
-// Gets (shared side = source) copy the right bytes at every alignment.
+// Gets (shared side = source) copy the right bytes at every alignment:
+// every length to 70, then lengths through the AVX body (256 and up) at
+// every offset within a 32-byte line.
 TEST(bcl_checksum_race, GetsCopyEveryAlignment) {
-  alignas(16) std::array<char, 300> from{};
+  alignas(32) std::array<char, 1100> from{};
   for (std::size_t i = 0; i < from.size(); ++i) from[i] = static_cast<char>(i * 13 + 5);
-  for (std::size_t len = 0; len <= 70; ++len)
-    for (std::size_t off = 0; off < 16; ++off)
+  std::vector<std::size_t> lengths;
+  for (std::size_t len = 0; len <= 70; ++len) lengths.push_back(len);
+  for (std::size_t len : {255, 256, 257, 263, 288, 300, 511, 512, 520, 777, 1000})
+    lengths.push_back(len);
+  for (std::size_t len : lengths)
+    for (std::size_t off = 0; off < 32; ++off)
       for (std::size_t to_off : {0, 5}) {
-        std::array<char, 100> to{};
+        std::array<char, 1040> to{};
         shoal::detail::copy_once(to.data() + to_off, from.data() + off, len,
                                  shoal::detail::shared_side::src);
         ASSERT_EQ(std::memcmp(to.data() + to_off, from.data() + off, len), 0) << len << " " << off;
