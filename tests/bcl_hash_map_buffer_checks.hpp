@@ -4,6 +4,8 @@
 // saw (0: passed); call from the root task.
 #pragma once
 
+#include "bcl_check_support.hpp"
+
 #include "shoal/bcl/hash_map_buffer.hpp"
 
 #include <cstdint>
@@ -61,11 +63,7 @@ inline u64 two_phases(u64 per, u64 shared, u64 queue, u64 message) {
     buf.destroy();
     shoal::fetch_add(cnt, wrong);
   });
-  const u64 wrong = shoal::rget(cnt);
-  map d = m;
-  d.destroy();
-  shoal::global_free(cnt);
-  return wrong;
+  return bcl_check_support::wrong_then_free(cnt, m);
 }
 
 /// More distinct keys than the table holds: flush reports exactly the

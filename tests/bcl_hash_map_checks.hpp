@@ -4,6 +4,8 @@
 // passed); call from the root task.
 #pragma once
 
+#include "bcl_check_support.hpp"
+
 #include "shoal/bcl/hash_map.hpp"
 #include "shoal/shoal.hpp"
 
@@ -110,11 +112,7 @@ inline u64 finds_during_inserts(u64 per) {
     }
     shoal::fetch_add(cnt, wrong);
   });
-  const u64 wrong = shoal::rget(cnt);
-  map d = m;
-  d.destroy();
-  shoal::global_free(cnt);
-  return wrong;
+  return bcl_check_support::wrong_then_free(cnt, m);
 }
 
 /// A table of 3 buckets per core filled from one task: each home part

@@ -5,6 +5,8 @@
 // saw (0: passed); call from the root task.
 #pragma once
 
+#include "bcl_check_support.hpp"
+
 #include "shoal/bcl/circular_queue.hpp"
 #include "shoal/bcl/hash_map.hpp"
 #include "shoal/shoal.hpp"
@@ -113,11 +115,7 @@ u64 round_trip(u64 per, u64 arena_bytes_per_core) {
         ++wrong;
     shoal::fetch_add(cnt, wrong);
   });
-  const u64 wrong = shoal::rget(cnt);
-  map d = m;
-  d.destroy();
-  shoal::global_free(cnt);
-  return wrong;
+  return bcl_check_support::wrong_then_free(cnt, m);
 }
 
 inline u64 strings_round_trip(u64 per) {
@@ -164,11 +162,7 @@ inline u64 replace_values(u64 keys, u64 rounds) {
     }
     shoal::fetch_add(cnt, wrong);
   });
-  const u64 wrong = shoal::rget(cnt);
-  string_map a = ms;
-  a.destroy();
-  shoal::global_free(cnt);
-  return wrong;
+  return bcl_check_support::wrong_then_free(cnt, ms);
 }
 
 /// A value that says how to check itself: "<seed>|" then a pattern of a
@@ -202,11 +196,7 @@ inline u64 finds_racing_inserts(u64 rounds) {
     }
     shoal::fetch_add(cnt, wrong);
   });
-  const u64 wrong = shoal::rget(cnt);
-  string_map a = ms;
-  a.destroy();
-  shoal::global_free(cnt);
-  return wrong;
+  return bcl_check_support::wrong_then_free(cnt, ms);
 }
 
 /// Fills each core's small arena with 100-character strings while
@@ -233,11 +223,7 @@ inline u64 arena_filled_values_kept() {
       if (s.find(key) != text_of(key, 100)) ++wrong;
     shoal::fetch_add(cnt, wrong);
   });
-  const u64 wrong = shoal::rget(cnt);
-  string_map a = ms;
-  a.destroy();
-  shoal::global_free(cnt);
-  return wrong;
+  return bcl_check_support::wrong_then_free(cnt, ms);
 }
 
 using string_queue = shoal::bcl::circular_queue<std::string>;
