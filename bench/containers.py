@@ -16,9 +16,10 @@ import collections
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
+
+from bench_run import cpu_model, run_program
 
 SHAPES = [(1, 2), (2, 1)]  # (processes, cores per process)
 KERNELS = ["counting_set_u64", "array_visit_increment", "map_string16_reduce"]
@@ -33,22 +34,9 @@ def run_one(exe, np, cores, ops, key_bits, timeout):
            "--reps", "1"]
     if np > 1:
         cmd = ["mpirun", "--oversubscribe", "-np", str(np)] + cmd
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    try:
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        print(f"containers.py: {' '.join(cmd)} did not finish in {timeout} s", file=sys.stderr)
-        return None
-    if out.returncode != 0:
-        sys.exit(f"containers.py: {' '.join(cmd)} failed ({out.returncode}):\n{out.stderr}")
-    return [m.groups() for m in LINE.finditer(out.stdout)]
+    out = run_program(cmd, "containers.py", timeout)
+    return None if out is None else [m.groups() for m in LINE.finditer(out)]
 
-
-def cpu_model():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    except OSError:
-        return "unknown"
     for line in out.splitlines():
         if line.startswith("Model name"):
             return line.split(":", 1)[1].strip()

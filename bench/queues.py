@@ -13,9 +13,10 @@ import collections
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
+
+from bench_run import cpu_model, run_program
 
 # (processes, cores per process): 2, 4 and 8 cores; above 2 processes of one
 # core, or 1 of two, the processes time-share this machine's CPUs.
@@ -32,22 +33,9 @@ def run_one(exe, np, cores, items, timeout, backend):
         cmd = ["mpirun", "--oversubscribe", "-np", str(np)] + cmd + ["--one-sided", backend]
         if backend in ("shm", "rma"):
             cmd += ["--transport", "mpi"]
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    try:
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        print(f"queues.py: {' '.join(cmd)} did not finish in {timeout} s", file=sys.stderr)
-        return None
-    if out.returncode != 0:
-        sys.exit(f"queues.py: {' '.join(cmd)} failed ({out.returncode}):\n{out.stderr}")
-    return [m.groups() for m in LINE.finditer(out.stdout)]
+    out = run_program(cmd, "queues.py", timeout)
+    return None if out is None else [m.groups() for m in LINE.finditer(out)]
 
-
-def cpu_model():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    except OSError:
-        return "unknown"
     for line in out.splitlines():
         if line.startswith("Model name"):
             return line.split(":", 1)[1].strip()
