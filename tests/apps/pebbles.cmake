@@ -72,6 +72,10 @@ if("gups" IN_LIST SHOAL_BUILT_APPS)
   shoal_app_test(gups_routing_buffer_peaks_4x1 NP 4 EXPECT zero MAX_S 60
     REGEX "\"coalescing_buffers_per_process\":[123],.*\"phase_network_buffers_per_process\":[1-9][0-9]?,"
     COMMAND shoal-driver gups --routing direct --cores 1 --log-table 12 --json)
+  # 2 processes of 2 cores: one peer, whichever core sends.
+  shoal_app_test(gups_routing_buffer_peaks_2x2 NP 2 EXPECT zero MAX_S 60
+    REGEX "\"coalescing_buffers_per_process\":1,.*\"phase_network_buffers_per_process\":[1-9][0-9]?,"
+    COMMAND shoal-driver gups --routing hypercube --cores 2 --log-table 12 --json)
   shoal_app_test(gups_routing_needs_channel EXPECT 2 MAX_S 30
     REGEX "--routing hypercube: routing applies to --impl channel only, not --impl delegate"
     COMMAND shoal-driver gups --impl delegate --routing hypercube --log-table 10)
