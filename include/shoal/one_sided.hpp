@@ -38,10 +38,16 @@
 //   am      every operation is a delegate to the owning core (active
 //           messages through the aggregator): works everywhere, costs a round
 //           trip, needs no progress from MPI RMA.
-//   auto    (default) direct in a job of one process, am in a job of
-//           several. It does not pick shm or rma by itself yet: those make
-//           windows collectively at init, and which wins depends on costs
-//           still to be measured per machine (bench/bench_one_sided.cpp).
+//   auto    (default) direct in a job of one process; shm when every
+//           process of the job is on one node (the ranks compare host
+//           names) and /dev/shm, where MPI puts shared windows, has room on
+//           every rank for all the node's heaps (statvfs; SHOAL_SHM_FREE_MB
+//           replaces the figure, for tests); am otherwise. The ranks vote
+//           by allgather, so all take the same choice, and a rank that then
+//           fails to map the shared heap makes all of them fall back to am.
+//           --verbose names the choice and why. rma is never chosen by
+//           itself (its progress depends on the MPI library). shm's shared
+//           mapping does not get transparent huge pages.
 //
 // Memory model (cf. BCL 3.1). "This core" is the calling shoal core. The
 // flush is named rflush() (and the fence rfence()) because shoal::flush()

@@ -124,7 +124,8 @@ const std::array choice_options{
                   [](config& c, int v) { c.transport = static_cast<transport_kind>(v); }},
     choice_option{"one-sided",
                   "how rget/rput and remote atomics reach their target: auto (direct for one "
-                  "process, am for several), direct, shm, rma, am",
+                  "process; shm when all processes share one node and /dev/shm holds their "
+                  "heaps; else am), direct, shm, rma, am",
                   {"auto", "direct", "shm", "rma", "am"},
                   [](const config& c) { return static_cast<int>(c.one_sided); },
                   [](config& c, int v) { c.one_sided = static_cast<one_sided_kind>(v); }},
@@ -275,6 +276,7 @@ std::vector<std::string> known_env_names() {
   for (const auto& option : bool_options) names.push_back(env_name(option.name));
   for (const auto& option : choice_options) names.push_back(env_name(option.name));
   names.insert(names.end(), {"SHOAL_BCL_PATH", "SHOAL_BCL_CALIBRATION"});  // bcl/path.hpp
+  names.emplace_back("SHOAL_SHM_FREE_MB");  // memory/one_sided.cpp: --one-sided auto's room test
   return names;
 }
 
