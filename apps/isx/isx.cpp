@@ -7,7 +7,10 @@
 //
 // Each timed sort: a barrier, the distribution stage (every core sends each
 // of its keys to the core owning the key's value), then the local sort stage
-// (each core sorts what it got by counting). The implementations:
+// (each core sorts what it got by counting). Keys are counted where they
+// land, with no copy in between: this core's own keys as their stage
+// fills, a queue's keys in the queue's storage, a channel's in the handler;
+// then the counts are written out in order. The implementations:
 //   queue       BCL's way (its figure 5.2): one bcl::fast_queue per core;
 //               a core stages K keys per destination and pushes each full
 //               stage into the destination's queue (one remote atomic and
@@ -58,13 +61,13 @@ struct core_state {
   int me = 0;
   std::uint64_t lo = 0;  ///< this core sorts key values [lo, hi)
   std::uint64_t hi = 0;
-  std::vector<std::uint32_t> input;     ///< this core's keys (made once)
-  std::vector<std::uint32_t> received;  ///< this sort's keys for [lo, hi)
-  std::vector<std::uint32_t> counts;    ///< the counting sort's histogram
-  std::vector<std::uint32_t> sorted;    ///< the local sort's output
-  std::vector<std::uint32_t> stage;     ///< message_keys per destination
-  std::vector<int> fill;                ///< keys staged per destination
-  std::uint64_t lost = 0;               ///< keys outside [lo, hi) (none when right)
+  std::vector<std::uint32_t> input;   ///< this core's keys (made once)
+  std::uint64_t counted = 0;          ///< this sort's keys counted in [lo, hi)
+  std::vector<std::uint32_t> counts;  ///< the counting sort's histogram
+  std::vector<std::uint32_t> sorted;  ///< the local sort's output
+  std::vector<std::uint32_t> stage;   ///< message_keys per destination
+  std::vector<int> fill;              ///< keys staged per destination
+  std::uint64_t lost = 0;             ///< keys outside [lo, hi) (none when right)
 };
 
 shoal::per_core<core_state> g_core;
@@ -92,10 +95,17 @@ void setup_core(core_state& st) {
   st.hi = p.range_begin(st.me + 1);
   st.input.resize(static_cast<std::size_t>(p.keys_per_core()));
   isx::make_keys(p, st.me, st.input);
-  st.received.reserve(static_cast<std::size_t>(p.receive_bound()));
+  st.counts.assign(static_cast<std::size_t>(st.hi - st.lo), 0);
   st.stage.resize(static_cast<std::size_t>(shoal::cores()) *
                   static_cast<std::size_t>(p.message_keys()));
   st.fill.assign(static_cast<std::size_t>(shoal::cores()), 0);
+}
+
+/// Counts keys that reached this core (the first half of its local sort).
+void take(core_state& st, std::span<const std::uint32_t> keys) {
+  const std::uint64_t outside = isx::count_keys(keys, st.lo, st.counts);
+  st.lost += outside;
+  st.counted += keys.size() - outside;
 }
 
 /// The distribution stage's sending side: each key staged for its owner;
@@ -110,7 +120,7 @@ void distribute(core_state& st, const Send& send) {
   auto ship = [&](int dest, int n) {
     const std::uint32_t* run = stage + static_cast<std::ptrdiff_t>(dest) * k;
     if (dest == st.me)
-      st.received.insert(st.received.end(), run, run + n);
+      take(st, std::span<const std::uint32_t>(run, static_cast<std::size_t>(n)));
     else
       send(dest, run, n);
   };
@@ -144,12 +154,8 @@ void distribute_by_queue(core_state& st, std::span<key_queue> queues) {
   });
   shoal::rflush();
   shoal::barrier();
-  key_queue& mine = queues[static_cast<std::size_t>(st.me)];
-  const std::size_t own = st.received.size();
-  st.received.resize(own + static_cast<std::size_t>(mine.size()));
-  const std::size_t got =
-      mine.local_nonatomic_pop(std::span<std::uint32_t>(st.received).subspan(own));
-  st.received.resize(own + got);
+  queues[static_cast<std::size_t>(st.me)].local_nonatomic_drain(
+      [&](std::span<const std::uint32_t> run) { take(st, run); });
 }
 
 /// The channel impl's distribution stage.
@@ -173,13 +179,15 @@ void run_core(std::span<key_queue> queues, const shoal::channel<key_block>& ch) 
   setup_core(st);
   const isx_problem& p = *st.problem;
   auto sort_once = [&] {
-    st.received.clear();
+    std::ranges::fill(st.counts, 0);
+    st.counted = 0;
+    st.lost = 0;
     shoal::barrier();  // every core done with the last sort before keys arrive
     if (!queues.empty())
       distribute_by_queue(st, queues);
     else
       distribute_by_channel(st, ch);
-    st.lost = isx::counting_sort(st.received, st.lo, st.hi, st.counts, st.sorted);
+    isx::emit_sorted(st.counts, st.lo, st.counted, st.sorted);
   };
   sort_once();  // warm-up, untimed (ISx's burn-in)
   shoal::barrier();
@@ -241,8 +249,7 @@ void run_isx(const isx::isx_options& o, run_context& ctx) {
       });
     } else {
       const shoal::channel<key_block> ch = shoal::make_channel<key_block>([](const key_block& b) {
-        std::vector<std::uint32_t>& r = t_state->received;
-        r.insert(r.end(), b.keys.begin(), b.keys.begin() + b.count);
+        take(*t_state, std::span<const std::uint32_t>(b.keys.data(), b.count));
       });
       shoal::on_all_cores([ch] { run_core({}, ch); });
       shoal::channel<key_block> closing = ch;

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -19,9 +19,10 @@
 #include <thread>
 #include <vector>
 
-#include <fmt/format.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <fmt/format.h>
 
 #include "memory/one_sided_copy.hpp"
 #include "memory/one_sided_impl.hpp"
@@ -392,8 +393,7 @@ std::int64_t shm_free_bytes() {
     char* end = nullptr;
     errno = 0;
     const long long mb = std::strtoll(v, &end, 10);
-    if (end == v || *end != '\0' || errno != 0 || mb < 0 || mb > (std::int64_t{1} << 40))
-      return -2;
+    if (end == v || *end != '\0' || errno != 0 || mb < 0 || mb > (std::int64_t{1} << 40)) return -2;
     return static_cast<std::int64_t>(mb) << 20;
   }
   struct statvfs fs {};
@@ -441,10 +441,10 @@ one_sided_kind choose_automatic(transport& t, std::size_t heap_bytes) {
       return one_sided_kind::am;
     }
     if (votes[r].free < need) {
-      g_os.auto_why =
-          fmt::format("/dev/shm has {} free on rank {}, the {} heaps need {} (lower --heap-mb or "
-                      "enlarge /dev/shm for shm)",
-                      mib(votes[r].free), r, votes.size(), mib(need));
+      g_os.auto_why = fmt::format(
+          "/dev/shm has {} free on rank {}, the {} heaps need {} (lower --heap-mb or "
+          "enlarge /dev/shm for shm)",
+          mib(votes[r].free), r, votes.size(), mib(need));
       return one_sided_kind::am;
     }
   }

@@ -85,6 +85,9 @@ isx_problem::isx_problem(const isx_options& o, int cores)
         "--max-key {}: fewer key values than the job's {} cores; each core sorts a range of at "
         "least one value",
         max_key_, cores));
+  owner_mul_ = (p << 32) / max_key_;
+  begins_.resize(static_cast<std::size_t>(cores) + 1);
+  for (int c = 0; c <= cores; ++c) begins_[static_cast<std::size_t>(c)] = range_begin(c);
   // Per core: the input, what it receives (with margin), the sorted output,
   // the counts of its range, and staging; times the cores of this machine
   // (the baseline's ranks or shoal's cores all share it).
@@ -131,26 +134,54 @@ void make_keys(const isx_problem& p, int core, std::span<std::uint32_t> out) {
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = p.key(first + i);
 }
 
+std::uint64_t count_keys(std::span<const std::uint32_t> keys, std::uint64_t lo,
+                         std::span<std::uint32_t> counts) noexcept {
+  std::uint64_t outside = 0;
+  std::uint32_t* c = counts.data();
+  const std::uint64_t width = counts.size();
+  for (const std::uint32_t k : keys) {
+    const std::uint64_t v = k - lo;  // wraps far above width when k < lo
+    if (v >= width) {
+      ++outside;
+      continue;
+    }
+    ++c[v];
+  }
+  return outside;
+}
+
+void emit_sorted(std::span<const std::uint32_t> counts, std::uint64_t lo, std::uint64_t total,
+                 std::vector<std::uint32_t>& sorted) {
+  // Keys are spread thin (max_key = P x keys per core by default: about one
+  // key per value), so a loop of counts[v] stores mispredicts its exit on
+  // most values. Instead every value stores 4 copies unconditionally and
+  // moves on by its count; only counts above 4 loop. 4 slots of slack at
+  // the end take the overshoot of the last values.
+  constexpr std::size_t spill = 4;
+  sorted.resize(total + spill);
+  std::uint32_t* out = sorted.data();
+  const std::uint32_t* c = counts.data();
+  const std::size_t width = counts.size();
+  auto k = static_cast<std::uint32_t>(lo);
+  for (std::size_t v = 0; v < width; ++v, ++k) {
+    const std::uint32_t n = c[v];
+    out[0] = k;
+    out[1] = k;
+    out[2] = k;
+    out[3] = k;
+    if (n > spill) [[unlikely]]
+      for (std::uint32_t i = spill; i < n; ++i) out[i] = k;
+    out += n;
+  }
+  sorted.resize(total);
+}
+
 std::uint64_t counting_sort(std::span<const std::uint32_t> keys, std::uint64_t lo, std::uint64_t hi,
                             std::vector<std::uint32_t>& counts,
                             std::vector<std::uint32_t>& sorted) {
   counts.assign(static_cast<std::size_t>(hi - lo), 0);
-  std::uint64_t outside = 0;
-  std::uint32_t* c = counts.data();
-  for (const std::uint32_t k : keys) {
-    if (k < lo || k >= hi) {
-      ++outside;
-      continue;
-    }
-    ++c[k - lo];
-  }
-  sorted.resize(keys.size() - outside);
-  std::uint32_t* out = sorted.data();
-  const std::size_t width = counts.size();
-  for (std::size_t v = 0; v < width; ++v) {
-    const auto k = static_cast<std::uint32_t>(lo + v);
-    for (std::uint32_t n = c[v]; n > 0; --n) *out++ = k;
-  }
+  const std::uint64_t outside = count_keys(keys, lo, counts);
+  emit_sorted(counts, lo, keys.size() - outside, sorted);
   return outside;
 }
 

@@ -26,6 +26,7 @@
 //   pop(out, n)            A + R(n)
 //   local_nonatomic_pop(v) l            (a task on the host's process)
 //   local_nonatomic_pop(out) l(n)       (the same, up to out.size() at once)
+//   local_nonatomic_drain(f) l          (f sees the elements in place, no copy)
 //   size()                 2R
 //   make, destroy          a global_alloc / global_free (round trip to rank 0); make
 //                          also a delegate to the host
@@ -167,6 +168,23 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     const std::uint64_t n = std::min<std::uint64_t>(out.size(), *tail().local() - *h);
     runs(*h, n, [&](global_ptr<T> p, std::uint64_t from, std::uint64_t count) {
       std::memcpy(static_cast<void*>(out.data() + from), p.local(), count * sizeof(T));
+    });
+    *h += n;
+    return static_cast<std::size_t>(n);
+  }
+
+  /// local_nonatomic_pop of every element without copying them: calls
+  /// `use(std::span<const T>)` on the queue's own storage, oldest first (at
+  /// most two runs, when the ring wraps), then marks them popped. Same
+  /// rules as local_nonatomic_pop; the spans are valid only during the
+  /// call. Returns how many were taken. Cost: local (no copy).
+  template <class F>
+  std::size_t local_nonatomic_drain(F&& use) {
+    check_local("local_nonatomic_drain");
+    std::uint64_t* h = head().local();
+    const std::uint64_t n = *tail().local() - *h;
+    runs(*h, n, [&](global_ptr<T> p, std::uint64_t, std::uint64_t count) {
+      use(std::span<const T>(p.local(), static_cast<std::size_t>(count)));
     });
     *h += n;
     return static_cast<std::size_t>(n);
