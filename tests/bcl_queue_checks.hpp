@@ -257,6 +257,48 @@ u64 resize_and_migrate() {
   return wrong;
 }
 
+/// fast_queue::local_nonatomic_drain on a queue of core 0 (the root task's
+/// process): 3 values pushed and popped locally move the ring's start, then
+/// every core pushes 2 (the ring wraps), and one drain sees them in place as
+/// two runs, each value once; a second drain finds nothing.
+inline u64 fast_drain_wraps() {
+  const int n = shoal::cores();
+  const auto words = zeroed(0);
+  const u64 cap = 2 * static_cast<u64>(n) + 2;
+  fast q = fast::make(0, cap);
+  u64 wrong = 0;
+  for (u64 i = 0; i < 3; ++i)
+    if (!q.push(i)) ++wrong;
+  std::vector<u64> first(3);
+  if (q.local_nonatomic_pop(std::span<u64>(first)) != 3 || first != std::vector<u64>{0, 1, 2})
+    ++wrong;
+  share(q, words);
+  shoal::on_all_cores([words] {
+    fast mine = fetch<fast>(words);
+    const auto me = static_cast<u64>(shoal::mycore());
+    if (!mine.push(pushed_value(me, 0)) || !mine.push(pushed_value(me, 1)))
+      shoal::abort_job("push refused", 1);
+    shoal::rflush();
+    shoal::barrier();
+  });
+  tally got;
+  int runs = 0;
+  const std::size_t taken = q.local_nonatomic_drain([&](std::span<const u64> run) {
+    ++runs;
+    for (const u64 v : run) got.take(v);
+  });
+  tally want;
+  for (int c = 0; c < n; ++c)
+    for (u64 i = 0; i < 2; ++i) want.take(pushed_value(static_cast<u64>(c), i));
+  if (taken != 2 * static_cast<u64>(n) || runs != 2) ++wrong;
+  if (got.count != want.count || got.sum != want.sum || got.squares != want.squares) ++wrong;
+  if (q.local_nonatomic_drain([&](std::span<const u64>) { ++runs; }) != 0 || runs != 2) ++wrong;
+  if (q.size() != 0) ++wrong;
+  q.destroy();
+  shoal::global_free(words);
+  return wrong;
+}
+
 /// A resize keeps the order of the elements (one core).
 template <class Q>
 u64 resize_keeps_order() {

@@ -33,6 +33,10 @@ TEST_P(bcl_queues, CircularFullEmptyAndWrap) {
   each_backend([] { return full_empty_and_wrap<circular>(); });
 }
 
+TEST_P(bcl_queues, FastDrainSeesWrappedRunsInPlace) {
+  each_backend([] { return fast_drain_wraps(); });
+}
+
 TEST_P(bcl_queues, ChecksumFullEmptyAndWrap) {
   each_backend([] { return full_empty_and_wrap<checksum>(); });
 }

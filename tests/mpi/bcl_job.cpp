@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
     note("circular_queue_full_empty_wrap", full_empty_and_wrap<circular>());
     note("checksum_queue_full_empty_wrap", full_empty_and_wrap<checksum>());
     note("fast_queue_resize_migrate", resize_and_migrate<fast>());
+    note("fast_queue_drain", fast_drain_wraps());
     note("circular_queue_resize_migrate", resize_and_migrate<circular>());
     note("checksum_queue_resize_migrate", resize_and_migrate<checksum>());
   });

@@ -183,8 +183,9 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     check_local("local_nonatomic_drain");
     std::uint64_t* h = head().local();
     const std::uint64_t n = *tail().local() - *h;
+    if (n == 0) return 0;  // use is never called with an empty run
     runs(*h, n, [&](global_ptr<T> p, std::uint64_t, std::uint64_t count) {
-      use(std::span<const T>(p.local(), static_cast<std::size_t>(count)));
+      if (count > 0) use(std::span<const T>(p.local(), static_cast<std::size_t>(count)));
     });
     *h += n;
     return static_cast<std::size_t>(n);
