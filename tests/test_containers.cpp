@@ -86,6 +86,39 @@ TEST_F(containersDeathTest, ArrayIndexOutsideIsNamed) {
               "array's 10 elements");
 }
 
+namespace {
+/// A user distribution that sends the last target to core 5, outside a
+/// job of 2 cores.
+struct off_the_end {
+  std::uint64_t n = 0;
+  shoal::target_location locate(std::uint64_t t) const noexcept {
+    return {t + 1 == n ? 5 : static_cast<int>(t % 2), t / 2};
+  }
+};
+}  // namespace
+
+TEST_F(containersDeathTest, ArrayDistributionOutsideTheJobIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto a = shoal::array<int, off_the_end>::create(9, off_the_end{9});
+                             a.async_put(0, 1);
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::array::create: target 8 of a user-defined distribution maps to core 5, "
+              "outside the job's 2 cores");
+}
+
+TEST_F(containersDeathTest, ArrayDistributionRangeShorterThanTheArrayIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             (void)shoal::array<int>::create(
+                                 12, shoal::block_distribution(10, shoal::cores()));
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::array::create: target 11 of block_distribution\\(10 targets, 2 cores\\) "
+              "is out of range \\[0, 10\\)");
+}
+
 TEST_F(containersDeathTest, ArrayRangeOutsideIsNamed) {
   EXPECT_EXIT(run_to_death(make_config(2),
                            [] {
