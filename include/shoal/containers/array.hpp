@@ -134,6 +134,10 @@ class array {
     std::uint64_t first = 0;
     Dist dist{};
     bool made = false;
+    /// While a batch is applied: records after the current one that an
+    /// operation may apply in the same call (a run of records of its kind;
+    /// apply_batch). 0 otherwise.
+    std::uint32_t run_budget = 0;
     std::uint64_t slot(std::uint64_t i) const noexcept {
       if constexpr (is_block)
         return i - first;
@@ -186,8 +190,7 @@ class array {
       a.layout_.dist = d;
     }
     a.id_ = containers_detail::registry::new_id();
-    const std::uint32_t channel =
-        containers_detail::open_op_channel<array, receiver, find_part>(receiver{a.id_, n, shape});
+    const std::uint32_t channel = open_array_channel(receiver{a.id_, n, shape});
     if constexpr (is_block)
       a.layout_.block_and_channel = shape | (std::uint64_t{channel} << channel_shift);
     else
@@ -375,6 +378,95 @@ class array {
     part_type& operator()(const receiver& s) const { return part_for(s.id, s.n, s.shape); }
   };
 
+  /// The operation channel (ops.hpp's open_op_channel, with this array's
+  /// batch loop).
+  static std::uint32_t open_array_channel(const receiver& state) {
+    SHOAL_CHECK_ON_CORE(kind);
+    detail::channel_entry e;
+    std::memcpy(e.state, static_cast<const void*>(&state), sizeof(receiver));
+    e.value_bytes = 0;  // variable-length records
+    e.deliver = [](const void* s, const char* data, std::uint32_t count) {
+      const receiver& st = *static_cast<const receiver*>(s);
+      part_type& p = find_part{}(st);
+      if (p.busy) [[unlikely]] {
+        detail::deliver_records(
+            [&p](byte_reader& r) { containers_detail::defer_record<array>(p, r); }, data, count);
+        return;
+      }
+      containers_detail::busy_scope<array> busy(st.id, p);
+      apply_batch(st.id, p, data, count);
+    };
+    return detail::open_channel(e);
+  }
+
+  /// Applies a batch of records. Each operation gets a reader that runs on
+  /// past its record to the buffer's end, and t.run_budget, the records
+  /// left: an operation with fixed-size operands applies the records of
+  /// its own kind that follow (same length, same operation id) in its own
+  /// loop, with no return here, no indirect call and no reader per record
+  /// (operations on the random elements of one array mostly come in such
+  /// runs). The record checks of ops.hpp hold: a record must lie inside
+  /// the buffer, and an operation that applies one record must read it
+  /// exactly.
+  static void apply_batch(std::uint64_t id, part_type& p, const char* data, std::uint32_t count) {
+    table_type& t = p.table;
+    const char* const limit = data + detail::tls_aggregator->capacity();
+    const char* at = data;
+    for (std::uint32_t left = count; left != 0;) {
+      --left;
+      std::uint32_t n;
+      SHOAL_CHECK(limit - at >= 8, "shoal::array #{:x}: a record batch overruns its buffer", id);
+      std::memcpy(&n, at, 4);
+      const char* const record = at + detail::record_prefix_bytes;
+      SHOAL_CHECK(n >= 4 && static_cast<std::uint64_t>(limit - record) >= n,
+                  "shoal::array #{:x}: a record of {} bytes overruns its buffer", id, n);
+      std::int32_t op;
+      std::memcpy(&op, record, 4);
+      byte_reader r(record + 4, limit);
+      t.run_budget = left;
+      try {
+        containers_detail::from_op_id<void(table_type&, byte_reader&)>(op)(t, r);
+      } catch (const std::bad_alloc&) {
+        containers_detail::fatal_out_of_memory<array>(id, t.values.size());
+      }
+      if (t.run_budget == left && r.position() != record + n) [[unlikely]]
+        containers_detail::fatal_container(
+            kind, id,
+            fmt::format("an operation's record of {} bytes was read to byte {} (a serializer's "
+                        "write() and read() disagree)",
+                        n, r.position() - record));
+      left = t.run_budget;
+      at = r.position();
+    }
+    t.run_budget = 0;
+  }
+
+  /// Applies one(operands) to the record `r` is at (Len bytes after its
+  /// length prefix: the operation id and the operands), then to each record
+  /// that follows with the same length and operation id `self`, while the
+  /// batch's budget lasts (apply_batch).
+  template <std::uint32_t Len, class One>
+  [[gnu::always_inline]] static void run_records(table_type& t, byte_reader& r, std::int32_t self,
+                                                 const One& one) {
+    one(r.skip(Len - 4, "an array operation's operands"));
+    while (t.run_budget != 0 && r.left() >= detail::record_prefix_bytes + Len) {
+      const char* h = r.position();
+      std::uint32_t len;
+      std::int32_t op;
+      std::memcpy(&len, h, 4);
+      std::memcpy(&op, h + 4, 4);
+      if (len != Len || op != self) return;
+      --t.run_budget;
+      one(r.skip(detail::record_prefix_bytes + Len, "an array operation") + 8);
+    }
+  }
+  template <class X>
+  static X load(const char* p) noexcept {
+    X x;
+    std::memcpy(&x, p, sizeof(X));
+    return x;
+  }
+
   static part_type& part_for(std::uint64_t id, std::uint64_t n, const shape_type& d) {
     if (detail::tls_core < 0) [[unlikely]]
       detail::fatal_outside_run(kind);
@@ -538,21 +630,59 @@ class array {
   }
 
   static void op_put(table_type& t, byte_reader& r) {
-    const auto i = r.get<std::uint64_t>("an array index");
-    t.at(i) = r.get<T>("an array value");
+    if constexpr (raw_operand<T>) {
+      run_records<4 + 8 + sizeof(T)>(t, r, containers_detail::to_op_id(&op_put),
+                                     [&t](const char* p) {
+                                       t.at(load<std::uint64_t>(p)) = load<T>(p + 8);
+                                     });
+    } else {
+      const auto i = r.get<std::uint64_t>("an array index");
+      t.at(i) = r.get<T>("an array value");
+    }
   }
   static void op_erase(table_type& t, byte_reader& r) {
-    t.at(r.get<std::uint64_t>("an array index")) = T{};
+    run_records<4 + 8>(t, r, containers_detail::to_op_id(&op_erase),
+                       [&t](const char* p) { t.at(load<std::uint64_t>(p)) = T{}; });
   }
   template <class Op>
   static void op_reduce(table_type& t, byte_reader& r) {
-    T& slot = t.at(r.get<std::uint64_t>("an array index"));
-    slot = Op{}(static_cast<const T&>(slot), r.get<T>("an array value"));
+    if constexpr (raw_operand<T>) {
+      run_records<4 + 8 + sizeof(T)>(t, r, containers_detail::to_op_id(&op_reduce<Op>),
+                                     [&t](const char* p) {
+                                       T& slot = t.at(load<std::uint64_t>(p));
+                                       slot = Op{}(static_cast<const T&>(slot), load<T>(p + 8));
+                                     });
+    } else {
+      T& slot = t.at(r.get<std::uint64_t>("an array index"));
+      slot = Op{}(static_cast<const T&>(slot), r.get<T>("an array value"));
+    }
   }
   template <class F, class... Args>
   static void op_visit(table_type& t, byte_reader& r) {
-    const auto i = r.get<std::uint64_t>("an array index");
-    std::tuple<Args...> args{serializer<Args>::read(r)...};
+    if constexpr ((raw_operand<Args> && ...)) {
+      run_records<4 + 8 + (std::uint32_t{0} + ... + sizeof(Args))>(
+          t, r, containers_detail::to_op_id(&op_visit<F, Args...>), [&t](const char* p) {
+            visit_raw<F, Args...>(t, load<std::uint64_t>(p), p + 8,
+                                  std::index_sequence_for<Args...>{});
+          });
+    } else {
+      const auto i = r.get<std::uint64_t>("an array index");
+      std::tuple<Args...> args{serializer<Args>::read(r)...};
+      std::apply([&](Args&... a) { F{}(i, t.at(i), a...); }, args);
+    }
+  }
+  /// f(i, element i, args...) with the arguments read from their bytes at
+  /// p, back to back.
+  template <class F, class... Args, std::size_t... K>
+  static void visit_raw(table_type& t, std::uint64_t i, [[maybe_unused]] const char* p,
+                        std::index_sequence<K...>) {
+    constexpr std::size_t sizes[] = {sizeof(Args)..., 0};
+    [[maybe_unused]] constexpr auto offset = [](std::size_t k) {
+      std::size_t o = 0;
+      for (std::size_t j = 0; j < k; ++j) o += sizes[j];
+      return o;
+    };
+    std::tuple<Args...> args{load<Args>(p + offset(K))...};
     std::apply([&](Args&... a) { F{}(i, t.at(i), a...); }, args);
   }
   static void op_put_range(table_type& t, byte_reader& r) {
