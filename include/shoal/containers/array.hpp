@@ -468,9 +468,7 @@ class array {
   }
 
   static part_type& part_for(std::uint64_t id, std::uint64_t n, const shape_type& d) {
-    if (detail::tls_core < 0) [[unlikely]]
-      detail::fatal_outside_run(kind);
-    part_type& p = containers_detail::registry::instance().get<storage_type>(id, kind).local();
+    part_type& p = containers_detail::local_part<storage_type>(id, kind);
     if (p.table.made) [[likely]]
       return p;
     return make_part(id, n, d, p);
@@ -631,10 +629,9 @@ class array {
 
   static void op_put(table_type& t, byte_reader& r) {
     if constexpr (raw_operand<T>) {
-      run_records<4 + 8 + sizeof(T)>(t, r, containers_detail::to_op_id(&op_put),
-                                     [&t](const char* p) {
-                                       t.at(load<std::uint64_t>(p)) = load<T>(p + 8);
-                                     });
+      run_records<4 + 8 + sizeof(T)>(
+          t, r, containers_detail::to_op_id(&op_put),
+          [&t](const char* p) { t.at(load<std::uint64_t>(p)) = load<T>(p + 8); });
     } else {
       const auto i = r.get<std::uint64_t>("an array index");
       t.at(i) = r.get<T>("an array value");
