@@ -8,6 +8,12 @@ interleaved inside it), and writes the medians, with the packet size and
 the load, to bench/results/containers.md (and prints them).
 
     python3 bench/containers.py --build build [--rounds 3] [--ops 2000000] [--key-bits 20]
+        [--baseline OTHER/bench-containers] [--append]
+
+--baseline: a second bench-containers binary (say, main's) run in the same
+rounds, alternating which goes first round by round, so that a before/after
+comparison sees the same machine; the table gains a `build` column.
+--append: adds the section to the results file instead of replacing it.
 
 The issue's target: 75 M operations/s at 2 x 1 for 8-byte keys.
 """
@@ -51,6 +57,8 @@ def main():
     ap.add_argument("--key-bits", type=int, default=20, help="keys drawn from 2^B values")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per run")
     ap.add_argument("--out", default="bench/results/containers.md")
+    ap.add_argument("--baseline", default=None, help="another bench-containers to interleave")
+    ap.add_argument("--append", action="store_true", help="append to --out")
     args = ap.parse_args()
     if args.rounds < 1 or args.ops < 1 or not 1 <= args.key_bits <= 40:
         sys.exit("containers.py: --rounds >= 1, --ops >= 1, --key-bits in [1, 40]")
@@ -58,6 +66,11 @@ def main():
     if not os.access(exe, os.X_OK):
         sys.exit(f"containers.py: {exe} not built "
                  f"(cmake --build {args.build} --target bench-containers)")
+    builds = [("this", exe)]
+    if args.baseline:
+        if not os.access(args.baseline, os.X_OK):
+            sys.exit(f"containers.py: --baseline {args.baseline}: not an executable")
+        builds = [("baseline", args.baseline), ("this", exe)]
     rate = collections.defaultdict(list)
     packet = collections.defaultdict(list)
     msgs = collections.defaultdict(list)
@@ -66,21 +79,27 @@ def main():
     started = time.time()
     for rnd in range(args.rounds):
         for np, cores in SHAPES:
-            rows = run_one(exe, np, cores, args.ops, args.key_bits, args.timeout)
-            if rows is None:
-                missing[(np, cores)] += 1
-                continue
-            for name, _, _, _, _, r, b, m in rows:
-                rate[(np, cores, name)].append(float(r))
-                packet[(np, cores, name)].append(int(b))
-                msgs[(np, cores, name)].append(int(m))
-            print(f"round {rnd + 1}/{args.rounds} {np}x{cores} done", file=sys.stderr)
+            order = builds if rnd % 2 == 0 else list(reversed(builds))
+            for build, path in order:
+                rows = run_one(path, np, cores, args.ops, args.key_bits, args.timeout)
+                if rows is None:
+                    missing[(build, np, cores)] += 1
+                    continue
+                for name, _, _, _, _, r, b, m in rows:
+                    rate[(build, np, cores, name)].append(float(r))
+                    packet[(build, np, cores, name)].append(int(b))
+                    msgs[(build, np, cores, name)].append(int(m))
+                print(f"round {rnd + 1}/{args.rounds} {build} {np}x{cores} done", file=sys.stderr)
     load = os.getloadavg()
+    flags = (f" --baseline {args.baseline}" if args.baseline else "") + (
+        " --append" if args.append else "")
     lines = [
-        "# Distributed containers' operation rates (issue 13, item 5)",
+        "# Distributed containers' operation rates (issue 13, item 5)"
+        if not args.append else
+        f"## Rates, {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC",
         "",
         f"Produced by `python3 bench/containers.py --build {args.build} --rounds {args.rounds} "
-        f"--ops {args.ops} --key-bits {args.key_bits}` (`make bench-containers`; Release build, "
+        f"--ops {args.ops} --key-bits {args.key_bits}{flags}` (`make bench-containers`; Release build, "
         f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {time.time() - started:.0f} s), "
         f"`lscpu | grep 'Model name'` = {cpu_model()}, {os.cpu_count()} CPUs; load average "
         f"{load_start[0]:.1f} at the start, {load[0]:.1f} at the end (wall-clock rates on a "
@@ -93,32 +112,36 @@ def main():
         "rounds (shapes interleaved round by round, kernels interleaved inside each run); the "
         f"samples follow. Target: {TARGET:.0f} M ops/s at 2 x 1 for 8-byte keys.",
         "",
-        "| kernel | processes x cores | M ops/s (median) | packet B | ops/packet | target | samples |",
-        "|---|---|---|---|---|---|---|",
+        "| kernel | build | processes x cores | M ops/s (median) | packet B | ops/packet | target "
+        "| samples |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name in KERNELS:
         for np, cores in SHAPES:
-            key = (np, cores, name)
-            if not rate[key]:
-                lines.append(f"| {name} | {np} x {cores} | - | - | - | - | no run finished |")
-                continue
-            med = statistics.median(rate[key])
-            target = "-"
-            if (np, cores) == (2, 1) and name != "map_string16_reduce":
-                target = "met" if med >= TARGET else f"{med / TARGET:.0%} of it"
-            samples = ", ".join(f"{x:.2f}" for x in rate[key])
-            lines.append(
-                f"| {name} | {np} x {cores} | {med:.2f} | {statistics.median(packet[key]):.0f} | "
-                f"{statistics.median(msgs[key]):.0f} | {target} | {samples} |")
+            for build, _ in builds:
+                key = (build, np, cores, name)
+                if not rate[key]:
+                    lines.append(
+                        f"| {name} | {build} | {np} x {cores} | - | - | - | - | no run finished |")
+                    continue
+                med = statistics.median(rate[key])
+                target = "-"
+                if (np, cores) == (2, 1) and name != "map_string16_reduce":
+                    target = "met" if med >= TARGET else f"{med / TARGET:.0%} of it"
+                samples = ", ".join(f"{x:.2f}" for x in rate[key])
+                lines.append(
+                    f"| {name} | {build} | {np} x {cores} | {med:.2f} | "
+                    f"{statistics.median(packet[key]):.0f} | {statistics.median(msgs[key]):.0f} | "
+                    f"{target} | {samples} |")
     if missing:
         lines.append("")
-        for (np, cores), n in sorted(missing.items()):
-            lines.append(f"- {np} x {cores}: {n} of {args.rounds} runs did not finish within "
-                         f"{args.timeout} s.")
+        for (build, np, cores), n in sorted(missing.items()):
+            lines.append(f"- {build}, {np} x {cores}: {n} of {args.rounds} runs did not finish "
+                         f"within {args.timeout} s.")
     text = "\n".join(lines) + "\n"
     print(text)
-    with open(args.out, "w") as f:
-        f.write(text)
+    with open(args.out, "a" if args.append else "w") as f:
+        f.write(("\n" if args.append else "") + text)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include "shoal/containers/map.hpp"
 #include "shoal/containers/set.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <new>
@@ -84,6 +85,39 @@ TEST_F(containersDeathTest, ArrayIndexOutsideIsNamed) {
               ExitedWithCode(shoal::exit_status::fatal),
               "shoal::array #[0-9a-f]+: shoal::array::async_put: index 10 is outside the "
               "array's 10 elements");
+}
+
+namespace {
+/// A user distribution that sends the last target to core 5, outside a
+/// job of 2 cores.
+struct off_the_end {
+  std::uint64_t n = 0;
+  shoal::target_location locate(std::uint64_t t) const noexcept {
+    return {t + 1 == n ? 5 : static_cast<int>(t % 2), t / 2};
+  }
+};
+}  // namespace
+
+TEST_F(containersDeathTest, ArrayDistributionOutsideTheJobIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             auto a = shoal::array<int, off_the_end>::create(9, off_the_end{9});
+                             a.async_put(0, 1);
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::array::create: target 8 of a user-defined distribution maps to core 5, "
+              "outside the job's 2 cores");
+}
+
+TEST_F(containersDeathTest, ArrayDistributionRangeShorterThanTheArrayIsNamed) {
+  EXPECT_EXIT(run_to_death(make_config(2),
+                           [] {
+                             (void)shoal::array<int>::create(
+                                 12, shoal::block_distribution(10, shoal::cores()));
+                           }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::array::create: target 11 of block_distribution\\(10 targets, 2 cores\\) "
+              "is out of range \\[0, 10\\)");
 }
 
 TEST_F(containersDeathTest, ArrayRangeOutsideIsNamed) {
@@ -186,6 +220,55 @@ TEST(containers, OperationsArrivingDuringForAllWaitForIt) {
   });
   EXPECT_EQ(seen_during, 0);  // the part did not change under the iteration
   EXPECT_EQ(size_after, 64U + 400U);
+}
+
+// The array's batch loop applies runs of same-kind records in one call;
+// batches that arrive while a for_all holds the part are queued record by
+// record and applied, in order, when it ends.
+TEST(containers, ArrayRunsArrivingDuringForAllWaitForIt) {
+  static std::int64_t changed = -1;
+  static std::vector<std::int64_t> after;
+  shoal_test::run_checked(make_config(2), [] {
+    auto a = shoal::array<std::int64_t>::create(64);  // core 0 holds [0, 32)
+    shoal::on_all_cores([a] {
+      const int me = shoal::mycore();
+      shoal::barrier();
+      if (me == 0) {
+        std::int64_t seen = 0;
+        a.for_all([&](std::uint64_t, std::int64_t& v) {
+          const std::int64_t before = v;
+          const auto t0 = std::chrono::steady_clock::now();
+          while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(5))
+            shoal::yield();
+          seen += v != before ? 1 : 0;
+        });
+        changed = seen;
+      } else {
+        // Per element of core 0: a put, then 3 visits adding the index,
+        // then a reduce by max with 1000: runs of each kind, in order.
+        for (std::uint64_t i = 0; i < 32; ++i) a.async_put(i, 7);
+        for (int r = 0; r < 3; ++r)
+          for (std::uint64_t i = 0; i < 32; ++i)
+            a.async_visit(
+                i,
+                [](std::uint64_t j, std::int64_t& v, std::int64_t k) {
+                  v += k * static_cast<std::int64_t>(j);
+                },
+                std::int64_t{1});
+        for (std::uint64_t i = 0; i < 32; i += 2)
+          a.async_reduce(i, 1000, [](std::int64_t x, std::int64_t y) { return std::max(x, y); });
+        shoal::flush();
+      }
+      const auto all = a.gather_all();
+      if (me == 0) after = all;
+    });
+    a.destroy();
+  });
+  EXPECT_EQ(changed, 0);  // nothing changed under the iteration
+  ASSERT_EQ(after.size(), 64U);
+  for (std::uint64_t i = 0; i < 32; ++i)
+    EXPECT_EQ(after[i], i % 2 == 0 ? 1000 : 7 + 3 * static_cast<std::int64_t>(i)) << i;
+  for (std::uint64_t i = 32; i < 64; ++i) EXPECT_EQ(after[i], 0) << i;
 }
 
 }  // namespace

@@ -298,6 +298,114 @@ TEST(dist_containers, ArrayVisitReducePutRangeGetRangeAndGather) {
   EXPECT_EQ(g_failures.load(), 0);
 }
 
+/// A user-defined distribution: blocks of 5 dealt to the cores in reverse
+/// order (block b on core cores - 1 - b mod cores).
+struct reversed_blocks {
+  int cores = 1;
+  shoal::target_location locate(std::uint64_t t) const noexcept {
+    const std::uint64_t b = t / 5;
+    const auto p = static_cast<std::uint64_t>(cores);
+    return {cores - 1 - static_cast<int>(b % p), (b / p) * 5 + t % 5};
+  }
+};
+
+/// Every operation on an array laid out by `d` gives what a sequential
+/// array gives: visits from every core, puts, reduces, erases, a put_range
+/// and get_range across owners, gather, gather_all and for_all.
+constexpr const char* distribution_names[] = {"block", "cyclic", "block_cyclic", "hashed",
+                                              "user-defined"};
+
+template <class D>
+void check_distributed_array(int which, std::uint64_t n, D d) {
+  using array_t = shoal::array<std::int64_t, D>;
+  auto a = array_t::create(n, d);
+  // The name by its index: a pointer means nothing in another process.
+  shoal::on_all_cores([a, which] {
+    const char* name = distribution_names[which];
+    const std::uint64_t n = a.length();
+    const int me = shoal::mycore();
+    const int p = shoal::cores();
+    // The sequential model: every core adds (core + 1) * i to element i,
+    // then core 0 puts -i at multiples of 7, every core reduces element 3
+    // with max(.., 100 + core), core p-1 erases element 1 and writes
+    // [n/3, n/3 + n/2) with 5i.
+    for (std::uint64_t i = 0; i < n; ++i)
+      a.async_visit(
+          i,
+          [](std::uint64_t j, std::int64_t& v, std::int64_t c) {
+            v += c * static_cast<std::int64_t>(j);
+          },
+          std::int64_t{me + 1});
+    shoal::barrier();
+    if (me == 0)
+      for (std::uint64_t i = 0; i < n; i += 7) a.async_put(i, -static_cast<std::int64_t>(i));
+    a.async_reduce(3, 100 + me, [](std::int64_t x, std::int64_t y) { return std::max(x, y); });
+    shoal::barrier();
+    const std::uint64_t first = n / 3;
+    const std::uint64_t count = n / 2;
+    if (me == p - 1) {
+      a.async_erase(1);
+      std::vector<std::int64_t> values(count);
+      for (std::uint64_t k = 0; k < count; ++k)
+        values[k] = 5 * static_cast<std::int64_t>(first + k);
+      a.async_put_range(first, std::span<const std::int64_t>(values));
+    }
+    shoal::barrier();
+    std::vector<std::int64_t> want(n);
+    const std::int64_t all = std::int64_t{p} * (p + 1) / 2;
+    for (std::uint64_t i = 0; i < n; ++i) want[i] = all * static_cast<std::int64_t>(i);
+    for (std::uint64_t i = 0; i < n; i += 7) want[i] = -static_cast<std::int64_t>(i);
+    want[3] = std::max<std::int64_t>(want[3], 100 + p - 1);
+    want[1] = 0;
+    for (std::uint64_t k = 0; k < count; ++k)
+      want[first + k] = 5 * static_cast<std::int64_t>(first + k);
+
+    std::vector<std::int64_t> back(n, -1);
+    a.get_range(0, std::span<std::int64_t>(back));
+    check(back == want, fmt::format("{}: get_range equals the sequential array", name));
+    check(a.gather_all() == want, fmt::format("{}: gather_all in index order", name));
+    const auto g = a.gather(p - 1);
+    check(me == p - 1 ? g == want : g.empty(), fmt::format("{}: gather to core {}", name, p - 1));
+    std::int64_t local = 0;
+    std::int64_t bad = 0;
+    a.for_all([&](std::uint64_t i, std::int64_t& v) {
+      ++local;
+      bad += (i >= n || v != want[i] || a.owner(i) != me) ? 1 : 0;
+    });
+    check(bad == 0, fmt::format("{}: for_all visits this core's elements with their values", name));
+    check(shoal::allreduce_sum(local) == static_cast<std::int64_t>(n),
+          fmt::format("{}: the cores' elements cover the array once", name));
+    // A sub-range read across owners (runs of consecutive local slots).
+    std::vector<std::int64_t> mid(n / 4);
+    a.get_range(n / 5, std::span<std::int64_t>(mid));
+    check(std::equal(mid.begin(), mid.end(), want.begin() + static_cast<std::ptrdiff_t>(n / 5)),
+          fmt::format("{}: get_range of a sub-range", name));
+  });
+  a.destroy();
+}
+
+TEST(dist_containers, ArrayOnEveryDistributionEqualsASequentialArray) {
+  g_failures = 0;
+  constexpr std::uint64_t n = 1003;
+  shoal_dist::run_job([] {
+    const int p = shoal::cores();
+    check_distributed_array(0, n, shoal::block_distribution(n, p));
+    check_distributed_array(1, n, shoal::cyclic_distribution(p));
+    check_distributed_array(2, n, shoal::block_cyclic_distribution(3, p));
+    check_distributed_array(3, n, shoal::hashed_distribution(p, 7));
+    check_distributed_array(4, n, reversed_blocks{p});
+    // The defaults: block over the job, and Dist(cores()).
+    auto c = shoal::array<int, shoal::cyclic_distribution>::create(10);
+    shoal::on_all_cores([c] {
+      c.async_put(static_cast<std::uint64_t>(shoal::mycore()) % 10, 1);
+      check(c.owner(7) == 7 % shoal::cores(), "the default cyclic distribution spans the job");
+      shoal::barrier();
+    });
+    c.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
 TEST(dist_containers, BagInsertRebalanceAndGather) {
   g_failures = 0;
   shoal_dist::run_job([] {

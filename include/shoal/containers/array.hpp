@@ -1,5 +1,6 @@
-// shoal::array<T>: a fixed-size array block-distributed over every core of
-// the job (ygm's array, Grappa's GlobalVector without growth), owner computes.
+// shoal::array<T, Dist>: a fixed-size array distributed over every core of
+// the job (ygm's array, Grappa's GlobalVector without growth), owner
+// computes; element i is target i of a distribution (distribution.hpp).
 //
 //   auto a = shoal::array<std::uint64_t>::create(n);     // one task; n elements, T{}
 //   shoal::on_all_cores([a] {
@@ -11,9 +12,32 @@
 //   });
 //   a.destroy();
 //
-// Partition: block b = ceil(n / cores()); element i lives on core i / b at
-// local index i mod b (the last cores may hold fewer, or none). T is
-// trivially copyable (elements travel as bytes) and at most 8-byte aligned.
+//   using cyclic_array = shoal::array<double, shoal::cyclic_distribution>;
+//   auto c = cyclic_array::create(n);                          // cyclic over cores()
+//   auto b = shoal::array<int, shoal::block_cyclic_distribution>::create(
+//       n, shoal::block_cyclic_distribution(64, shoal::cores()));
+//
+// Distribution (issue 14 item 1): Dist is any distribution_like type
+// (block_distribution, the default, cyclic_distribution,
+// block_cyclic_distribution, hashed_distribution, or the user's own: a
+// trivially copyable, default-constructible type of at most 40 bytes with
+// locate(t) -> {core, local}). Element i lives on core locate(i).core at
+// local index locate(i).local; every process must pass the same
+// distribution. create(n) builds the default one for the job (block:
+// block_distribution(n, cores()); a Dist constructible from a core count:
+// Dist(cores())); create(n, d) takes the caller's. create() checks every
+// index of [0, n) against the job (a target out of d's range, or mapped to a
+// core outside the job, ends the job naming the target and d). Costs: the
+// block layout is closed-form (a block of ceil(n / cores) per core; the
+// owner is a multiply-high by a precomputed reciprocal, the local index a
+// subtraction). Any other distribution is scanned once: create() checks the
+// n indices, and each core, on its first use, scans them again to size its
+// storage to its largest local index + 1 and to record which global index
+// each local slot holds (8 bytes per slot); an operation's owner and local
+// index are locate(i). hashed_distribution's local index is the target id
+// itself, so each core's storage spans up to n slots: use it for small
+// arrays. T is trivially copyable (elements travel as bytes) and at most
+// 8-byte aligned.
 //
 // Operations (any task or handler, any core; asynchronous; an index
 // outside [0, n) ends the job naming the array, the index and n):
@@ -22,13 +46,17 @@
 //   async_reduce(i, v, op)        element i = op(element i, v);
 //   async_visit(i, f, args...)    f(std::uint64_t i, T&, args...) on the owner;
 //   async_put_range(first, span)  elements [first, first + size) = the span,
-//                                 in one record per owner and piece of at most
-//                                 a quarter of an aggregation buffer;
+//                                 in one record per owner and run of
+//                                 consecutive local slots (a block layout:
+//                                 one per block) of at most a quarter of an
+//                                 aggregation buffer;
 //   get_range(first, span)        blocking (a task): reads [first, first +
-//                                 size) into the span: one request per owner
-//                                 and piece, the owner replies with the values;
+//                                 size) into the span: one request per such
+//                                 run, the owner replies with the values;
 //                                 not from inside this array's for_all or
 //                                 visitors (named error).
+// An element of the calling core is operated on at once (no message; a
+// local target short-circuits) unless its part is busy.
 // op and f capture nothing (compile-time error otherwise); args are
 // serializable and not pointers. Order, completion (shoal::barrier() or
 // shoal::drain_messages()), the busy-part rule, creation and destruction
@@ -36,13 +64,20 @@
 // Collective (SPMD): size() returns n (after a barrier, like map's);
 // clear() sets every element to T{}; gather(root) / gather_all(): the
 // whole array in index order. Local: for_all(f) runs f(i, T&) over this
-// core's block (global indices); local_range() gives [first, last).
+// core's elements (global indices; a block layout: in index order);
+// local_range() (block layout only) gives this core's [first, last).
+//
+// Cost of a remote operation whose operands are arithmetic (an index, a
+// value, visitor arguments): one 16-24-byte record written straight into
+// the aggregation buffer ([u32 length][i32 operation][operands]), no
+// serializer calls.
 #pragma once
 
 #include "shoal/collective.hpp"
 #include "shoal/completion_event.hpp"
 #include "shoal/containers/detail/keyed.hpp"
 #include "shoal/containers/detail/ops.hpp"
+#include "shoal/distribution.hpp"
 #include "shoal/parallel.hpp"
 
 #include <algorithm>
@@ -55,49 +90,138 @@
 
 namespace shoal {
 
-template <class T>
+template <class T, class Dist = block_distribution>
 class array {
   static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= 8,
                 "shoal::array<T>: T must be trivially copyable and at most 8-byte aligned");
   static_assert(std::is_default_constructible_v<T>,
                 "shoal::array<T>: T must be default-constructible");
+  static_assert(distribution_like<Dist>,
+                "shoal::array<T, Dist>: Dist must be a distribution (shoal/distribution.hpp: "
+                "trivially copyable, with locate(std::uint64_t) returning a target_location)");
+  static_assert(std::is_default_constructible_v<Dist> && sizeof(Dist) <= 40,
+                "shoal::array<T, Dist>: Dist must be default-constructible and at most 40 bytes "
+                "(each core keeps a copy in its part and in the channel's handler state)");
+
+  static constexpr bool is_block = std::is_same_v<Dist, block_distribution>;
+  static constexpr std::uint64_t no_global = ~std::uint64_t{0};
+  /// What lays a core's part out: a block layout's block size, or the
+  /// distribution.
+  using shape_type = std::conditional_t<is_block, std::uint64_t, Dist>;
+  /// The handle's layout fields. A block layout keeps its block size with
+  /// the channel id in its top 8 bits (stream ids are below 256), so that
+  /// the handle stays 32 bytes with the precomputed reciprocal (closures
+  /// that carry it to every core are at most 48 bytes).
+  struct block_fields {
+    std::uint64_t block_and_channel = 1;
+    std::uint64_t reciprocal = 0;  // ceil(2^64 / block) when exact for [0, n), else 0
+  };
+  struct dist_fields {
+    Dist dist{};
+    std::uint32_t channel = 0;
+  };
+  static constexpr int channel_shift = 56;
 
  public:
   using value_type = T;
-  /// One core's block: its values and the global index of the first.
+  using distribution_type = Dist;
+  /// One core's part: its values, and where they sit in the array (block:
+  /// the global index of values[0]; otherwise the distribution and, per
+  /// local slot, the global index it holds, no_global for none).
   struct table_type {
     std::vector<T> values;
+    std::vector<std::uint64_t> globals;
     std::uint64_t first = 0;
-    T& at(std::uint64_t i) { return values[i - first]; }
+    Dist dist{};
+    bool made = false;
+    /// While a batch is applied: records after the current one that an
+    /// operation may apply in the same call (a run of records of its kind;
+    /// apply_batch). 0 otherwise.
+    std::uint32_t run_budget = 0;
+    std::uint64_t slot(std::uint64_t i) const noexcept {
+      if constexpr (is_block)
+        return i - first;
+      else
+        return dist.locate(i).local;
+    }
+    T& at(std::uint64_t i) { return values[slot(i)]; }
   };
   static constexpr const char* kind = "shoal::array";
   static std::size_t elements(const table_type& t) noexcept { return t.values.size(); }
 
   array() = default;
 
-  /// Makes an array of n elements (T{}) on every process. One task; blocks
-  /// like make_channel.
-  static array create(std::uint64_t n) {
+  /// Makes an array of n elements (T{}) on every process, laid out by the
+  /// job's default Dist (block: ceil(n / cores) per core; otherwise
+  /// Dist(cores())). One task; blocks like make_channel.
+  static array create(std::uint64_t n) requires(is_block || std::is_constructible_v<Dist, int>) {
     SHOAL_CHECK_ON_CORE("shoal::array::create");
+    if constexpr (is_block)
+      return create(n, block_distribution(n, shoal::cores()));
+    else
+      return create(n, Dist(shoal::cores()));
+  }
+
+  /// Makes an array of n elements (T{}) laid out by `d`: element i on core
+  /// d.locate(i).core. Every index is checked against the job here (a
+  /// named error). One task; blocks like make_channel.
+  static array create(std::uint64_t n, const Dist& d) {
+    SHOAL_CHECK_ON_CORE("shoal::array::create");
+    const int cores = shoal::cores();
     array a;
-    a.id_ = containers_detail::registry::new_id();
     a.n_ = n;
-    const auto cores = static_cast<std::uint64_t>(shoal::cores());
-    a.block_ = std::max<std::uint64_t>(1, (n + cores - 1) / cores);
-    a.channel_ = containers_detail::open_op_channel<array, receiver, find_part>(receiver{a.id_, n});
+    shape_type shape{};
+    if constexpr (is_block) {
+      if (n != 0) (void)check_target(d, n - 1, cores, "shoal::array::create");
+      const std::uint64_t b = std::max<std::uint64_t>(1, d.global(1, 0));
+      SHOAL_CHECK(b < (std::uint64_t{1} << channel_shift),
+                  "shoal::array::create: a block of {} elements per core (at most 2^56)", b);
+      shape = b;
+      // ceil(2^64 / b): i / b is the high half of i times it for every i
+      // with i * b < 2^64 (the error, i * (it - 2^64 / b) / 2^64, stays
+      // under 1 / b); checked for the largest i, n - 1.
+      __extension__ using u128 = unsigned __int128;
+      const u128 m = ((u128{1} << 64) + b - 1) / b;
+      if (b > 1 && static_cast<u128>(n) * b <= (u128{1} << 64))
+        a.layout_.reciprocal = static_cast<std::uint64_t>(m);
+    } else {
+      for (std::uint64_t t = 0; t < n; ++t) (void)check_target(d, t, cores, "shoal::array::create");
+      shape = d;
+      a.layout_.dist = d;
+    }
+    a.id_ = containers_detail::registry::new_id();
+    const std::uint32_t channel = open_array_channel(receiver{a.id_, n, shape});
+    if constexpr (is_block)
+      a.layout_.block_and_channel = shape | (std::uint64_t{channel} << channel_shift);
+    else
+      a.layout_.channel = channel;
     return a;
   }
 
   /// n, the number of elements (no communication).
   std::uint64_t length() const noexcept { return n_; }
-  /// Elements per core (the last cores may hold fewer), fixed at create():
-  /// kept in the handle so that an operation's owner is one division.
-  std::uint64_t block() const noexcept { return block_; }
-  int owner(std::uint64_t i) const noexcept { return static_cast<int>(i / block_); }
-  /// This core's block: [first, last).
-  std::pair<std::uint64_t, std::uint64_t> local_range() const {
-    (void)my_part();
-    return range_of(shoal::mycore());
+  /// The distribution (a layout other than block; a block layout has
+  /// block()).
+  const Dist& distribution() const noexcept requires(!is_block) { return layout_.dist; }
+  /// Elements per core of a block layout, fixed at create().
+  std::uint64_t block() const noexcept requires is_block {
+    return layout_.block_and_channel & ((std::uint64_t{1} << channel_shift) - 1);
+  }
+  /// The core that holds element i.
+  int owner(std::uint64_t i) const noexcept {
+    if constexpr (is_block) {
+      __extension__ using u128 = unsigned __int128;
+      if (layout_.reciprocal != 0) [[likely]]
+        return static_cast<int>((static_cast<u128>(i) * layout_.reciprocal) >> 64);
+      return static_cast<int>(i / block());
+    } else {
+      return layout_.dist.locate(i).core;
+    }
+  }
+  /// This core's block: [first, last) (block layout only).
+  std::pair<std::uint64_t, std::uint64_t> local_range() const requires is_block {
+    const table_type& t = my_part().table;
+    return {t.first, t.first + t.values.size()};
   }
 
   void async_put(std::uint64_t i, const T& v) const {
@@ -145,12 +269,14 @@ class array {
   /// a barrier). Any task or handler.
   void async_put_range(std::uint64_t first, std::span<const T> values) const {
     check_range("async_put_range", first, values.size());
-    for_pieces(first, values.size(), [&](int o, std::uint64_t at, std::uint64_t count) {
-      const std::vector<T> piece(values.begin() + static_cast<std::ptrdiff_t>(at - first),
-                                 values.begin() + static_cast<std::ptrdiff_t>(at - first + count));
-      containers_detail::send_op("shoal::array::async_put_range", channel_, o, &op_put_range, at,
-                                 piece);
-    });
+    for_pieces(first, values.size(),
+               [&](int o, std::uint64_t at, std::uint64_t slot, std::uint64_t count) {
+                 const std::vector<T> piece(
+                     values.begin() + static_cast<std::ptrdiff_t>(at - first),
+                     values.begin() + static_cast<std::ptrdiff_t>(at - first + count));
+                 containers_detail::send_op("shoal::array::async_put_range", channel(), o,
+                                            &op_put_range, slot, piece);
+               });
   }
 
   /// Reads [first, first + size) into `out`. Blocking: suspends the calling
@@ -164,13 +290,14 @@ class array {
           "replies wait for the part to be released)");
     completion_event done;
     const auto home = static_cast<std::int32_t>(shoal::mycore());
-    for_pieces(first, out.size(), [&](int o, std::uint64_t at, std::uint64_t count) {
-      done.enroll();
-      const auto dest = reinterpret_cast<std::uint64_t>(out.data() + (at - first));
-      const auto event = reinterpret_cast<std::uint64_t>(&done);
-      containers_detail::send_op("shoal::array::get_range", channel_, o, &op_get, at, count, home,
-                                 channel_, dest, event);
-    });
+    for_pieces(first, out.size(),
+               [&](int o, std::uint64_t at, std::uint64_t slot, std::uint64_t count) {
+                 done.enroll();
+                 const auto dest = reinterpret_cast<std::uint64_t>(out.data() + (at - first));
+                 const auto event = reinterpret_cast<std::uint64_t>(&done);
+                 containers_detail::send_op("shoal::array::get_range", channel(), o, &op_get, slot,
+                                            count, home, channel(), dest, event);
+               });
     shoal::flush();
     done.wait();
   }
@@ -179,8 +306,14 @@ class array {
   void for_all(F&& f) const {
     containers_detail::part_of<array>& p = my_part();
     containers_detail::busy_scope<array> busy(id_, p);
-    for (std::uint64_t l = 0; l < p.table.values.size(); ++l)
-      f(p.table.first + l, p.table.values[l]);
+    table_type& t = p.table;
+    for (std::uint64_t l = 0; l < t.values.size(); ++l) {
+      if constexpr (is_block) {
+        f(t.first + l, t.values[l]);
+      } else {
+        if (t.globals[l] != no_global) f(t.globals[l], t.values[l]);
+      }
+    }
   }
 
   std::uint64_t size() const {
@@ -204,20 +337,28 @@ class array {
     // gatherv early may send operations to a block not yet read.
     const std::vector<T> t = my_part().table.values;
     shoal::arrival_barrier();
-    return std::move(shoal::gatherv(std::span<const T>(t), root).values);
+    gathered<T> all = shoal::gatherv(std::span<const T>(t), root);
+    if constexpr (is_block)
+      return std::move(all.values);
+    else
+      return shoal::mycore() == root ? in_index_order(all) : std::vector<T>{};
   }
   std::vector<T> gather_all() const {
     shoal::barrier();
     const std::vector<T>& t = my_part().table.values;
-    return std::move(shoal::allgatherv(std::span<const T>(t)).values);
+    gathered<T> all = shoal::allgatherv(std::span<const T>(t));
+    if constexpr (is_block)
+      return std::move(all.values);
+    else
+      return in_index_order(all);
   }
 
   void destroy() {
     SHOAL_CHECK_ON_CORE("shoal::array::destroy");
     (void)my_part();  // names a default handle or a second destroy()
-    containers_detail::retire_container(id_, channel_);
+    containers_detail::retire_container(id_, channel());
     id_ = 0;
-    channel_ = 0;
+    layout_ = {};
   }
 
   std::uint64_t id() const noexcept { return id_; }
@@ -226,47 +367,170 @@ class array {
   using part_type = containers_detail::part_of<array>;
   using storage_type = containers_detail::storage_of<array>;
 
-  /// The handler state: the id and the length (to size a core's block on
-  /// first use).
+  /// The handler state: the id, the length and the distribution (to lay
+  /// out a core's part on first use).
   struct receiver {
     std::uint64_t id;
     std::uint64_t n;
+    shape_type shape;
   };
   struct find_part {
-    part_type& operator()(const receiver& s) const { return part_for(s.id, s.n); }
+    part_type& operator()(const receiver& s) const { return part_for(s.id, s.n, s.shape); }
   };
 
-  static std::pair<std::uint64_t, std::uint64_t> range_for(std::uint64_t n, int core) {
-    const auto p = static_cast<std::uint64_t>(shoal::cores());
-    const std::uint64_t b = std::max<std::uint64_t>(1, (n + p - 1) / p);
-    const std::uint64_t first = std::min(n, b * static_cast<std::uint64_t>(core));
-    return {first, std::min(n, first + b)};
+  /// The operation channel (ops.hpp's open_op_channel, with this array's
+  /// batch loop).
+  static std::uint32_t open_array_channel(const receiver& state) {
+    SHOAL_CHECK_ON_CORE(kind);
+    detail::channel_entry e;
+    std::memcpy(e.state, static_cast<const void*>(&state), sizeof(receiver));
+    e.value_bytes = 0;  // variable-length records
+    e.deliver = [](const void* s, const char* data, std::uint32_t count) {
+      const receiver& st = *static_cast<const receiver*>(s);
+      part_type& p = find_part{}(st);
+      if (p.busy) [[unlikely]] {
+        detail::deliver_records(
+            [&p](byte_reader& r) { containers_detail::defer_record<array>(p, r); }, data, count);
+        return;
+      }
+      containers_detail::busy_scope<array> busy(st.id, p);
+      apply_batch(st.id, p, data, count);
+    };
+    return detail::open_channel(e);
   }
-  std::pair<std::uint64_t, std::uint64_t> range_of(int core) const { return range_for(n_, core); }
 
-  static part_type& part_for(std::uint64_t id, std::uint64_t n) {
-    if (detail::tls_core < 0) [[unlikely]]
-      detail::fatal_outside_run(kind);
-    part_type& p = containers_detail::registry::instance().get<storage_type>(id, kind).local();
-    if (p.table.values.size() != 0 || n == 0) [[likely]]
-      return p;
-    return make_block(id, n, p);
+  /// Applies a batch of records. Each operation gets a reader that runs on
+  /// past its record to the buffer's end, and t.run_budget, the records
+  /// left: an operation with fixed-size operands applies the records of
+  /// its own kind that follow (same length, same operation id) in its own
+  /// loop, with no return here, no indirect call and no reader per record
+  /// (operations on the random elements of one array mostly come in such
+  /// runs). The record checks of ops.hpp hold: a record must lie inside
+  /// the buffer, and an operation that applies one record must read it
+  /// exactly.
+  static void apply_batch(std::uint64_t id, part_type& p, const char* data, std::uint32_t count) {
+    table_type& t = p.table;
+    const char* const limit = data + detail::tls_aggregator->capacity();
+    const char* at = data;
+    for (std::uint32_t left = count; left != 0;) {
+      --left;
+      std::uint32_t n;
+      SHOAL_CHECK(limit - at >= 8, "shoal::array #{:x}: a record batch overruns its buffer", id);
+      std::memcpy(&n, at, 4);
+      const char* const record = at + detail::record_prefix_bytes;
+      SHOAL_CHECK(n >= 4 && static_cast<std::uint64_t>(limit - record) >= n,
+                  "shoal::array #{:x}: a record of {} bytes overruns its buffer", id, n);
+      std::int32_t op;
+      std::memcpy(&op, record, 4);
+      byte_reader r(record + 4, limit);
+      t.run_budget = left;
+      try {
+        containers_detail::from_op_id<void(table_type&, byte_reader&)>(op)(t, r);
+      } catch (const std::bad_alloc&) {
+        containers_detail::fatal_out_of_memory<array>(id, t.values.size());
+      }
+      if (t.run_budget == left && r.position() != record + n) [[unlikely]]
+        containers_detail::fatal_container(
+            kind, id,
+            fmt::format("an operation's record of {} bytes was read to byte {} (a serializer's "
+                        "write() and read() disagree)",
+                        n, r.position() - record));
+      left = t.run_budget;
+      at = r.position();
+    }
+    t.run_budget = 0;
   }
-  /// A core's block, made at its first use. Out of line, so that part_for
-  /// (every operation) inlines: as one function it cost 36 instructions
-  /// per async_visit (callgrind).
-  [[gnu::noinline, gnu::cold]] static part_type& make_block(std::uint64_t id, std::uint64_t n,
-                                                            part_type& p) {
-    const auto [first, last] = range_for(n, shoal::mycore());
-    p.table.first = first;
+
+  /// Applies one(operands) to the record `r` is at (Len bytes after its
+  /// length prefix: the operation id and the operands), then to each record
+  /// that follows with the same length and operation id `self`, while the
+  /// batch's budget lasts (apply_batch).
+  template <std::uint32_t Len, class One>
+  [[gnu::always_inline]] static void run_records(table_type& t, byte_reader& r, std::int32_t self,
+                                                 const One& one) {
+    one(r.skip(Len - 4, "an array operation's operands"));
+    while (t.run_budget != 0 && r.left() >= detail::record_prefix_bytes + Len) {
+      const char* h = r.position();
+      std::uint32_t len;
+      std::int32_t op;
+      std::memcpy(&len, h, 4);
+      std::memcpy(&op, h + 4, 4);
+      if (len != Len || op != self) return;
+      --t.run_budget;
+      one(r.skip(detail::record_prefix_bytes + Len, "an array operation") + 8);
+    }
+  }
+  template <class X>
+  static X load(const char* p) noexcept {
+    X x;
+    std::memcpy(&x, p, sizeof(X));
+    return x;
+  }
+
+  static part_type& part_for(std::uint64_t id, std::uint64_t n, const shape_type& d) {
+    part_type& p = containers_detail::local_part<storage_type>(id, kind);
+    if (p.table.made) [[likely]]
+      return p;
+    return make_part(id, n, d, p);
+  }
+  /// A core's part, laid out at its first use. Out of line, so that
+  /// part_for (every operation) inlines: as one function it cost 36
+  /// instructions per async_visit (callgrind).
+  [[gnu::noinline, gnu::cold]] static part_type& make_part(std::uint64_t id, std::uint64_t n,
+                                                           const shape_type& d, part_type& p) {
+    const auto me = static_cast<std::uint64_t>(shoal::mycore());
+    table_type& t = p.table;
     try {
-      p.table.values.resize(last - first);
+      if constexpr (is_block) {
+        const std::uint64_t b = d;
+        const std::uint64_t first = me * b >= n ? n : me * b;
+        t.first = first;
+        t.values.resize(std::min(n - first, b));
+      } else {
+        t.dist = d;
+        // Two passes over the indices: this core's extent, then which
+        // global index each of its slots holds.
+        std::uint64_t extent = 0;
+        for (std::uint64_t i = 0; i < n; ++i) {
+          const target_location at = d.locate(i);
+          if (static_cast<std::uint64_t>(at.core) == me) extent = std::max(extent, at.local + 1);
+        }
+        t.values.resize(extent);
+        t.globals.assign(extent, no_global);
+        for (std::uint64_t i = 0; i < n; ++i) {
+          const target_location at = d.locate(i);
+          if (static_cast<std::uint64_t>(at.core) == me) t.globals[at.local] = i;
+        }
+      }
     } catch (const std::bad_alloc&) {
       containers_detail::fatal_out_of_memory<array>(id, 0);
     }
+    t.made = true;
     return p;
   }
-  part_type& my_part() const { return part_for(id_, n_); }
+  part_type& my_part() const {
+    if constexpr (is_block)
+      return part_for(id_, n_, block());
+    else
+      return part_for(id_, n_, layout_.dist);
+  }
+  std::uint32_t channel() const noexcept {
+    if constexpr (is_block)
+      return static_cast<std::uint32_t>(layout_.block_and_channel >> channel_shift);
+    else
+      return layout_.channel;
+  }
+
+  /// Non-block layouts: the gathered parts (each core's local slots) put
+  /// back in index order.
+  std::vector<T> in_index_order(const gathered<T>& all) const {
+    std::vector<T> out(n_);
+    for (std::uint64_t i = 0; i < n_; ++i) {
+      const target_location at = layout_.dist.locate(i);
+      out[i] = all.part(at.core)[at.local];
+    }
+    return out;
+  }
 
   void check_index(const char* what, std::uint64_t i) const {
     if (i >= n_) [[unlikely]]
@@ -282,22 +546,41 @@ class array {
                       first + count, n_));
   }
 
-  /// Calls f(owner, first, count) for each piece of [first, first + count):
-  /// split at block ends and at a quarter of an aggregation buffer.
+  /// Calls f(owner, first index, first local slot, count) for each piece of
+  /// [first, first + count): a run of indices on one owner in consecutive
+  /// local slots (a block layout: split at block ends), of at most a
+  /// quarter of an aggregation buffer.
   template <class F>
   void for_pieces(std::uint64_t first, std::uint64_t count, F&& f) const {
-    const std::uint64_t b = block();
     const std::uint64_t most =
         std::max<std::uint64_t>(1, detail::tls_aggregator->capacity() / 4 / sizeof(T));
-    for (std::uint64_t at = first; at < first + count;) {
-      const std::uint64_t block_end = (at / b + 1) * b;
-      const std::uint64_t n = std::min({first + count - at, block_end - at, most});
-      f(owner(at), at, n);
+    const std::uint64_t end = first + count;
+    for (std::uint64_t at = first; at < end;) {
+      std::uint64_t n = 1;
+      int o = 0;
+      std::uint64_t slot = 0;
+      if constexpr (is_block) {
+        o = owner(at);
+        const std::uint64_t b = block();
+        const std::uint64_t block_first = static_cast<std::uint64_t>(o) * b;
+        slot = at - block_first;
+        n = std::min({end - at, block_first + b - at, most});
+      } else {
+        const target_location here = layout_.dist.locate(at);
+        o = here.core;
+        slot = here.local;
+        while (at + n < end && n < most) {
+          const target_location next = layout_.dist.locate(at + n);
+          if (next.core != o || next.local != slot + n) break;
+          ++n;
+        }
+      }
+      f(o, at, slot, n);
       at += n;
     }
   }
 
-  /// As keyed::route: applies at once on the caller's own block (or queues
+  /// As keyed::route: applies at once on the caller's own part (or queues
   /// behind a busy one), else sends to the owner.
   template <class Direct, class... Ts>
   void route(const char* what, containers_detail::op_fn<table_type> fn, std::uint64_t i,
@@ -314,44 +597,107 @@ class array {
       }
       return;
     }
-    containers_detail::send_op(what, channel_, o, fn, operands...);
+    send(what, o, fn, operands...);
     containers_detail::pace();
   }
 
+  /// Operands that travel as their bytes (serialize.hpp's layout for them)
+  /// with no serializer call.
+  template <class X>
+  static constexpr bool raw_operand = std::is_arithmetic_v<X> || std::is_enum_v<X>;
+
+  /// send_op, with a record of arithmetic operands written in place: the
+  /// handle's lookup (my_part) has already named a default, stale or
+  /// destroyed handle and a call off a core, which reserve_record would
+  /// check again.
+  template <class... Ts>
+  void send(const char* what, int o, containers_detail::op_fn<table_type> fn,
+            const Ts&... operands) const {
+    if constexpr ((raw_operand<Ts> && ...)) {
+      constexpr std::uint32_t n = 4 + (std::uint32_t{0} + ... + sizeof(Ts));
+      static_assert(n <= 64);
+      char* p = detail::tls_aggregator->reserve(channel(), o, detail::record_prefix_bytes + n);
+      std::memcpy(p, &n, 4);
+      const std::int32_t op = containers_detail::to_op_id(fn);
+      std::memcpy(p + 4, &op, 4);
+      char* w = p + 8;
+      ((std::memcpy(w, &operands, sizeof(Ts)), w += sizeof(Ts)), ...);
+    } else {
+      containers_detail::send_op(what, channel(), o, fn, operands...);
+    }
+  }
+
   static void op_put(table_type& t, byte_reader& r) {
-    const auto i = r.get<std::uint64_t>("an array index");
-    t.at(i) = r.get<T>("an array value");
+    if constexpr (raw_operand<T>) {
+      run_records<4 + 8 + sizeof(T)>(
+          t, r, containers_detail::to_op_id(&op_put),
+          [&t](const char* p) { t.at(load<std::uint64_t>(p)) = load<T>(p + 8); });
+    } else {
+      const auto i = r.get<std::uint64_t>("an array index");
+      t.at(i) = r.get<T>("an array value");
+    }
   }
   static void op_erase(table_type& t, byte_reader& r) {
-    t.at(r.get<std::uint64_t>("an array index")) = T{};
+    run_records<4 + 8>(t, r, containers_detail::to_op_id(&op_erase),
+                       [&t](const char* p) { t.at(load<std::uint64_t>(p)) = T{}; });
   }
   template <class Op>
   static void op_reduce(table_type& t, byte_reader& r) {
-    T& slot = t.at(r.get<std::uint64_t>("an array index"));
-    slot = Op{}(static_cast<const T&>(slot), r.get<T>("an array value"));
+    if constexpr (raw_operand<T>) {
+      run_records<4 + 8 + sizeof(T)>(t, r, containers_detail::to_op_id(&op_reduce<Op>),
+                                     [&t](const char* p) {
+                                       T& slot = t.at(load<std::uint64_t>(p));
+                                       slot = Op{}(static_cast<const T&>(slot), load<T>(p + 8));
+                                     });
+    } else {
+      T& slot = t.at(r.get<std::uint64_t>("an array index"));
+      slot = Op{}(static_cast<const T&>(slot), r.get<T>("an array value"));
+    }
   }
   template <class F, class... Args>
   static void op_visit(table_type& t, byte_reader& r) {
-    const auto i = r.get<std::uint64_t>("an array index");
-    std::tuple<Args...> args{serializer<Args>::read(r)...};
+    if constexpr ((raw_operand<Args> && ...)) {
+      run_records<4 + 8 + (std::uint32_t{0} + ... + sizeof(Args))>(
+          t, r, containers_detail::to_op_id(&op_visit<F, Args...>), [&t](const char* p) {
+            visit_raw<F, Args...>(t, load<std::uint64_t>(p), p + 8,
+                                  std::index_sequence_for<Args...>{});
+          });
+    } else {
+      const auto i = r.get<std::uint64_t>("an array index");
+      std::tuple<Args...> args{serializer<Args>::read(r)...};
+      std::apply([&](Args&... a) { F{}(i, t.at(i), a...); }, args);
+    }
+  }
+  /// f(i, element i, args...) with the arguments read from their bytes at
+  /// p, back to back.
+  template <class F, class... Args, std::size_t... K>
+  static void visit_raw(table_type& t, std::uint64_t i, [[maybe_unused]] const char* p,
+                        std::index_sequence<K...>) {
+    constexpr std::size_t sizes[] = {sizeof(Args)..., 0};
+    [[maybe_unused]] constexpr auto offset = [](std::size_t k) {
+      std::size_t o = 0;
+      for (std::size_t j = 0; j < k; ++j) o += sizes[j];
+      return o;
+    };
+    std::tuple<Args...> args{load<Args>(p + offset(K))...};
     std::apply([&](Args&... a) { F{}(i, t.at(i), a...); }, args);
   }
   static void op_put_range(table_type& t, byte_reader& r) {
-    const auto at = r.get<std::uint64_t>("an array index");
+    const auto slot = r.get<std::uint64_t>("an array slot");
     const std::vector<T> values = serializer<std::vector<T>>::read(r);
-    std::copy(values.begin(), values.end(), &t.at(at));
+    std::copy(values.begin(), values.end(), t.values.begin() + static_cast<std::ptrdiff_t>(slot));
   }
   /// A read request: the owner replies on the requester's core with the
   /// values, which land at `dest` (a pointer in the requester's process,
   /// used only there) and complete its event.
   static void op_get(table_type& t, byte_reader& r) {
-    const auto at = r.get<std::uint64_t>("an array index");
+    const auto slot = r.get<std::uint64_t>("an array slot");
     const auto count = r.get<std::uint64_t>("a count");
     const auto home = r.get<std::int32_t>("a core");
     const auto channel = r.get<std::uint32_t>("a channel");
     const auto dest = r.get<std::uint64_t>("a destination");
     const auto event = r.get<std::uint64_t>("an event");
-    const std::vector<T> values(&t.at(at), &t.at(at) + count);
+    const std::vector<T> values(t.values.data() + slot, t.values.data() + slot + count);
     containers_detail::send_op("shoal::array::get_range (reply)", channel, home, &op_got, dest,
                                event, values);
   }
@@ -366,8 +712,8 @@ class array {
 
   std::uint64_t id_ = 0;
   std::uint64_t n_ = 0;
-  std::uint64_t block_ = 1;
-  std::uint32_t channel_ = 0;
+  std::conditional_t<is_block, block_fields, dist_fields> layout_{};
 };
+static_assert(sizeof(array<std::uint64_t>) == 32);
 
 }  // namespace shoal

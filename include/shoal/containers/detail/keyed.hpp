@@ -272,11 +272,7 @@ class keyed {
   explicit operator bool() const noexcept { return id_ != 0; }
 
   /// The calling core's part (for the containers built on this engine).
-  part_of<keyed>& my_part() const {
-    if (detail::tls_core < 0) [[unlikely]]
-      detail::fatal_outside_run(kind);
-    return registry::instance().get<storage_of<keyed>>(id_, kind).local();
-  }
+  part_of<keyed>& my_part() const { return local_part<storage_of<keyed>>(id_, kind); }
 
   template <class Fn>
   void guarded(part_of<keyed>& p, Fn&& fn) const {

@@ -168,7 +168,7 @@ struct op_receiver {
 template <class C>
 struct find_keyed_part {
   part_of<C>& operator()(const op_receiver<C>& s) const {
-    return registry::instance().get<storage_of<C>>(s.id, C::kind).local();
+    return local_part<storage_of<C>>(s.id, C::kind);
   }
 };
 

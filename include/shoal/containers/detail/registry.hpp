@@ -27,8 +27,10 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -62,6 +64,12 @@ struct per_core_storage final : storage_base {
   detail::fatal_user(fmt::format("{} #{:x}: {}", kind, id, what));
 }
 
+/// Bumped whenever a container's storage goes away (destroy(), a new
+/// job): every thread's caches of storage and parts compare against it. A
+/// namespace-scope variable rather than a member, so that a cache hit does
+/// not pass the registry's function-local static guard.
+inline std::atomic<std::uint64_t> g_registry_generation{1};
+
 /// The process-wide table of container storage.
 class registry {
  public:
@@ -90,7 +98,7 @@ class registry {
       storage_base* storage = nullptr;
     };
     thread_local cache_entry cache;
-    if (cache.id == id && cache.generation == generation_.load(std::memory_order_acquire))
+    if (cache.id == id && cache.generation == g_registry_generation.load(std::memory_order_acquire))
         [[likely]]
       return *static_cast<S*>(cache.storage);
     return *static_cast<S*>(get_slow(id, kind, cache.id, cache.generation, cache.storage, [] {
@@ -105,7 +113,7 @@ class registry {
     reset_if_new_job();
     live_.erase(id);
     dead_.insert(id);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+    g_registry_generation.fetch_add(1, std::memory_order_acq_rel);
   }
 
  private:
@@ -128,7 +136,7 @@ class registry {
     auto [it, fresh] = live_.try_emplace(id);
     if (fresh) it->second = make();
     cache_id = id;
-    cache_generation = generation_.load(std::memory_order_acquire);
+    cache_generation = g_registry_generation.load(std::memory_order_acquire);
     cache_storage = it->second.get();
     return it->second.get();
   }
@@ -138,15 +146,50 @@ class registry {
     live_.clear();
     dead_.clear();
     epoch_ = detail::g_init_epoch;
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+    g_registry_generation.fetch_add(1, std::memory_order_acq_rel);
   }
 
   std::mutex mutex_;
   std::unordered_map<std::uint64_t, std::unique_ptr<storage_base>> live_;
   std::unordered_set<std::uint64_t> dead_;
   std::uint64_t epoch_ = 0;
-  std::atomic<std::uint64_t> generation_{1};
 };
+
+template <class S, class Slot>
+[[gnu::noinline]] Slot* local_part_slow(std::uint64_t id, const char* kind, std::uint64_t& cache_id,
+                                        std::uint64_t& cache_generation, int& cache_core,
+                                        Slot*& cache_slot) {
+  if (detail::tls_core < 0) detail::fatal_outside_run(kind);
+  // The generation before the lookup: a destroy() meanwhile leaves the
+  // entry stale, never a stale entry marked current.
+  const std::uint64_t generation = g_registry_generation.load(std::memory_order_acquire);
+  Slot* slot = &registry::instance().get<S>(id, kind).local();
+  cache_id = id;
+  cache_generation = generation;
+  cache_core = detail::tls_core;
+  cache_slot = slot;
+  return slot;
+}
+
+/// The calling core's slot of container `id`'s storage S (a
+/// per_core_storage), through a one-entry thread-local cache of the slot
+/// itself: a hit is three compares (id, core, generation) and no registry
+/// access. Off a shoal core it ends the job naming `kind`.
+template <class S>
+auto& local_part(std::uint64_t id, const char* kind) {
+  using slot_type = std::remove_reference_t<decltype(std::declval<S&>().local())>;
+  struct entry {
+    std::uint64_t id = 0;
+    std::uint64_t generation = 0;  // never current: the generation starts at 1
+    int core = -1;
+    slot_type* slot = nullptr;
+  };
+  thread_local entry cache;
+  if (cache.id == id && cache.core == detail::tls_core &&
+      cache.generation == g_registry_generation.load(std::memory_order_acquire)) [[likely]]
+    return *cache.slot;
+  return *local_part_slow<S>(id, kind, cache.id, cache.generation, cache.core, cache.slot);
+}
 
 /// Depth of container operations running on this thread: a task that calls
 /// a container op while none runs may apply it to its own core's part at
