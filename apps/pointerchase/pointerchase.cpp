@@ -1,6 +1,9 @@
 // `shoal pointerchase`: Active Pebbles' PointerChase (section 4.2) on shoal.
 //
 //   shoal pointerchase [--rounds n] [--seed s] [--hold-us t] [--json]
+//   shoal pointerchase --chasers C [--targets n] [--steps s] [--seed s]
+//                      [--routing direct|hypercube|node] [--reduce none|dedup|min]
+//                      [--cache-slots n] [--json]
 //
 // A token makes --rounds laps of a random ring of every core of the job
 // (plain/ring.hpp): each arrival runs a message handler that checks the
@@ -10,6 +13,12 @@
 // As in Active Pebbles there is no loop: control lives in the handler.
 // Core 0 starts the token and times the run until the last hop, which ends
 // on core 0, tells it; then every core's checks are summed (allreduce).
+//
+// --chasers C runs the throughput form instead (chase_many.cpp): C chains
+// of dependent messages at once over a random successor function of
+// targets, where chains meet, so that the library's routing and message
+// reductions (--routing, --reduce) have hops to take and duplicates to
+// remove; the report sets messages removed against the duplicates counted.
 //
 // Idle cores (--idle auto, a CPU per core) spin for 50 us, then yield the
 // CPU until 20 ms, then sleep on a futex (src/tasks/scheduler.cpp). --hold-us
@@ -26,6 +35,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "pointerchase/chase_many.hpp"
 #include "pointerchase/plain/ring.hpp"
 
 namespace shoal_apps {
@@ -88,6 +98,7 @@ struct chase_options_all {
   pointerchase::chase_options chase;
   double hold_us = 0;
   bool inject_fault = false;
+  pointerchase::chase_many_options many;  ///< --chasers C > 0
 };
 
 /// Every core takes its seat in the ring. Blocking; root task.
@@ -145,7 +156,32 @@ run_tally tally_all() {
   return total;
 }
 
+/// --chasers C: the many-chasers form (chase_many.cpp).
+void run_many(const chase_options_all& o, run_context& ctx) {
+  pointerchase::chase_many_options m = o.many;
+  m.problem.seed = o.chase.seed;
+  m.problem.cores = shoal::cores();
+  m.routing = shoal::named_routing::from_name(m.routing_name);
+  m.inject_fault = o.inject_fault;
+  pointerchase::check_chasers(m.problem);
+  shoal::run([&] { pointerchase::run_chase_many(m, ctx.out); });
+}
+
 void run_pointerchase(const chase_options_all& o, run_context& ctx) {
+  if (o.many.problem.chasers != 0) {
+    run_many(o, ctx);
+    return;
+  }
+  if (o.many.routing_name != "direct")
+    throw input_error(
+        fmt::format("--routing {}: routing applies to --chasers C > 0 only (the "
+                    "token ring relays one flushed message per hop)",
+                    o.many.routing_name));
+  if (o.many.reduce != "none")
+    throw input_error(
+        fmt::format("--reduce {}: reductions apply to --chasers C > 0 only (one "
+                    "token has no duplicates)",
+                    o.many.reduce));
   pointerchase::check_options(o.chase);
   if (!(o.hold_us >= 0 && o.hold_us <= 1e6))
     throw input_error(
@@ -183,6 +219,34 @@ app_spec pointerchase_app() {
                            "busy time each core keeps the token before relaying it, taken out of "
                            "latency_us_per_hop: shows what waking idle (yielding or sleeping) "
                            "cores costs")
+                ->capture_default_str();
+            pointerchase::chase_many_options& m = o->many;
+            m.problem.targets_per_core = 1024;
+            m.problem.steps = 16;
+            cmd.add_option("--chasers", m.problem.chasers,
+                           "chasers at once on a random successor function of targets "
+                           "(throughput, with routing and reductions); 0: the token ring")
+                ->capture_default_str();
+            cmd.add_option("--targets", m.problem.targets_per_core, "targets per core (--chasers)")
+                ->capture_default_str();
+            cmd.add_option("--steps", m.problem.steps, "steps each chaser makes (--chasers)")
+                ->capture_default_str();
+            cmd.add_option("--routing", m.routing_name,
+                           "how the chasers' messages travel between processes (--chasers): "
+                           "direct, hypercube (log2 P hops, peers one bit away) or node "
+                           "(through one process per node; processes per node from the "
+                           "launcher)")
+                ->check(CLI::IsMember({"direct", "hypercube", "node"}))
+                ->capture_default_str();
+            cmd.add_option("--reduce", m.reduce,
+                           "message reduction keyed by (target, step) at the source and every "
+                           "hop (--chasers): none, dedup (keep one) or min (keep the least "
+                           "chaser id)")
+                ->check(CLI::IsMember({"none", "dedup", "min"}))
+                ->capture_default_str();
+            cmd.add_option("--cache-slots", m.cache_slots,
+                           "slots of each core's reduction cache (--reduce)")
+                ->check(CLI::Range(1U, shoal::max_cache_slots))
                 ->capture_default_str();
             cmd.add_flag("--inject-fault-for-test", o->inject_fault)
                 ->group("");  // hidden: loses one hop, so validation must fail
