@@ -210,7 +210,7 @@ void run_pointerchase(const chase_options_all& o, run_context& ctx) {
 app_spec pointerchase_app() {
   return {"pointerchase",
           "Active Pebbles PointerChase: a token relayed around a random ring of all cores "
-          "(latency per hop)",
+          "(latency per hop); --chasers C: C chains at once, routed and reduced (throughput)",
           {"closure"},
           [](CLI::App& cmd) -> runner {
             auto o = std::make_shared<chase_options_all>();

@@ -123,3 +123,6 @@ if(SHOAL_HAVE_MPI)
     COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> permutation --elements 100 --cores 1
             : -np 1 $<TARGET_FILE:shoal-driver> permutation --elements 100 --cores 1 --routing ring)
 endif()
+shoal_app_test(permutation_help_lists_routing EXPECT zero MAX_S 20
+  REGEX "--termination.*--routing TEXT:\\{direct,hypercube,node\\}.*--reduce TEXT:\\{none,dedup\\}.*--cache-slots"
+  COMMAND shoal-driver permutation --help)

@@ -132,3 +132,6 @@ if(SHOAL_HAVE_MPI)
     COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 100 --cores 1
             : -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 100 --cores 1 --routing ring)
 endif()
+shoal_app_test(pointerchase_help_lists_chasers EXPECT zero MAX_S 20
+  REGEX "--chasers.*--targets.*--steps.*--routing TEXT:\\{direct,hypercube,node\\}.*--reduce TEXT:\\{none,dedup,min\\}"
+  COMMAND shoal-driver pointerchase --help)
