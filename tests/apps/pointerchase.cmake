@@ -112,9 +112,27 @@ shoal_app_test(pointerchase_bad_steps EXPECT 2 MAX_S 20
 shoal_app_test(pointerchase_bad_visits EXPECT 2 MAX_S 20
   REGEX "shoal pointerchase: error: --targets 4000000 --steps 100: 404000000 visits per core, more than 2\\^26"
   COMMAND shoal-driver pointerchase --chasers 5 --targets 4000000 --steps 100)
-shoal_app_test(pointerchase_routing_needs_chasers EXPECT 2 MAX_S 20
-  REGEX "--routing hypercube: routing applies to --chasers C > 0 only"
-  COMMAND shoal-driver pointerchase --routing hypercube)
+# The token ring routed: at 4 x 1 hypercube some hops go through a middle
+# process (values_forwarded, messages_per_hop above 1); still in ring order.
+function(pointerchase_routed_ok out cores ranks)
+  set(${out} "\"cores\":${cores},.*\"latency_us_per_hop\":[0-9.e+-]+,\"messages_per_hop\":MPH,.*\"ranks\":${ranks},.*\"routing\":\"hypercube\",.*\"validated\":true,.*\"values_forwarded\":FWD,\"violations\":0,\"wrong_visit_counts\":0" PARENT_SCOPE)
+endfunction()
+pointerchase_routed_ok(re 4 4)
+string(REPLACE "MPH" "1\\.[0-9]*[1-9][0-9]*" re "${re}")
+string(REPLACE "FWD" "[1-9][0-9]*" re "${re}")
+shoal_app_test(pointerchase_ring_hypercube_4x1 NP 4 EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver pointerchase --cores 1 --rounds 200 --routing hypercube --json)
+foreach(shape "1x2;1;2" "2x2;2;2" "8x1;8;1")
+  list(GET shape 0 tag)
+  list(GET shape 1 np)
+  list(GET shape 2 cores)
+  math(EXPR all "${np} * ${cores}")
+  pointerchase_routed_ok(re ${all} ${np})
+  string(REPLACE "MPH" "[0-9.e+-]+" re "${re}")
+  string(REPLACE "FWD" "[0-9]+" re "${re}")
+  shoal_app_test(pointerchase_ring_hypercube_${tag} NP ${np} EXPECT zero MAX_S 20 REGEX "${re}"
+    COMMAND shoal-driver pointerchase --cores ${cores} --rounds 100 --routing hypercube --json)
+endforeach()
 shoal_app_test(pointerchase_reduce_needs_chasers EXPECT 2 MAX_S 20
   REGEX "--reduce min: reductions apply to --chasers C > 0 only"
   COMMAND shoal-driver pointerchase --reduce min)
