@@ -12,9 +12,10 @@
 //               channels (distributed.cpp). The default.
 //   sequential  one loop on core 0 over the same arrays held in one process
 //               (sequential.cpp): the reference for the speedup.
-// --routing hypercube|node or --reduce dedup run the channel impl on the
-// library's target channels (routed.cpp): pebbles addressed to elements,
-// routed between processes and reduced at the source and every hop; with
+// --routing hypercube|node or --reduce dedup (or --channels target) run the
+// channel impl on the library's target channels (routed.cpp): pebbles
+// addressed to elements, routed between processes and reduced at the
+// source and every hop; with
 // --termination depth the phase ends in 2h rounds, h the most hops a value
 // takes. The report then carries the reduction's counts (messages removed)
 // beside the duplicates the app counted itself (a permutation has none);
@@ -45,6 +46,7 @@ struct app_options {
   std::string routing = "direct";
   std::string reduce = "none";
   std::uint32_t cache_slots = 4096;
+  std::string channels = "auto";  ///< --channels: auto, typed or target
 };
 
 /// The routed run's counts into the report.
@@ -72,7 +74,15 @@ void report_routed(report& out, const app_options& o, const permutation::routed_
 void run_permutation(const app_options& o, run_context& ctx) {
   permutation::check_options(o.problem);
   const bool sequential = ctx.impl == "sequential";
-  const bool routed = o.routing != "direct" || o.reduce != "none";
+  const bool routed = o.channels == "target" ||
+                      (o.channels == "auto" && (o.routing != "direct" || o.reduce != "none"));
+  if (o.channels == "typed" && (o.routing != "direct" || o.reduce != "none"))
+    throw input_error(
+        fmt::format("--channels typed: --routing {} --reduce {} need target "
+                    "channels (--channels auto or target)",
+                    o.routing, o.reduce));
+  if (o.channels == "target" && sequential)
+    throw input_error("--channels target: applies to --impl channel only, not --impl sequential");
   if (sequential && o.routing != "direct")
     throw input_error(fmt::format(
         "--routing {}: routing applies to --impl channel only, not --impl sequential", o.routing));
@@ -127,6 +137,13 @@ app_spec permutation_app() {
                            "at the source and every hop; a permutation has no duplicates, so "
                            "this measures the cache's cost)")
                 ->check(CLI::IsMember({"none", "dedup"}))
+                ->capture_default_str();
+            cmd.add_option("--channels", o->channels,
+                           "what the channel impl sends on: typed (channels addressed to cores, "
+                           "prefetching handlers), target (the library's target channels, "
+                           "addressed to elements) or auto (target when --routing or --reduce "
+                           "asks for it, else typed)")
+                ->check(CLI::IsMember({"auto", "typed", "target"}))
                 ->capture_default_str();
             cmd.add_option("--cache-slots", o->cache_slots,
                            "slots of each core's reduction cache (--reduce dedup)")

@@ -126,3 +126,12 @@ endif()
 shoal_app_test(permutation_help_lists_routing EXPECT zero MAX_S 20
   REGEX "--termination.*--routing TEXT:\\{direct,hypercube,node\\}.*--reduce TEXT:\\{none,dedup\\}.*--cache-slots"
   COMMAND shoal-driver permutation --help)
+# --channels target: the target-channel path with direct routing and no
+# reduction (the reference the routed rows compare with); typed with a
+# routing is refused.
+permutation_routed_ok(re 2 direct none)
+shoal_app_test(permutation_channels_target_1x2 EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver permutation --cores 2 --elements 20003 --channels target --json)
+shoal_app_test(permutation_channels_typed_with_routing EXPECT 2 MAX_S 20
+  REGEX "--channels typed: --routing node --reduce none need target channels"
+  COMMAND shoal-driver permutation --channels typed --routing node --elements 100)
