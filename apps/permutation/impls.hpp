@@ -3,6 +3,10 @@
 // shoal::run from the root task and returns what it measured and found.
 #pragma once
 
+#include <shoal/routing.hpp>
+
+#include <cstdint>
+
 #include "permutation/plain/permutation_problem.hpp"
 
 namespace shoal_apps::permutation {
@@ -28,6 +32,31 @@ enum class termination {
 /// arrays block-distributed over every core of the job. Blocking; root task.
 run_outcome run_distributed(const permutation_options& o, const test_hooks& hooks,
                             termination how = termination::phases);
+
+/// How the routed run travels (--routing, --reduce, --cache-slots).
+struct route_choice {
+  shoal::named_routing routing{};
+  bool reduce_dedup = false;      ///< reduction::drop_duplicates on the channels
+  std::uint32_t cache_slots = 0;  ///< per core, with reduce_dedup
+};
+
+/// What the routed run counted, job-wide.
+struct routed_counts {
+  std::int64_t lookups = 0;       ///< values through the reduction caches
+  std::int64_t removed = 0;       ///< of them, folded into a staged one (messages removed)
+  std::int64_t forwarded = 0;     ///< values handed on at intermediate routing hops
+  std::int64_t mpi_messages = 0;  ///< network buffers handed to MPI in the timed phase
+  std::int64_t mpi_bytes = 0;
+  std::int64_t arrivals = 0;    ///< pebbles handled at their owners (both kinds)
+  std::int64_t duplicates = 0;  ///< of them, at an element or slot already reached
+  int depth = 0;                ///< --termination depth: the depth the phase ended with
+};
+
+/// The distributed run on target channels (routed.cpp): the same problem,
+/// pebbles addressed to elements through a block distribution, routed and
+/// optionally reduced by the library. Blocking; root task.
+run_outcome run_routed(const permutation_options& o, const test_hooks& hooks, termination how,
+                       const route_choice& route, routed_counts& counts);
 
 /// data_perm[perm[data[i]]] = i in one loop on core 0, the same arrays in
 /// one process: the reference for the speedup. Blocking; root task.

@@ -1,6 +1,8 @@
 // `shoal permutation`: Active Pebbles' Permutation (section 4.3) on shoal.
 //
-//   shoal permutation [--elements N] [--seed s] [--impl channel|sequential] [--json]
+//   shoal permutation [--elements N] [--seed s] [--impl channel|sequential]
+//                     [--termination phases|depth] [--routing direct|hypercube|node]
+//                     [--reduce none|dedup] [--cache-slots n] [--json]
 //
 // Three arrays of N elements, data, perm and data_perm, block-distributed
 // over every core of the job; data and perm are seeded random permutations
@@ -10,6 +12,14 @@
 //               channels (distributed.cpp). The default.
 //   sequential  one loop on core 0 over the same arrays held in one process
 //               (sequential.cpp): the reference for the speedup.
+// --routing hypercube|node or --reduce dedup (or --channels target) run the
+// channel impl on the library's target channels (routed.cpp): pebbles
+// addressed to elements, routed between processes and reduced at the
+// source and every hop; with
+// --termination depth the phase ends in 2h rounds, h the most hops a value
+// takes. The report then carries the reduction's counts (messages removed)
+// beside the duplicates the app counted itself (a permutation has none);
+// --stats adds the values forwarded at hops and the MPI messages and bytes.
 // Validation, untimed, on every run: every slot of data_perm was written
 // once and holds data^-1(perm^-1(j)) (the inverses: a path independent of
 // the timed one), and a sample of i satisfies data_perm[perm[data[i]]] = i
@@ -33,24 +43,68 @@ struct app_options {
   permutation::permutation_options problem;
   permutation::test_hooks hooks;
   std::string termination = "phases";
+  std::string routing = "direct";
+  std::string reduce = "none";
+  std::uint32_t cache_slots = 4096;
+  std::string channels = "auto";  ///< --channels: auto, typed or target
 };
+
+/// The routed run's counts into the report.
+void report_routed(report& out, const app_options& o, const permutation::routed_counts& k) {
+  out.set("routing", o.routing);
+  out.set("reduce", o.reduce);
+  out.set("messages_removed", k.removed);
+  out.set("reduction_hit_rate",
+          k.lookups == 0 ? 0.0 : static_cast<double>(k.removed) / static_cast<double>(k.lookups));
+  out.set("arrivals", k.arrivals);
+  out.set("duplicate_arrivals", k.duplicates);
+  out.set(
+      "duplicate_fraction",
+      k.arrivals == 0 ? 0.0 : static_cast<double>(k.duplicates) / static_cast<double>(k.arrivals));
+  if (o.termination == "depth") out.set("termination_depth", k.depth);
+  if (shoal::current_config().stats) {
+    out.set("stats_reduction_lookups", k.lookups, false);
+    out.set("stats_messages_removed", k.removed, false);
+    out.set("stats_values_forwarded", k.forwarded, false);
+    out.set("stats_mpi_messages", k.mpi_messages, false);
+    out.set("stats_mpi_bytes", k.mpi_bytes, false);
+  }
+}
 
 void run_permutation(const app_options& o, run_context& ctx) {
   permutation::check_options(o.problem);
   const bool sequential = ctx.impl == "sequential";
+  const bool routed = o.channels == "target" ||
+                      (o.channels == "auto" && (o.routing != "direct" || o.reduce != "none"));
+  if (o.channels == "typed" && (o.routing != "direct" || o.reduce != "none"))
+    throw input_error(
+        fmt::format("--channels typed: --routing {} --reduce {} need target "
+                    "channels (--channels auto or target)",
+                    o.routing, o.reduce));
+  if (o.channels == "target" && sequential)
+    throw input_error("--channels target: applies to --impl channel only, not --impl sequential");
+  if (sequential && o.routing != "direct")
+    throw input_error(fmt::format(
+        "--routing {}: routing applies to --impl channel only, not --impl sequential", o.routing));
+  if (sequential && o.reduce != "none")
+    throw input_error(fmt::format(
+        "--reduce {}: reductions apply to --impl channel only, not --impl sequential", o.reduce));
+  const permutation::termination how =
+      o.termination == "depth" ? permutation::termination::depth : permutation::termination::phases;
+  const permutation::route_choice route{shoal::named_routing::from_name(o.routing),
+                                        o.reduce == "dedup", o.cache_slots};
+  permutation::routed_counts counts;
   shoal::run([&] {
-    const permutation::run_outcome r = sequential
-                                           ? permutation::run_sequential(o.problem, o.hooks)
-                                           : permutation::run_distributed(
-                                                 o.problem, o.hooks,
-                                                 o.termination == "depth"
-                                                     ? permutation::termination::depth
-                                                     : permutation::termination::phases);
+    const permutation::run_outcome r =
+        sequential ? permutation::run_sequential(o.problem, o.hooks)
+        : routed   ? permutation::run_routed(o.problem, o.hooks, how, route, counts)
+                   : permutation::run_distributed(o.problem, o.hooks, how);
     const std::string layout = sequential
                                    ? "one loop on one core"
                                    : fmt::format("block-distributed over {} cores", shoal::cores());
     permutation::fill_report(ctx.out, o.problem, layout, r.seconds, r.tally);
     if (!sequential) ctx.out.set("termination", o.termination);
+    if (routed) report_routed(ctx.out, o, counts);
   });
 }
 
@@ -69,6 +123,31 @@ app_spec permutation_app() {
                            "ended by counting waves) or depth (one channel, depth-two "
                            "termination: end_phase_depth(2), no counting)")
                 ->check(CLI::IsMember({"phases", "depth"}))
+                ->capture_default_str();
+            cmd.add_option("--routing", o->routing,
+                           "how pebbles travel between processes (--impl channel): direct, "
+                           "hypercube (log2 P hops, peers one bit away) or node (through one "
+                           "process per node; processes per node from the launcher); anything "
+                           "but direct uses the library's target channels")
+                ->check(CLI::IsMember({"direct", "hypercube", "node"}))
+                ->capture_default_str();
+            cmd.add_option("--reduce", o->reduce,
+                           "message reduction (--impl channel): none, or dedup (a target "
+                           "channel drops a pebble for a target that already has one staged, "
+                           "at the source and every hop; a permutation has no duplicates, so "
+                           "this measures the cache's cost)")
+                ->check(CLI::IsMember({"none", "dedup"}))
+                ->capture_default_str();
+            cmd.add_option("--channels", o->channels,
+                           "what the channel impl sends on: typed (channels addressed to cores, "
+                           "prefetching handlers), target (the library's target channels, "
+                           "addressed to elements) or auto (target when --routing or --reduce "
+                           "asks for it, else typed)")
+                ->check(CLI::IsMember({"auto", "typed", "target"}))
+                ->capture_default_str();
+            cmd.add_option("--cache-slots", o->cache_slots,
+                           "slots of each core's reduction cache (--reduce dedup)")
+                ->check(CLI::Range(1U, shoal::max_cache_slots))
                 ->capture_default_str();
             cmd.add_flag("--inject-fault-for-test", o->hooks.inject_fault)
                 ->group("");  // hidden: stores one wrong i, so validation must fail

@@ -68,3 +68,73 @@ target_link_libraries(permutation_layout_test PRIVATE shoal_apps_plain GTest::gt
 shoal_apply_defaults(permutation_layout_test)
 add_test(NAME permutation_layout COMMAND permutation_layout_test)
 set_tests_properties(permutation_layout PROPERTIES LABELS apps TIMEOUT 60)
+
+# --routing / --reduce (issue 14 item 6): the channel impl on the library's
+# target channels, routed between processes and reduced at the source and at
+# every hop, with both terminations (depth: 2h rounds, h the most hops), at
+# 1 x 2, 2 x 2, 4 x 1 and 8 x 1. A permutation has no duplicates: the app
+# counts none and the dedup cache removes none. Bad words: status 2.
+function(permutation_routed_ok out cores routing reduce)
+  set(${out} "\"arrivals\":40006,\"cores\":${cores},\"duplicate_arrivals\":0,\"duplicate_fraction\":0\\.0,.*\"messages_removed\":0,.*\"reduce\":\"${reduce}\",.*\"routing\":\"${routing}\",.*\"validated\":true,.*\"writes\":20003,\"wrong\":0" PARENT_SCOPE)
+endfunction()
+foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1" "8x1;8;1")
+  list(GET shape 0 tag)
+  list(GET shape 1 np)
+  list(GET shape 2 cores)
+  math(EXPR all "${np} * ${cores}")
+  # (8 x 1: the deepest case only; direct dedup, the cache's cost, at 1 x 2.)
+  set(cases "hypercube:dedup:depth")
+  if(NOT tag STREQUAL "8x1")
+    list(APPEND cases "hypercube:none:phases" "node:none:depth")
+  endif()
+  if(tag STREQUAL "1x2")
+    list(APPEND cases "direct:dedup:phases")
+  endif()
+  foreach(c IN LISTS cases)
+    string(REPLACE ":" "_" name "${c}")
+    string(REPLACE ":" ";" c "${c}")
+    list(GET c 0 routing)
+    list(GET c 1 reduce)
+    list(GET c 2 term)
+    permutation_routed_ok(re ${all} ${routing} ${reduce})
+    if(tag STREQUAL "4x1" AND routing STREQUAL "hypercube" AND term STREQUAL "depth")
+      # Hypercube forwards at the middle hop; depth termination takes 2 x 2 rounds.
+      string(REPLACE ".*\"validated\"" ".*\"stats_mpi_messages\":[1-9][0-9]*,.*\"stats_values_forwarded\":[1-9][0-9]*,\"termination\":\"depth\",\"termination_depth\":4,.*\"validated\"" re "${re}")
+    endif()
+    shoal_app_test(permutation_routed_${name}_${tag} NP ${np} EXPECT zero MAX_S 20 REGEX "${re}"
+      COMMAND ${CMAKE_COMMAND} -E env RANKS_PER_NODE=2 $<TARGET_FILE:shoal-driver> permutation
+              --cores ${cores} --elements 20003 --routing ${routing} --reduce ${reduce}
+              --termination ${term} --stats --json)
+  endforeach()
+endforeach()
+shoal_app_test(permutation_routed_fault_caught EXPECT 1 MAX_S 20
+  REGEX "\"routing\":\"hypercube\",.*\"validated\":false,.*\"wrong\":1"
+  COMMAND shoal-driver permutation --cores 2 --elements 5000 --routing hypercube --inject-fault-for-test --json)
+shoal_app_test(permutation_routing_unknown EXPECT 2 MAX_S 20 REGEX "--routing: ring not in"
+  COMMAND shoal-driver permutation --routing ring --elements 100)
+shoal_app_test(permutation_reduce_unknown EXPECT 2 MAX_S 20 REGEX "--reduce: min not in"
+  COMMAND shoal-driver permutation --reduce min --elements 100)
+shoal_app_test(permutation_routing_needs_channel EXPECT 2 MAX_S 20
+  REGEX "--routing hypercube: routing applies to --impl channel only, not --impl sequential"
+  COMMAND shoal-driver permutation --impl sequential --routing hypercube --elements 100)
+shoal_app_test(permutation_reduce_needs_channel EXPECT 2 MAX_S 20
+  REGEX "--reduce dedup: reductions apply to --impl channel only, not --impl sequential"
+  COMMAND shoal-driver permutation --impl sequential --reduce dedup --elements 100)
+if(SHOAL_HAVE_MPI)
+  shoal_app_test(permutation_routing_unknown_on_rank1_only EXPECT 2 MAX_S 20
+    REGEX "rank 1's arguments: 'permutation --elements 100 --routing ring'"
+    COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> permutation --elements 100 --cores 1
+            : -np 1 $<TARGET_FILE:shoal-driver> permutation --elements 100 --cores 1 --routing ring)
+endif()
+shoal_app_test(permutation_help_lists_routing EXPECT zero MAX_S 20
+  REGEX "--termination.*--routing TEXT:\\{direct,hypercube,node\\}.*--reduce TEXT:\\{none,dedup\\}.*--cache-slots"
+  COMMAND shoal-driver permutation --help)
+# --channels target: the target-channel path with direct routing and no
+# reduction (the reference the routed rows compare with); typed with a
+# routing is refused.
+permutation_routed_ok(re 2 direct none)
+shoal_app_test(permutation_channels_target_1x2 EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver permutation --cores 2 --elements 20003 --channels target --json)
+shoal_app_test(permutation_channels_typed_with_routing EXPECT 2 MAX_S 20
+  REGEX "--channels typed: --routing node --reduce none need target channels"
+  COMMAND shoal-driver permutation --channels typed --routing node --elements 100)

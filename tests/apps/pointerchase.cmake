@@ -61,3 +61,98 @@ if(TARGET shoal-baseline-pointerchase)
     REGEX "shoal-baseline-pointerchase: error: --rounds 0: out of range"
     COMMAND shoal-baseline-pointerchase --rounds 0)
 endif()
+
+# --chasers C (issue 14 item 6): many chasers on a random successor function,
+# where paths merge, on a routed and reducing target channel, at 1 x 2,
+# 2 x 2, 4 x 1 and 8 x 1. Each run checks itself (every visit of the C paths
+# reached, none other, each by a chaser on that path; without a reduction
+# one arrival per chaser step). Duplicates occur; --reduce dedup and min
+# remove some. Bad sizes and words: status 2.
+set(chasers_args --chasers 2000 --targets 256 --steps 16 --stats --json)
+set(chasers_valid "\"validated\":true,.*\"wrong_chaser_ids\":0")
+foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1" "8x1;8;1")
+  list(GET shape 0 tag)
+  list(GET shape 1 np)
+  list(GET shape 2 cores)
+  set(cases "hypercube:min")
+  if(NOT tag STREQUAL "8x1")
+    list(APPEND cases "hypercube:none" "node:dedup")
+  endif()
+  if(tag STREQUAL "1x2")
+    list(APPEND cases "direct:min")
+  endif()
+  foreach(c IN LISTS cases)
+    string(REPLACE ":" "_" name "${c}")
+    string(REPLACE ":" ";" c "${c}")
+    list(GET c 0 routing)
+    list(GET c 1 reduce)
+    if(reduce STREQUAL "none")
+      set(re "\"arrivals\":34000,\"chaser_steps\":34000,.*\"duplicate_arrivals\":[1-9][0-9]*,.*\"extra_visits\":0,.*\"messages_removed\":0,\"messages_saved\":0,\"missing_visits\":0,.*\"reduce\":\"none\",.*\"routing\":\"${routing}\",.*${chasers_valid}")
+      if(tag STREQUAL "4x1")
+        # Hypercube forwards at middle hops (counted by --stats).
+        string(REPLACE ".*${chasers_valid}" ".*\"stats_mpi_messages\":[1-9][0-9]*,.*\"stats_values_forwarded\":[1-9][0-9]*,.*${chasers_valid}" re "${re}")
+      endif()
+    else()
+      set(re "\"chaser_steps\":34000,.*\"extra_visits\":0,.*\"messages_removed\":[1-9][0-9]*,\"messages_saved\":[1-9][0-9]*,\"missing_visits\":0,.*\"reduce\":\"${reduce}\",.*\"routing\":\"${routing}\",.*${chasers_valid}")
+    endif()
+    shoal_app_test(pointerchase_chasers_${name}_${tag} NP ${np} EXPECT zero MAX_S 20 REGEX "${re}"
+      COMMAND ${CMAKE_COMMAND} -E env RANKS_PER_NODE=2 $<TARGET_FILE:shoal-driver> pointerchase
+              --cores ${cores} --routing ${routing} --reduce ${reduce} ${chasers_args})
+  endforeach()
+endforeach()
+# A chaser that goes astray: the check must catch it, with and without a reduction.
+foreach(reduce none dedup)
+  shoal_app_test(pointerchase_chasers_fault_caught_${reduce} EXPECT 1 MAX_S 20
+    REGEX "\"missing_visits\":[1-9].*\"validated\":false"
+    COMMAND shoal-driver pointerchase --cores 2 --chasers 100 --reduce ${reduce} --inject-fault-for-test --json)
+endforeach()
+shoal_app_test(pointerchase_bad_chasers EXPECT 2 MAX_S 20
+  REGEX "shoal pointerchase: error: --chasers -1: out of range; expected an integer in \\[0, 16777216\\]"
+  COMMAND shoal-driver pointerchase --chasers -1)
+shoal_app_test(pointerchase_bad_steps EXPECT 2 MAX_S 20
+  REGEX "shoal pointerchase: error: --steps 5000: out of range"
+  COMMAND shoal-driver pointerchase --chasers 5 --steps 5000)
+shoal_app_test(pointerchase_bad_visits EXPECT 2 MAX_S 20
+  REGEX "shoal pointerchase: error: --targets 4000000 --steps 100: 404000000 visits per core, more than 2\\^26"
+  COMMAND shoal-driver pointerchase --chasers 5 --targets 4000000 --steps 100)
+# The token ring routed: at 4 x 1 hypercube some hops go through a middle
+# process (values_forwarded, messages_per_hop above 1); still in ring order.
+function(pointerchase_routed_ok out cores ranks)
+  set(${out} "\"cores\":${cores},.*\"latency_us_per_hop\":[0-9.e+-]+,\"messages_per_hop\":MPH,.*\"ranks\":${ranks},.*\"routing\":\"hypercube\",.*\"validated\":true,.*\"values_forwarded\":FWD,\"violations\":0,\"wrong_visit_counts\":0" PARENT_SCOPE)
+endfunction()
+pointerchase_routed_ok(re 4 4)
+string(REPLACE "MPH" "1\\.[0-9]*[1-9][0-9]*" re "${re}")
+string(REPLACE "FWD" "[1-9][0-9]*" re "${re}")
+shoal_app_test(pointerchase_ring_hypercube_4x1 NP 4 EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver pointerchase --cores 1 --rounds 200 --routing hypercube --json)
+foreach(shape "1x2;1;2" "2x2;2;2")
+  list(GET shape 0 tag)
+  list(GET shape 1 np)
+  list(GET shape 2 cores)
+  math(EXPR all "${np} * ${cores}")
+  pointerchase_routed_ok(re ${all} ${np})
+  string(REPLACE "MPH" "[0-9.e+-]+" re "${re}")
+  string(REPLACE "FWD" "[0-9]+" re "${re}")
+  shoal_app_test(pointerchase_ring_hypercube_${tag} NP ${np} EXPECT zero MAX_S 20 REGEX "${re}"
+    COMMAND shoal-driver pointerchase --cores ${cores} --rounds 100 --routing hypercube --json)
+endforeach()
+shoal_app_test(pointerchase_reduce_needs_chasers EXPECT 2 MAX_S 20
+  REGEX "--reduce min: reductions apply to --chasers C > 0 only"
+  COMMAND shoal-driver pointerchase --reduce min)
+shoal_app_test(pointerchase_reduce_unknown EXPECT 2 MAX_S 20 REGEX "--reduce: max not in"
+  COMMAND shoal-driver pointerchase --chasers 3 --reduce max)
+shoal_app_test(pointerchase_routing_unknown EXPECT 2 MAX_S 20 REGEX "--routing: ring not in"
+  COMMAND shoal-driver pointerchase --chasers 3 --routing ring)
+if(SHOAL_HAVE_MPI)
+  shoal_app_test(pointerchase_bad_chasers_on_rank1_only EXPECT 2 MAX_S 20
+    REGEX "rank 1's arguments: 'pointerchase --chasers 100 --steps 9999'"
+    COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 100 --cores 1
+            : -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 100 --cores 1 --steps 9999)
+  shoal_app_test(pointerchase_routing_unknown_on_rank1_only EXPECT 2 MAX_S 20
+    REGEX "rank 1's arguments: 'pointerchase --chasers 100 --routing ring'"
+    COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 100 --cores 1
+            : -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 100 --cores 1 --routing ring)
+endif()
+shoal_app_test(pointerchase_help_lists_chasers EXPECT zero MAX_S 20
+  REGEX "--chasers.*--targets.*--steps.*--routing TEXT:\\{direct,hypercube,node\\}.*--reduce TEXT:\\{none,dedup,min\\}"
+  COMMAND shoal-driver pointerchase --help)
