@@ -134,31 +134,66 @@ void construct(std::int64_t n) {
   st.dangling = totals[1];
 }
 
-/// The timed iterations, on every core. T: the type contributions travel
-/// and are read as. SPMD.
+/// This process's two copies of every vertex's contribution (one per
+/// parity of the iteration): each core writes its own block of the next
+/// copy while the cores read the current one, and one collective per
+/// iteration (the sums) separates the two. The cores of a process are
+/// threads, so one copy serves them all: no per-core copy is made or
+/// allocated per iteration. Sized by run_pull on every process before its
+/// cores start.
+template <class T>
+std::vector<T> g_contribution[2];
+
+/// Writes this core's block of `out` from other processes' blocks in
+/// `all` (a gathered copy of every block): cores of one process share the
+/// copying, each taking every local_cores()-th remote core's block.
+template <class T>
+void copy_remote_blocks(const shoal::gathered<T>& all, const block_layout& layout, T* out) {
+  const int local = shoal::local_cores();
+  const int first_local = shoal::myrank() * local;
+  for (int c = shoal::mycore() - first_local; c < shoal::cores(); c += local) {
+    if (c >= first_local && c < first_local + local) continue;
+    const std::span<const T> part = all.part(c);
+    std::copy(part.begin(), part.end(), out + layout.first(c));
+  }
+}
+
+/// The timed iterations, on every core. T: the type contributions are
+/// stored and read as. SPMD.
 template <class T>
 void iterate(double tolerance, int max_iterations, bool corrupt) {
   pull_state& st = g_pull.local();
   const auto n = static_cast<double>(st.layout.vertices());
   const std::size_t count = st.rank.size();
-  std::vector<T> contribution(count);
-  std::vector<double> acc(count);
-  double own_dangling = 0;
+  const auto first = static_cast<std::size_t>(st.layout.first(st.me));
+  const bool remote = shoal::ranks() > 1;
+  // 1 / out-degree (0 without out-links, whose rank is spread uniformly):
+  // one multiply per vertex and iteration instead of a division.
+  std::vector<double> inverse(count);
   for (std::size_t v = 0; v < count; ++v)
-    if (st.out_degree[v] == 0) own_dangling += st.rank[v];
+    inverse[v] = st.out_degree[v] == 0 ? 0.0 : 1.0 / static_cast<double>(st.out_degree[v]);
+  std::vector<double> acc(count);
+  double* rank = st.rank.data();
+  // Iteration 0's contributions; every block written before any is read.
+  double own_dangling = 0;
+  {
+    T* mine = g_contribution<T>[0].data() + first;
+    for (std::size_t v = 0; v < count; ++v) {
+      mine[v] = static_cast<T>(rank[v] * inverse[v]);
+      if (st.out_degree[v] == 0) own_dangling += rank[v];
+    }
+    if (remote)
+      copy_remote_blocks(shoal::allgatherv(std::span<const T>(mine, count)), st.layout,
+                         g_contribution<T>[0].data());
+  }
   double dangling = sum2({0, own_dangling})[1];
   int it = 0;
   double l1 = 0;
   while (it < max_iterations) {
-    for (std::size_t v = 0; v < count; ++v)
-      contribution[v] =
-          st.out_degree[v] == 0 ? T{0} : static_cast<T>(st.rank[v] / st.out_degree[v]);
-    // Every block, in core order: vertex order.
-    const shoal::gathered<T> all = shoal::allgatherv(std::span<const T>(contribution));
-    const T* c = all.values.data();
+    const T* c = g_contribution<T>[it & 1].data();
+    T* next = g_contribution<T>[(it + 1) & 1].data();
     const double base = (1.0 - damping) / n + damping * dangling / n;
-    // Sum the in-links segment by segment into acc (the test hook loses
-    // core 0's first link in the first iteration).
+    // Sum the in-links segment by segment into acc.
     std::fill(acc.begin(), acc.end(), 0.0);
     const std::uint32_t* src = st.src.data();
     const std::uint32_t* run_dest = st.run_dest.data();
@@ -167,31 +202,37 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
     // The test hook loses core 0's first link in the first iteration.
     const bool drop = corrupt && it == 0 && st.me == 0 && runs > 0;
     for (std::size_t r = 0; r < runs; ++r) {
-      std::uint32_t n = run_len[r];
+      std::uint32_t len = run_len[r];
       const std::uint32_t* s = src;
-      src += n;
+      src += len;
       if (drop && r == 0) {
         ++s;
-        --n;
+        --len;
       }
       double a0 = 0;
       double a1 = 0;
       std::uint32_t k = 0;
-      for (; k + 1 < n; k += 2) {
+      for (; k + 1 < len; k += 2) {
         a0 += c[s[k]];
         a1 += c[s[k + 1]];
       }
-      if (k < n) a0 += c[s[k]];
+      if (k < len) a0 += c[s[k]];
       acc[run_dest[r]] += a0 + a1;
     }
-    double* rank = st.rank.data();
+    // The new ranks, their change, and the next iteration's contributions
+    // (into the other copy: other cores may still be reading this one).
     std::array<double, 2> sums{0, 0};  // l1, dangling
+    T* mine = next + first;
     for (std::size_t v = 0; v < count; ++v) {
       const double r = base + damping * acc[v];
       sums[0] += std::fabs(r - rank[v]);
       rank[v] = r;
+      mine[v] = static_cast<T>(r * inverse[v]);
       if (st.out_degree[v] == 0) sums[1] += r;
     }
+    if (remote)
+      copy_remote_blocks(shoal::allgatherv(std::span<const T>(mine, count)), st.layout, next);
+    // Also the barrier: every block of `next` is written once it returns.
     const std::array<double, 2> total = sum2(sums);
     ++it;
     l1 = total[0];
@@ -208,6 +249,12 @@ void run_pull(const pagerank_options& o, std::int64_t n, const std::vector<edge>
               bool single_precision, outcome& out, std::vector<double>& ranks) {
   g_edges_in = &edges;
   g_ranks_out = &ranks;
+  for (int p = 0; p < 2; ++p) {
+    if (single_precision)
+      g_contribution<float>[p].assign(static_cast<std::size_t>(n), 0.0F);
+    else
+      g_contribution<double>[p].assign(static_cast<std::size_t>(n), 0.0);
+  }
   shoal::run([&] {
     const auto t0 = std::chrono::steady_clock::now();
     shoal::on_all_cores([n] { construct(n); });
@@ -235,6 +282,10 @@ void run_pull(const pagerank_options& o, std::int64_t n, const std::vector<edge>
     out.dangling = s0.dangling;
   });
   g_pull.reset();
+  for (int p = 0; p < 2; ++p) {
+    std::vector<float>().swap(g_contribution<float>[p]);
+    std::vector<double>().swap(g_contribution<double>[p]);
+  }
   g_edges_in = nullptr;
   g_ranks_out = nullptr;
 }
