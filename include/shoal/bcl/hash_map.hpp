@@ -297,9 +297,27 @@ class hash_map {
       shoal::detail::fatal_user(
           fmt::format("{}: add with promise find_only (it promises that no insert runs)", name()));
     if (path_ == bcl::path::delegate)
-      return delegate::call(
-          home(k), [m = *this, k, d] { return m.template add_with<owner_access>(k, d); });
+      return delegate::call(home(k),
+                            [m = *this, k, d] { return m.template add_with<owner_access>(k, d); });
     return add_with<remote_access>(k, d);
+  }
+
+  /// insert, add and add_existing for the home core of k while no other
+  /// operation of any core runs on the map (hash_map_buffer's flush applies
+  /// its queue so): plain loads and stores, nothing checked. Cost: l.
+  hash_insert insert_owned(const K& k, const V& value) {
+    return insert_with<exclusive_access>(k, to_stored(value));
+  }
+  hash_insert add_owned(const K& k, const V& d) const requires detail::atomic_word<V> {
+    return add_with<exclusive_access>(k, d);
+  }
+  bool add_existing_owned(const K& k, const V& d) const requires detail::atomic_word<V> {
+    return add_existing_with<exclusive_access>(k, d);
+  }
+  /// Starts loading k's first bucket into this core's cache (on the home
+  /// core's process; a hint, nothing else).
+  void prefetch_local(const K& k) const noexcept {
+    __builtin_prefetch(at(home(k), first_slot(k)).local(), 1);
   }
 
   /// Counters: adds d to the value of k when k is present (true); inserts
@@ -317,9 +335,8 @@ class hash_map {
       shoal::detail::fatal_user(fmt::format(
           "{}: add_existing with promise find_only (it promises that no insert runs)", name()));
     if (path_ == bcl::path::delegate)
-      return delegate::call(home(k), [m = *this, k, d] {
-        return m.template add_existing_with<owner_access>(k, d);
-      });
+      return delegate::call(
+          home(k), [m = *this, k, d] { return m.template add_existing_with<owner_access>(k, d); });
     return add_existing_with<remote_access>(k, d);
   }
 
@@ -329,8 +346,9 @@ class hash_map {
   /// without their state machine.
   template <class F>
   void for_each_local(F&& fn) {
-    static_assert(!serial, "hash_map::for_each_local: values stored through a serial_ptr are not "
-                           "handed out in place; use find");
+    static_assert(!serial,
+                  "hash_map::for_each_local: values stored through a serial_ptr are not "
+                  "handed out in place; use find");
     check("for_each_local");
     const int me = mycore();
     for (std::uint64_t slot = 0; slot < per_core_; ++slot) {
@@ -438,6 +456,37 @@ class hash_map {
     }
     static void flush() {}
     static void pause() { yield(); }
+  };
+  // The home core alone on its part, no other operation on the map running
+  // (hash_map_buffer's flush): plain loads and stores, no lock prefix. A
+  // locked instruction waits for its cache miss before the next one starts;
+  // plain ones let the misses of consecutive entries overlap.
+  struct exclusive_access {
+    static std::uint64_t& word(global_ptr<bucket> b) { return b.local()->status; }
+    static std::uint64_t cas(global_ptr<bucket> b, std::uint64_t e, std::uint64_t d) {
+      const std::uint64_t old = word(b);
+      if (old == e) word(b) = d;
+      return old;
+    }
+    static std::uint64_t fetch_or(global_ptr<bucket> b, std::uint64_t x) {
+      const std::uint64_t old = word(b);
+      word(b) = old | x;
+      return old;
+    }
+    static void fetch_and(global_ptr<bucket> b, std::uint64_t x) { word(b) &= x; }
+    static void fetch_xor(global_ptr<bucket> b, std::uint64_t x) { word(b) ^= x; }
+    static K key(global_ptr<bucket> b) { return b.local()->e.key; }
+    static entry read(global_ptr<bucket> b) { return b.local()->e; }
+    static void write(global_ptr<bucket> b, const entry& e) { b.local()->e = e; }
+    static void write_value(global_ptr<bucket> b, const S& v) { b.local()->e.value = v; }
+    static void add_value(global_ptr<bucket> b, const V& d) { b.local()->e.value += d; }
+    static void flush() {}
+    // Nobody else holds a bucket: a reserved one is a broken promise.
+    static void pause() {
+      shoal::detail::fatal_user(
+          "hash_map: an owned (exclusive) operation met a bucket held by another operation: "
+          "something else used the map during a hash_map_buffer flush");
+    }
   };
   // The delegate path: local_access run by the home core in handler context,
   // which cannot yield. Handlers of one core run one at a time and each

@@ -21,9 +21,10 @@
 // not touched by other operations (the map's find is not promised to see
 // buffered inserts, and a local insert at flush would race with remote
 // ones). flush() ends the phase: every core pushes what it still holds,
-// rflush()es, passes a barrier, drains its own queue with the map's local
-// insert (hash_promise::local: CPU atomics, no messages), and passes a
-// second barrier. After flush() returns on a core, every insert of the
+// rflush()es, passes a barrier, drains its own queue into its own part of
+// the map (plain loads and stores: no other operation runs on the map in
+// the phase; a bucket found held ends the job), and passes a second
+// barrier. After flush() returns on a core, every insert of the
 // phase, from every core, is in the map and found by find_only.
 //
 // Order. Inserts of one key in one phase (from one core or several) leave
@@ -76,6 +77,7 @@ class hash_map_buffer {
   static_assert(std::is_trivially_copyable_v<V>,
                 "hash_map_buffer carries entries by value through fast_queue: V must be "
                 "trivially copyable (insert serialised values into the hash_map itself)");
+
  public:
   struct entry {
     K key;
@@ -127,9 +129,7 @@ class hash_map_buffer {
       if (!buffers_[c].empty()) send(static_cast<int>(c));
     rflush();
     barrier();
-    fast_queue<entry>& mine = queues_[static_cast<std::size_t>(mycore())];
-    entry e;
-    while (mine.local_nonatomic_pop(e)) count(map_.insert(e.key, e.value, hash_promise::local));
+    drain([&](const entry& e) { count(map_.insert_owned(e.key, e.value)); });
     std::array<std::uint64_t, 3> totals = {counts_.inserted, counts_.updated, counts_.full};
     allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
     counts_ = flush_result{};
@@ -165,9 +165,16 @@ class hash_map_buffer {
       if (!buffers_[c].empty()) send_as(static_cast<int>(c), how);
     rflush();
     barrier();
-    fast_queue<entry>& mine = queues_[static_cast<std::size_t>(mycore())];
-    entry e;
-    while (mine.local_nonatomic_pop(e)) apply(e, how, hash_promise::local);
+    drain([&](const entry& e) {
+      if (how == hash_apply::add_existing) {
+        if (map_.add_existing_owned(e.key, e.value))
+          ++counts_.updated;
+        else
+          ++counts_.absent;
+      } else {
+        count(map_.add_owned(e.key, e.value));
+      }
+    });
     std::array<std::uint64_t, 4> totals = {counts_.inserted, counts_.updated, counts_.full,
                                            counts_.absent};
     allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
@@ -192,6 +199,22 @@ class hash_map_buffer {
     if (!valid())
       shoal::detail::fatal_user(
           fmt::format("hash_map_buffer::{} after destroy() on core {}", op, mycore()));
+  }
+  // The owner's apply step: every entry of this core's queue, in place, to
+  // `use`, which touches only this core's part of the map and nothing else
+  // touches it (the phase's contract), so plain loads and stores do. The
+  // bucket of the entry `ahead` places on is prefetched: a flush is a
+  // stream of cache misses, and this keeps several in flight.
+  template <class F>
+  void drain(const F& use) {
+    constexpr std::size_t ahead = 8;
+    queues_[static_cast<std::size_t>(mycore())].local_nonatomic_drain(
+        [&](std::span<const entry> run) {
+          for (std::size_t i = 0; i < run.size(); ++i) {
+            if (i + ahead < run.size()) map_.prefetch_local(run[i + ahead].key);
+            use(run[i]);
+          }
+        });
   }
   void count(hash_insert r) {
     if (r == hash_insert::inserted) ++counts_.inserted;
