@@ -34,53 +34,16 @@
 // rounds of markers, without counting. No prefetch queues on this path.
 #include <shoal/shoal.hpp>
 
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <vector>
 
 #include "permutation/impls.hpp"
+#include "permutation/pebble_queue.hpp"
 
 namespace shoal_apps::permutation {
 
 namespace {
-
-/// A message of either channel: {where, i}.
-struct pebble {
-  std::uint64_t where;
-  std::uint64_t i;
-};
-
-/// A short queue of pebbles whose element has been prefetched: push()
-/// returns the pebble `depth` pushes earlier, once its line had time to arrive.
-class pebble_queue {
- public:
-  static constexpr unsigned depth = 8;  // a power of two
-
-  /// Queues `p`; when full, hands out the oldest pebble through `out`.
-  template <class Out>
-  void push(const pebble& p, Out out) {
-    if (filled_ == depth)
-      out(q_[next_]);
-    else
-      ++filled_;
-    q_[next_] = p;
-    next_ = (next_ + 1) & (depth - 1);
-  }
-  /// Hands out every queued pebble, oldest first.
-  template <class Out>
-  void drain(Out out) {
-    for (unsigned k = (next_ - filled_) & (depth - 1); filled_ > 0; --filled_) {
-      out(q_[k]);
-      k = (k + 1) & (depth - 1);
-    }
-  }
-
- private:
-  std::array<pebble, depth> q_{};
-  unsigned next_ = 0;
-  unsigned filled_ = 0;
-};
 
 /// One core's blocks of the three arrays and its state in the phase.
 struct core_part {

@@ -25,8 +25,10 @@
 // run measures that (messages removed, and duplicates counted by the app
 // itself: arrivals at an element or slot already reached) and what the
 // cache costs.
-// No prefetch queues here: the handler's (local index, value) arrive one at
-// a time from the channel.
+// --termination phases: the handlers queue a few pebbles and prefetch the
+// element each needs (pebble_queue.hpp, as distributed.cpp), and the task
+// hands out what the queues hold once each phase has ended. --termination
+// depth: none (a queued pebble would be left over when the phase ends).
 #include <shoal/shoal.hpp>
 
 #include <chrono>
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "permutation/impls.hpp"
+#include "permutation/pebble_queue.hpp"
 
 namespace shoal_apps::permutation {
 
@@ -71,6 +74,7 @@ struct routed_part {
   std::vector<std::uint64_t> data, perm, data_perm;
   std::vector<std::uint8_t> perm_reached;  ///< perm[j] already applied (a pebble arrived)
   std::vector<std::pair<std::uint64_t, std::uint64_t>> forward;  ///< {p, i} for the task
+  pebble_queue perm_queue, slot_queue;  ///< --termination phases: {local index, i}
   std::int64_t writes = 0;
   std::int64_t arrivals = 0;    ///< pebbles handled (both kinds)
   std::int64_t duplicates = 0;  ///< of them, at an element or slot already reached
@@ -259,8 +263,12 @@ double permute_phases(const chan<element_targets, R>& to_perm,
     send_forward<R>(c, to_slot, sending);
     shoal::yield();
   }
+  // Every to_perm pebble for this core has been handled: the queue's last
+  // ones and `forward` hold the last dependent pebbles.
+  c.perm_queue.drain([&c](const pebble& q) { c.forward.push_back(on_data(c, q.where, q.i)); });
   send_forward<R>(c, to_slot, sending);
   to_slot.end_phase();
+  c.slot_queue.drain([&c](const pebble& q) { on_slot(c, q.where, q.i); });
   shoal::barrier();
   return since(t0);
 }
@@ -274,11 +282,19 @@ run_outcome run_phases(const permutation_options& o, const test_hooks& hooks,
       d,
       [](std::uint64_t local, const std::uint64_t& i) {
         routed_part& c = g_routed.local();
-        c.forward.push_back(on_data(c, local, i));
+        __builtin_prefetch(&c.perm[local]);
+        __builtin_prefetch(&c.perm_reached[local], 1);
+        c.perm_queue.push(pebble{local, i},
+                          [&c](const pebble& q) { c.forward.push_back(on_data(c, q.where, q.i)); });
       },
       co, R{}, how.routing);
   const auto to_slot = shoal::make_target_channel<std::uint64_t>(
-      d, [](std::uint64_t local, const std::uint64_t& i) { on_slot(g_routed.local(), local, i); },
+      d,
+      [](std::uint64_t local, const std::uint64_t& i) {
+        routed_part& c = g_routed.local();
+        __builtin_prefetch(&c.data_perm[local], 1);
+        c.slot_queue.push(pebble{local, i}, [&c](const pebble& q) { on_slot(c, q.where, q.i); });
+      },
       co, R{}, how.routing);
   run_outcome r;
   run_outcome* out = &r;

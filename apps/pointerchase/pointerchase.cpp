@@ -128,7 +128,21 @@ struct chase_options_all {
   double hold_us = 0;
   bool inject_fault = false;
   pointerchase::chase_many_options many;  ///< --chasers C > 0
+  /// Options of one form only, to refuse them in the other (the command
+  /// line outlives the run).
+  const CLI::Option* ring_only[2] = {nullptr, nullptr};  ///< --rounds, --hold-us
+  const CLI::Option* many_only[2] = {nullptr, nullptr};  ///< --targets, --steps
 };
+
+/// Throws input_error when an option of the other form was given.
+void check_form(const chase_options_all& o) {
+  const bool many = o.many.problem.chasers != 0;
+  for (const CLI::Option* opt : many ? o.ring_only : o.many_only) {
+    if (opt != nullptr && opt->count() > 0)
+      throw input_error(fmt::format("{}: applies to {} only", opt->get_name(),
+                                    many ? "the token ring (no --chasers)" : "--chasers C > 0"));
+  }
+}
 
 /// Every core takes its seat in the ring. Blocking; root task.
 void seat_all(const chase_options_all& o) {
@@ -196,6 +210,7 @@ void run_many(const chase_options_all& o, run_context& ctx) {
 }
 
 void run_pointerchase(const chase_options_all& o, run_context& ctx) {
+  check_form(o);
   if (o.many.problem.chasers != 0) {
     run_many(o, ctx);
     return;
@@ -257,51 +272,56 @@ void run_pointerchase(const chase_options_all& o, run_context& ctx) {
 }  // namespace
 
 app_spec pointerchase_app() {
-  return {"pointerchase",
-          "Active Pebbles PointerChase: a token relayed around a random ring of all cores "
-          "(latency per hop); --chasers C: C chains at once, routed and reduced (throughput)",
-          {"closure"},
-          [](CLI::App& cmd) -> runner {
-            auto o = std::make_shared<chase_options_all>();
-            pointerchase::add_chase_options(cmd, o->chase);
+  return {
+      "pointerchase",
+      "Active Pebbles PointerChase: a token relayed around a random ring of all cores "
+      "(latency per hop); --chasers C: C chains at once, routed and reduced (throughput)",
+      {"closure"},
+      [](CLI::App& cmd) -> runner {
+        auto o = std::make_shared<chase_options_all>();
+        pointerchase::add_chase_options(cmd, o->chase);
+        o->ring_only[0] = cmd.get_option("--rounds");
+        o->ring_only[1] =
             cmd.add_option("--hold-us", o->hold_us,
                            "busy time each core keeps the token before relaying it, taken out of "
                            "latency_us_per_hop: shows what waking idle (yielding or sleeping) "
                            "cores costs")
                 ->capture_default_str();
-            pointerchase::chase_many_options& m = o->many;
-            m.problem.targets_per_core = 1024;
-            m.problem.steps = 16;
-            cmd.add_option("--chasers", m.problem.chasers,
-                           "chasers at once on a random successor function of targets "
-                           "(throughput, with routing and reductions); 0: the token ring")
-                ->capture_default_str();
+        pointerchase::chase_many_options& m = o->many;
+        m.problem.targets_per_core = 1024;
+        m.problem.steps = 16;
+        cmd.add_option("--chasers", m.problem.chasers,
+                       "chasers at once on a random successor function of targets "
+                       "(throughput, with routing and reductions); 0: the token ring")
+            ->capture_default_str();
+        o->many_only[0] =
             cmd.add_option("--targets", m.problem.targets_per_core, "targets per core (--chasers)")
                 ->capture_default_str();
+        o->many_only[1] =
             cmd.add_option("--steps", m.problem.steps, "steps each chaser makes (--chasers)")
                 ->capture_default_str();
-            cmd.add_option("--routing", m.routing_name,
-                           "how the token (ring) or the chasers' messages travel between "
-                           "processes: direct, hypercube (log2 P hops, peers one bit away) or "
-                           "node (through one process per node; processes per node from the "
-                           "launcher); on the ring anything but direct puts the token on a "
-                           "routed target channel")
-                ->check(CLI::IsMember({"direct", "hypercube", "node"}))
-                ->capture_default_str();
-            cmd.add_option("--reduce", m.reduce,
-                           "message reduction keyed by (target, step) at the source and every "
-                           "hop (--chasers): none, dedup (keep one) or min (keep the least "
-                           "chaser id)")
-                ->check(CLI::IsMember({"none", "dedup", "min"}))
-                ->capture_default_str();
-            cmd.add_option("--cache-slots", m.cache_slots,
-                           "slots of each core's reduction cache (--reduce)")
-                ->check(CLI::Range(1U, shoal::max_cache_slots))
-                ->capture_default_str();
-            cmd.add_flag("--inject-fault-for-test", o->inject_fault)
-                ->group("");  // hidden: loses one hop, so validation must fail
-            return [o](run_context& ctx) { run_pointerchase(*o, ctx); };
-          }};
+        cmd.add_option("--routing", m.routing_name,
+                       "how the token (ring) or the chasers' messages travel between "
+                       "processes: direct, hypercube (log2 P hops, peers one bit away) or "
+                       "node (through one process per node; processes per node from the "
+                       "launcher); on the ring anything but direct puts the token on a "
+                       "routed target channel")
+            ->check(CLI::IsMember({"direct", "hypercube", "node"}))
+            ->capture_default_str();
+        cmd.add_option("--reduce", m.reduce,
+                       "message reduction keyed by (target, step) at the source and every "
+                       "hop (--chasers): none, dedup (keep one) or min (keep the least "
+                       "chaser id)")
+            ->check(CLI::IsMember({"none", "dedup", "min"}))
+            ->capture_default_str();
+        cmd.add_option("--cache-slots", m.cache_slots,
+                       "slots of each core's reduction cache (--reduce)")
+            ->check(CLI::Range(1U, shoal::max_cache_slots))
+            ->capture_default_str();
+        cmd.add_flag("--inject-fault-for-test", o->inject_fault)
+            ->group("");  // hidden: loses one hop, so validation must fail
+        return [o](run_context& ctx) { run_pointerchase(*o, ctx); };
+      }};
 }
 
 }  // namespace shoal_apps

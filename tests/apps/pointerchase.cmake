@@ -156,3 +156,10 @@ endif()
 shoal_app_test(pointerchase_help_lists_chasers EXPECT zero MAX_S 20
   REGEX "--chasers.*--targets.*--steps.*--routing TEXT:\\{direct,hypercube,node\\}.*--reduce TEXT:\\{none,dedup,min\\}"
   COMMAND shoal-driver pointerchase --help)
+# An option of the other form is refused, not ignored.
+shoal_app_test(pointerchase_hold_with_chasers EXPECT 2 MAX_S 20
+  REGEX "shoal pointerchase: error: --hold-us: applies to the token ring \\(no --chasers\\) only"
+  COMMAND shoal-driver pointerchase --chasers 10 --hold-us 5)
+shoal_app_test(pointerchase_steps_without_chasers EXPECT 2 MAX_S 20
+  REGEX "shoal pointerchase: error: --steps: applies to --chasers C > 0 only"
+  COMMAND shoal-driver pointerchase --steps 4)
