@@ -12,13 +12,21 @@
 // (shoal::allgatherv) into a bitmap over packed ids, the layout of `seen`
 // (distribution.hpp), as the distributed direction-optimising searches do
 // (one bitmap exchange per bottom-up level). Claims of a bottom-up level are
-// all local: no message travels. The search returns to top-down when the
-// frontier has fewer than 1/beta of the vertices. alpha = 14 and beta = 24
-// are the paper's values.
+// all local: no message travels. The scan walks this core's vertices 64 at
+// a time, taking only those neither visited nor without arcs (Kronecker
+// graphs have many of the latter, never reached): late bottom-up levels,
+// where most vertices are visited, cost a pass over the bitmaps rather than
+// one test per vertex. The search returns to top-down when the frontier has
+// fewer than 1/beta of the vertices and has stopped growing, and goes
+// bottom-up only while the frontier grows: at the end of a search the
+// unvisited arcs are those of other components, few, and a shrinking
+// frontier's few arcs would otherwise pass the alpha test and cost a scan
+// of every vertex for a handful of claims. alpha = 14 and beta = 24 are the
+// paper's values.
 //
 // Each level ends with one allreduce of the next frontier's size, the arcs
-// of its rows and the arcs examined; every core makes the same choice from
-// the same sums.
+// of its rows (counted while claiming in a bottom-up level) and the arcs
+// examined; every core makes the same choice from the same sums.
 #include <algorithm>
 #include <array>
 #include <bit>

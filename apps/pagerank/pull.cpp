@@ -193,8 +193,8 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
     const T* c = g_contribution<T>[it & 1].data();
     T* next = g_contribution<T>[(it + 1) & 1].data();
     const double base = (1.0 - damping) / n + damping * dangling / n;
-    // Sum the in-links segment by segment into acc.
-    std::fill(acc.begin(), acc.end(), 0.0);
+    // Sum the in-links segment by segment into acc (zero: the update below
+    // clears each entry it reads).
     const std::uint32_t* src = st.src.data();
     const std::uint32_t* run_dest = st.run_dest.data();
     const std::uint32_t* run_len = st.run_len.data();
@@ -209,15 +209,20 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
         ++s;
         --len;
       }
+      // Four partial sums: four adds in flight, not one chain of them.
       double a0 = 0;
       double a1 = 0;
+      double a2 = 0;
+      double a3 = 0;
       std::uint32_t k = 0;
-      for (; k + 1 < len; k += 2) {
+      for (; k + 3 < len; k += 4) {
         a0 += c[s[k]];
         a1 += c[s[k + 1]];
+        a2 += c[s[k + 2]];
+        a3 += c[s[k + 3]];
       }
-      if (k < len) a0 += c[s[k]];
-      acc[run_dest[r]] += a0 + a1;
+      for (; k < len; ++k) a0 += c[s[k]];
+      acc[run_dest[r]] += (a0 + a1) + (a2 + a3);
     }
     // The new ranks, their change, and the next iteration's contributions
     // (into the other copy: other cores may still be reading this one).
@@ -225,10 +230,11 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
     T* mine = next + first;
     for (std::size_t v = 0; v < count; ++v) {
       const double r = base + damping * acc[v];
+      acc[v] = 0;
       sums[0] += std::fabs(r - rank[v]);
       rank[v] = r;
       mine[v] = static_cast<T>(r * inverse[v]);
-      if (st.out_degree[v] == 0) sums[1] += r;
+      if (inverse[v] == 0) sums[1] += r;
     }
     if (remote)
       copy_remote_blocks(shoal::allgatherv(std::span<const T>(mine, count)), st.layout, next);

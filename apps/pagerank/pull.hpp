@@ -1,4 +1,4 @@
-// PageRank by pull over in-links with a per-core copy of every vertex's
+// PageRank by pull over in-links with a per-process copy of every vertex's
 // contribution (ghost values refreshed once per iteration): `--impl pull`
 // (contributions as doubles) and `--impl pull-float` (as floats: half the
 // bytes gathered and read; sums still in double). Floats carry a relative
@@ -6,19 +6,26 @@
 // summing to 1) only while every rank stays below about 1e-2: on Kronecker
 // graphs of scale 14 and up, not on tiny graphs.
 //
-// Per iteration, SPMD: each core computes contribution[v] = rank[v] /
-// out-degree(v) for its block of vertices (0 without out-links, whose rank
-// is spread uniformly as in the push); shoal::allgatherv gives every core
-// every block, in core order, which is vertex order (block_layout); each
-// core then sums, for each of its vertices, the contributions of its
-// in-neighbours. The links are walked in segments of sources (2^17
-// vertices: 1 MiB of doubles, inside a core's L2 cache), each segment in
-// destination order, so the random reads of contributions hit L2 rather
-// than L3 on large graphs. Within a segment the links of one destination
-// form a run summed in registers (two partial sums), then added to the
-// destination once: an accumulator in memory would chain every add of a
-// row through a store and a load. 4 bytes per link plus 8 per run. No message per link travels:
-// the exchange is n values per core and iteration, the work one read per link. The streaming push
+// Per iteration, SPMD: each core sums, for each of its vertices, the
+// contributions (rank[u] / out-degree(u); 0 without out-links, whose rank
+// is spread uniformly as in the push) of its in-neighbours u, read from its
+// process's copy of every vertex's contribution; the same pass that turns
+// the sums into new ranks writes the core's block of the other copy (two
+// per process, alternating by iteration parity), and the iteration's one
+// collective (the sums of the change and of the dangling ranks) is the
+// barrier after which every block is in place. The cores of a process are
+// threads and share the copies: nothing is copied per core and nothing is
+// allocated per iteration. Between processes, every core's block also
+// travels by shoal::allgatherv into the other processes' copies.
+// The links are walked in segments of sources (2^17 vertices: 1 MiB of
+// doubles, inside a core's L2 cache), each segment in destination order,
+// so the random reads of contributions hit L2 rather than L3 on large
+// graphs. Within a segment the links of one destination form a run summed
+// in registers (four partial sums), then added to the destination once: an
+// accumulator in memory would chain every add of a row through a store and
+// a load. 4 bytes per link plus 8 per run. No message per link travels:
+// the exchange is n values per process and iteration, the work one read
+// per link. The streaming push
 // (`channel`) stays for graphs that arrive as a stream of increments
 // (Grappa's case) or that do not fit a vertex-sized array per core.
 #pragma once

@@ -191,6 +191,16 @@ foreach(shape "1;1" "1;2" "2;1" "2;2" "3;2")
     REGEX "\"bottom_up_levels\":[1-9][0-9]*,.*\"edges_examined_per_search\":[0-9]+,.*\"validated\":true"
     COMMAND shoal-driver bfs --impl hybrid --cores ${cores} --scale 14 --roots 8 --json)
 endforeach()
+# Fewer than 64 vertices per core: a core's bits of `seen` start inside a
+# word, which the bottom-up scan reads 64 at a time (search_hybrid.cpp).
+foreach(shape "1x3;1;3" "2x2;2;2")
+  list(GET shape 0 name)
+  list(GET shape 1 np)
+  list(GET shape 2 cores)
+  shoal_app_test(bfs_hybrid_unaligned_${name} NP ${np} EXPECT zero MAX_S 30
+    REGEX "\"bottom_up_levels\":[1-9][0-9]*,.*\"depth\":5,\"edges\":9,\"reached\":8,\"root\":0.*${bfs_ok}"
+    COMMAND shoal-driver bfs --impl hybrid --cores ${cores} --block-bytes 8 --graph ${bfs_data}/small.txt --root 0 --json)
+endforeach()
 shoal_app_test(bfs_hybrid_small_blocks_2x2 NP 2 EXPECT zero MAX_S 60
   REGEX "\"bottom_up_levels\":[1-9][0-9]*,.*\"validated\":true"
   COMMAND shoal-driver bfs --impl hybrid --cores 2 --block-bytes 8 --scale 10 --roots 8 --json)
