@@ -184,6 +184,38 @@ TEST(dist_containers, SetAndCountingSetTopK) {
   EXPECT_EQ(g_failures.load(), 0);
 }
 
+// A counting_set whose cores hold more than 2^15 keys each: inserts of a
+// core's own keys then travel through its own aggregation buffer (the
+// batch loop prefetches), and every count must still be exact.
+TEST(dist_containers, LargeCountingSetCountsEveryInsert) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    auto counts = shoal::counting_set<std::uint64_t>::create();
+    shoal::on_all_cores([counts] {
+      const auto me = static_cast<std::uint64_t>(shoal::mycore());
+      const auto p = static_cast<std::uint64_t>(shoal::cores());
+      const std::uint64_t n = 60000 * p;  // about 60000 keys per core
+      // Key k once by core k mod p; multiples of 7 once more by every core.
+      for (std::uint64_t k = me; k < n; k += p) counts.async_insert(k);
+      for (std::uint64_t k = 0; k < n; k += 7) counts.async_insert(k);
+      check(counts.size() == n, "every key counted");
+      std::uint64_t wrong = 0;
+      std::uint64_t local = 0;
+      counts.for_all([&](const std::uint64_t& k, std::uint64_t c) {
+        ++local;
+        wrong += c != 1 + (k % 7 == 0 ? p : 0) ? 1 : 0;
+      });
+      check(wrong == 0, fmt::format("{} of {} local counts differ", wrong, local));
+      check(local > (std::uint64_t{1} << 15), "the cores' tables are large");
+      const auto top = counts.top_k(1);
+      check(top.size() == 1 && top[0].first == 0 && top[0].second == 1 + p, "top_k of a large set");
+      shoal::barrier();
+    });
+    counts.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
 // async_contains answers present or absent on the owner, sends the answer
 // on (a cascade), and inserts nothing: set and map.
 TEST(dist_containers, ContainsAnswersWithoutInserting) {
