@@ -5,13 +5,13 @@
 //   shoal isx [--keys-per-core N] [--max-key M] [--iterations I]
 //             [--message-keys K] [--seed S] [--impl queue|channel|sequential] [--json]
 //
-// Each timed sort: a barrier, the distribution stage (every core sends each
-// of its keys to the core owning the key's value), then the local sort stage
-// (each core sorts what it got by counting). Keys are counted where they
-// land, with no copy in between: this core's own keys as their stage
-// fills, a queue's keys in the queue's storage, a channel's in the handler;
+// Each timed sort: a barrier (queue: none, see run_core), the distribution stage (every core sends
+// each of its keys to the core owning the key's value), then the local sort stage (each core sorts
+// what it got by counting). Keys are counted where they land, with no copy in between: this core's
+// own keys as their stage fills, a queue's keys in the queue's storage, a channel's in the handler;
 // then the counts are written out in order. The implementations:
-//   queue       BCL's way (its figure 5.2): one bcl::fast_queue per core;
+//   queue       BCL's way (its figure 5.2): bcl::fast_queues on every core
+//               (two sets, used by alternate sorts);
 //               a core stages K keys per destination and pushes each full
 //               stage into the destination's queue (one remote atomic and
 //               one remote write of K keys); rflush and a barrier end the
@@ -142,20 +142,21 @@ void distribute(core_state& st, const Send& send) {
 
 /// The queue impl's distribution stage: pushes, then flush, barrier and the
 /// local pops.
-void distribute_by_queue(core_state& st, std::span<key_queue> queues) {
+void distribute_by_queue(core_state& st, std::span<key_queue> queues, int set) {
+  auto queue_of = [&](int core) -> key_queue& {
+    return queues[2 * static_cast<std::size_t>(core) + static_cast<std::size_t>(set)];
+  };
   distribute(st, [&](int dest, const std::uint32_t* run, int n) {
-    if (!queues[static_cast<std::size_t>(dest)].push(
-            std::span<const std::uint32_t>(run, static_cast<std::size_t>(n))))
+    if (!queue_of(dest).push(std::span<const std::uint32_t>(run, static_cast<std::size_t>(n))))
       shoal::abort_job(fmt::format("shoal isx: failed: the queue of core {} is full ({} keys): "
                                    "its key range got far more than its share",
-                                   dest, queues[static_cast<std::size_t>(dest)].capacity()),
+                                   dest, queue_of(dest).capacity()),
                        1);
     shoal::yield();  // let this core serve what other cores ask of it meanwhile
   });
   shoal::rflush();
   shoal::barrier();
-  queues[static_cast<std::size_t>(st.me)].local_nonatomic_drain(
-      [&](std::span<const std::uint32_t> run) { take(st, run); });
+  queue_of(st.me).local_nonatomic_drain([&](std::span<const std::uint32_t> run) { take(st, run); });
 }
 
 /// The channel impl's distribution stage.
@@ -178,15 +179,23 @@ void run_core(std::span<key_queue> queues, const shoal::channel<key_block>& ch) 
   core_state& st = g_core.local();
   setup_core(st);
   const isx_problem& p = *st.problem;
+  int sorts = 0;
   auto sort_once = [&] {
     std::ranges::fill(st.counts, 0);
     st.counted = 0;
     st.lost = 0;
-    shoal::barrier();  // every core done with the last sort before keys arrive
-    if (!queues.empty())
-      distribute_by_queue(st, queues);
-    else
+    if (!queues.empty()) {
+      // Sorts alternate between two sets of queues, so no barrier is needed
+      // before pushing: a core pushing into set s in sort i + 1 has passed
+      // sort i's barrier, which every owner reached only after draining set
+      // s in sort i - 1. One barrier per sort, as the baseline's one
+      // all-to-all exchange (at 2^16 keys per core the barriers are most
+      // of a sort).
+      distribute_by_queue(st, queues, sorts++ % 2);
+    } else {
+      shoal::barrier();  // every core done with the last sort before keys arrive
       distribute_by_channel(st, ch);
+    }
     isx::emit_sorted(st.counts, st.lo, st.counted, st.sorted);
   };
   sort_once();  // warm-up, untimed (ISx's burn-in)
@@ -210,17 +219,18 @@ void run_core(std::span<key_queue> queues, const shoal::channel<key_block>& ch) 
 }
 
 /// The queues' room on each core's slice of the global heap: fast_queue
-/// allocates its capacity on every core, so P queues take P capacities.
+/// allocates its capacity on every core, so 2 P queues (two sets) take 2 P
+/// capacities.
 void check_heap(const isx_problem& p) {
   const shoal::config& cfg = shoal::current_config();
   const double slice = static_cast<double>(cfg.heap_mb) * 1048576.0 / cfg.cores;
-  const double need =
-      static_cast<double>(p.cores()) * (static_cast<double>(p.receive_bound()) * 4.0 + 4096.0);
+  const double need = 2.0 * static_cast<double>(p.cores()) *
+                      (static_cast<double>(p.receive_bound()) * 4.0 + 4096.0);
   if (need > 0.9 * slice)
     throw input_error(fmt::format(
         "--keys-per-core {}: the {} queues need {} of each core's global heap slice, which has "
         "{} (--heap-mb {} over {} cores); raise --heap-mb or lower --keys-per-core",
-        p.keys_per_core(), p.cores(), human_bytes(need), human_bytes(slice), cfg.heap_mb,
+        p.keys_per_core(), 2 * p.cores(), human_bytes(need), human_bytes(slice), cfg.heap_mb,
         cfg.cores));
 }
 
@@ -237,15 +247,17 @@ void run_isx(const isx::isx_options& o, run_context& ctx) {
       return;
     }
     if (ctx.impl == "queue") {
-      // One queue per core, hosted there; every core gets every handle.
+      // Two queues per core (one per set), hosted there; every core gets
+      // every handle: queue (core c, set s) is at 2 c + s.
       shoal::on_all_cores([] {
-        key_queue mine = key_queue::make(shoal::mycore(), g_problem->receive_bound());
+        std::array<key_queue, 2> mine{key_queue::make(shoal::mycore(), g_problem->receive_bound()),
+                                      key_queue::make(shoal::mycore(), g_problem->receive_bound())};
         const shoal::gathered<key_queue> all =
-            shoal::allgatherv(std::span<const key_queue>(&mine, 1));
+            shoal::allgatherv(std::span<const key_queue>(mine.data(), mine.size()));
         std::vector<key_queue> queues = all.values;
         run_core(queues, shoal::channel<key_block>{});
         shoal::barrier();  // nobody pushes to a queue any more
-        mine.destroy();
+        for (key_queue& q : mine) q.destroy();
       });
     } else {
       const shoal::channel<key_block> ch = shoal::make_channel<key_block>([](const key_block& b) {

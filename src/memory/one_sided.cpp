@@ -538,7 +538,14 @@ void one_sided_start(const config& cfg, transport& t, char* heap_base, std::size
 }
 
 void one_sided_stop() {
-  if (g_os.windows && g_os.net != nullptr) g_os.net->unexpose_heap();
+  // shm's window is left to MPI_Finalize: freeing it is collective, and a
+  // rank that leaves the job early (returns from main while the others
+  // run) would meet the others' traffic in that barrier (OpenMPI ended such
+  // jobs with MPI_ERR_TRUNCATE instead of the departure protocol's message,
+  // tests/apps/faults.cmake). The segment stays mapped in this process
+  // until it exits; peers keep their own mappings of it.
+  if (g_os.windows && g_os.net != nullptr && g_os.kind != one_sided_kind::shm)
+    g_os.net->unexpose_heap();
   g_os = one_sided_state{};
 }
 

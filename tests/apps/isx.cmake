@@ -87,7 +87,7 @@ foreach(case IN ITEMS
     "seed_float|--seed: expected an integer.*got '1e23'|--seed|1e23"
     "impl_bogus|--impl: bogus not in|--impl|bogus"
     "memory|--keys-per-core 2147483648 --max-key [0-9]+ on 2 cores: the sort needs .*more than this machine's|--keys-per-core|2147483648"
-    "heap|--keys-per-core 134217728: the 2 queues need 1.* of each core's global heap slice.*raise --heap-mb|--keys-per-core|134217728")
+    "heap|--keys-per-core 134217728: the 4 queues need 2.* of each core's global heap slice.*raise --heap-mb|--keys-per-core|134217728")
   string(REPLACE "|" ";" words "${case}")
   list(POP_FRONT words label)
   list(POP_FRONT words re)
