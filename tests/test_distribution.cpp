@@ -124,7 +124,7 @@ TEST_P(pebbles_test, DepthFourPhaseHandlesEveryDepth) {
 TEST_P(pebbles_test, DepthAboveTheChainsIsFine) { pebbles::check_depth(job(), ncores(), 2, 3); }
 
 // Combine until flush in a flat combiner: sums equal the sequential sums,
-// dense flushes (flags scanned) and sparse ones (the list) alike.
+// dense flushes (marks scanned) and sparse ones (the list) alike.
 TEST_P(pebbles_test, CombinedSumsEqualTheSequentialSums) {
   combine_check::check_combined_sums(job(), ncores());
 }

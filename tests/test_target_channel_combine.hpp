@@ -1,7 +1,7 @@
 // Combine until flush over a flat combiner (target_channel.hpp,
 // detail/local_combiner.hpp): the sums a target's owner receives equal the
 // sequential sum of every value sent to it, whichever way the flush goes
-// (the flags scanned in target order when many targets were reached, the
+// (the marks scanned in target order when many targets were reached, the
 // list of reached targets when few were), with one record per (sending
 // core, target reached) and the statistics to match. Shared by
 // tests/test_distribution.cpp (one process, 1, 2 and 4 cores) and
@@ -43,7 +43,7 @@ inline constexpr int rounds = 4;
 /// The value core c sends to target t in round r (distinct per triple).
 inline i64 value(int c, int r, u64 t) { return (c + 1) * 1000003 + r * 7919 + static_cast<i64>(t); }
 /// Phase `p`'s targets of core c: every target (p = 0, dense: the flush
-/// scans the flags), or 8 scattered ones (p = 1, sparse: the list).
+/// scans the marks), or 8 scattered ones (p = 1, sparse: the list).
 inline std::vector<u64> targets_of(int p, int c) {
   std::vector<u64> out;
   if (p == 0) {

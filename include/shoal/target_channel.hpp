@@ -47,9 +47,9 @@
 //   sends made while the core is flushing are staged at once, as without
 //   the mode (the source cache applies), so that cascades end with the
 //   phase.
-// - Memory: flat: sizeof(T) + 1 bytes per target of the job, per core.
+// - Memory: flat: sizeof(T) bytes and 1 bit per target of the job, per core.
 // - Cost: combining() gives a task's loop a sender whose send() over a flat
-//   combiner is a range check, a flag test and the reduction, inlined
+//   combiner is a range check, a bit test and the reduction, inlined
 //   (pagerank --reduce combine: within a few instructions of its
 //   hand-written --impl combining). The owner of each distinct target is
 //   located once, at the flush; this core's own targets are handled there
@@ -304,7 +304,7 @@ class target_channel {
   /// into this core's combiner as send() does, without send()'s per-value
   /// look-ups of the handle, the channel table and the context. Over a flat
   /// combiner (a distribution with targets() and local_count()) a value
-  /// costs a range check, one flag test and the reduction, inlined: about
+  /// costs a range check, one bit test and the reduction, inlined: about
   /// what a hand-written `sums[target] += value` loop costs
   /// (bench/results/pebbles.md); the owner of each distinct target is
   /// located and checked at the flush, so a distribution mapping a target
@@ -340,7 +340,7 @@ class target_channel {
     combiner_type* c_;
     // Copies, so that the loop keeps them in registers.
     T* values_ = nullptr;
-    detail::combine_mark* marks_ = nullptr;
+    std::uint64_t* marks_ = nullptr;
     std::uint64_t size_ = 0;
     [[no_unique_address]] R op_;
     int cores_;

@@ -73,7 +73,7 @@ TEST(dist_pebbles, CombineUntilFlushMaxThroughHypercubeHops) {
                                      shoal::hypercube_routing{}, true);
 }
 
-// A flat combiner's flushes, dense (flags scanned in target order) and
+// A flat combiner's flushes, dense (marks scanned in target order) and
 // sparse (the list of targets reached): sums equal the sequential sums.
 TEST(dist_pebbles, CombinedSumsEqualTheSequentialSums) {
   combine_check::g_check_here = rank0();

@@ -10,9 +10,9 @@
 // - flat, when the distribution numbers its targets densely: it declares
 //   both targets() (ids are 0 .. targets()-1) and local_count(core). One
 //   slot per target id of the job, indexed by the id itself: no owner
-//   lookup, no hashing; per value one flag test and the reduction (the
+//   lookup, no hashing; per value one bit test and the reduction (the
 //   owner is located once per distinct target, at the flush). Memory:
-//   sizeof(T) + 1 bytes per target of the job per core (pagerank's
+//   sizeof(T) bytes and one bit per target of the job per core (pagerank's
 //   hand-written combining pays sizeof(T)).
 // - hashed otherwise (cyclic, hashed and user distributions without those
 //   two): open addressing on (owner, local), grown at half load; memory
@@ -34,47 +34,46 @@
 
 namespace shoal::detail {
 
-/// A flag per slot of flat_combiner. Not a character type: stores through
-/// a char may alias anything, which would make the compiler reload every
-/// field of the send loop after each flag store.
-enum class combine_mark : std::uint8_t { empty = 0, set = 1 };
-
 template <class T>
 class flat_combiner final : public combiner_base {
  public:
-  /// Slots for target ids 0 .. targets-1 (zeroed: every flag empty).
+  /// Slots for target ids 0 .. targets-1, every mark clear.
   explicit flat_combiner(std::uint64_t targets)
       : size_(targets),
         values_(std::make_unique<T[]>(targets)),
-        seen_(std::make_unique<combine_mark[]>(targets)) {}
+        marks_(std::make_unique<std::uint64_t[]>((targets + 63) / 64)) {}
 
   /// Folds `v` into target `t`, which the caller checked is below size().
   template <class R>
   [[gnu::always_inline]] void add(std::uint64_t t, const T& v, const R& op) {
-    add(values_.get(), seen_.get(), t, v, op);
+    add(values_.get(), marks_.get(), t, v, op);
   }
-  /// The same with the slot arrays passed in (values(), marks()), so that
-  /// a send loop keeps them in registers.
+  /// The same with the arrays passed in (values(), marks()), so that a send
+  /// loop keeps them in registers. The marks are a bitmap (one bit per
+  /// target: pagerank's 2^18 targets take 32 KiB, which stays in the L1
+  /// cache, where a byte per target added a cache miss per value).
   template <class R>
-  [[gnu::always_inline]] void add(T* values, combine_mark* seen, std::uint64_t t, const T& v,
+  [[gnu::always_inline]] void add(T* values, std::uint64_t* marks, std::uint64_t t, const T& v,
                                   const R& op) {
     ++adds;
-    if (seen[t] == combine_mark::set) {
+    std::uint64_t& word = marks[t / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (t % 64);
+    if ((word & bit) != 0) {
       op(values[t], v);
       return;
     }
-    seen[t] = combine_mark::set;
+    word |= bit;
     values[t] = v;
     touched_.push_back(t);
   }
 
   /// Calls f(target, value) once per target reached since the last flush
   /// and forgets them. When the targets reached are a fair share of the
-  /// slots (1 in 64 or more), in target order: the flags are scanned 8 at a
-  /// time from slot `first` round to `first` - 1, so records leave, and the
-  /// owners' handlers touch their arrays, in order (a cache line serves
-  /// several; pagerank: 2x the rate of first-add order); else in the order
-  /// they were first added, which costs only the targets reached.
+  /// slots (1 in 64 or more), in target order: the marks are scanned a
+  /// word at a time from slot `first` round to `first` - 1, so records
+  /// leave, and the owners' handlers touch their arrays, in order (a cache
+  /// line serves several); else in the order they were first added, which
+  /// costs only the targets reached.
   /// Adds made meanwhile (a task of this core resuming while f waits for a
   /// buffer) are safe: one to a target not yet handed on joins its value,
   /// one to a target already handed on starts the next flush's list.
@@ -84,13 +83,14 @@ class flat_combiner final : public combiner_base {
     list.swap(touched_);
     touched_.swap(spare_);  // spare_ is empty: keeps the capacity of two flushes ago
     if (list.size() * 64 >= size_) {
-      first = first < size_ ? first & ~std::uint64_t{7} : 0;
-      scan(first, size_, f);
-      scan(0, first, f);
+      const std::uint64_t words = (size_ + 63) / 64;
+      const std::uint64_t w0 = first < size_ ? first / 64 : 0;
+      scan(w0, words, f);
+      scan(0, w0, f);
     } else {
       for (const std::uint64_t t : list)
         // Skips entries whose target a scan during an earlier drain sent.
-        if (seen_[t] == combine_mark::set) hand_on(t, f);
+        if ((marks_[t / 64] >> (t % 64) & 1) != 0) hand_on(t, f);
     }
     list.clear();
     spare_.swap(list);
@@ -99,7 +99,7 @@ class flat_combiner final : public combiner_base {
   bool empty() const noexcept { return adds == 0; }
   std::uint64_t size() const noexcept { return size_; }
   T* values() noexcept { return values_.get(); }
-  combine_mark* marks() noexcept { return seen_.get(); }
+  std::uint64_t* marks() noexcept { return marks_.get(); }
 
   std::uint64_t adds = 0;      // values folded in since the last flush
   std::uint64_t distinct = 0;  // records sent by the drains
@@ -107,29 +107,22 @@ class flat_combiner final : public combiner_base {
  private:
   std::uint64_t size_;
   std::unique_ptr<T[]> values_;
-  std::unique_ptr<combine_mark[]> seen_;
-  std::vector<std::uint64_t> touched_;  // target ids, in first-add order
+  std::unique_ptr<std::uint64_t[]> marks_;  // bit t % 64 of word t / 64: t reached
+  std::vector<std::uint64_t> touched_;      // target ids, in first-add order
   std::vector<std::uint64_t> spare_;
 
   template <class F>
   void hand_on(std::uint64_t t, F& f) {
-    seen_[t] = combine_mark::empty;  // first: f may suspend, and adds resume
+    marks_[t / 64] &= ~(std::uint64_t{1} << (t % 64));  // first: f may suspend, adds resume
     ++distinct;
     f(t, values_[t]);
   }
-  /// Hands on the marked slots of [lo, hi), lo a multiple of 8.
+  /// Hands on the marked slots of words [lo, hi).
   template <class F>
   void scan(std::uint64_t lo, std::uint64_t hi, F& f) {
-    static_assert(sizeof(combine_mark) == 1 && static_cast<int>(combine_mark::set) == 1);
-    std::uint64_t i = lo;
-    for (; i + 8 <= hi; i += 8) {
-      std::uint64_t w;
-      std::memcpy(&w, seen_.get() + i, 8);
-      // One bit per marked byte: the lowest set bit names the next one.
-      for (; w != 0; w &= w - 1) hand_on(i + static_cast<unsigned>(__builtin_ctzll(w)) / 8, f);
-    }
-    for (; i < hi; ++i)
-      if (seen_[i] == combine_mark::set) hand_on(i, f);
+    for (std::uint64_t i = lo; i < hi; ++i)
+      for (std::uint64_t w = marks_[i]; w != 0; w &= w - 1)
+        hand_on(i * 64 + static_cast<unsigned>(__builtin_ctzll(w)), f);
   }
 };
 
