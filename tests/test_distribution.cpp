@@ -8,6 +8,7 @@
 
 #include "pebbles_scenarios.hpp"
 #include "test_support.hpp"
+#include "test_target_channel_combine.hpp"
 
 namespace {
 
@@ -121,6 +122,12 @@ TEST_P(pebbles_test, DepthFourPhaseHandlesEveryDepth) {
 }
 // A larger depth than needed is fine (rounds of markers only).
 TEST_P(pebbles_test, DepthAboveTheChainsIsFine) { pebbles::check_depth(job(), ncores(), 2, 3); }
+
+// Combine until flush in a flat combiner: sums equal the sequential sums,
+// dense flushes (marks scanned) and sparse ones (the list) alike.
+TEST_P(pebbles_test, CombinedSumsEqualTheSequentialSums) {
+  combine_check::check_combined_sums(job(), ncores());
+}
 
 SHOAL_TEST_CORES(pebbles_test);
 
@@ -266,6 +273,47 @@ TEST_F(pebbles_misuse, UserDistributionOutsideTheJobIsNamed) {
               "target 0 of a user-defined distribution maps to core 3");
 }
 
+TEST_F(pebbles_misuse, CombiningSenderTargetOutsideTheRangeIsNamed) {
+  EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
+                                       [] {
+                                         shoal::block_distribution d(8, 2);
+                                         auto ch = shoal::make_target_channel<int>(
+                                             d, [](std::uint64_t, const int&) {},
+                                             {.combine_until_flush = true},
+                                             shoal::reduction::sum{});
+                                         ch.combining().send(8, 1);
+                                       }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "combining_sender::send: target 8 of block_distribution\\(8 targets, 2 cores\\) "
+              "is out of range \\[0, 8\\)");
+}
+
+/// Targets() and local_count() (so a flat combiner) but target t on core
+/// t mod 5, in a job of 2 cores.
+struct counted_but_outside {
+  shoal::target_location locate(std::uint64_t t) const noexcept {
+    return {static_cast<int>(t % 5), t / 5};
+  }
+  std::uint64_t targets() const noexcept { return 10; }
+  std::uint64_t local_count(int) const noexcept { return 2; }
+};
+
+// The combining sender checks the owner once per target, at the flush.
+TEST_F(pebbles_misuse, CombinedTargetOutsideTheJobIsNamedAtTheFlush) {
+  EXPECT_EXIT(
+      shoal_test::run_to_death(shoal_test::make_config(2),
+                               [] {
+                                 auto ch = shoal::make_target_channel<int>(
+                                     counted_but_outside{}, [](std::uint64_t, const int&) {},
+                                     {.combine_until_flush = true}, shoal::reduction::sum{});
+                                 ch.combining().send(3, 1);
+                                 ch.flush();
+                               }),
+      ExitedWithCode(shoal::exit_status::fatal),
+      "target_channel::flush: target 3 of a user-defined distribution maps to core 3, "
+      "outside the job's 2 cores");
+}
+
 TEST_F(pebbles_misuse, CoalescingLargerThanABufferIsNamed) {
   EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
                                        [] {
@@ -278,12 +326,12 @@ TEST_F(pebbles_misuse, CoalescingLargerThanABufferIsNamed) {
 }
 
 TEST_F(pebbles_misuse, DepthExceededIsNamed) {
-  EXPECT_EXIT(pebbles::check_depth(
-                  [](auto root) { shoal_test::run_to_death(shoal_test::make_config(2), root); }, 2,
-                  3, 2),
-              ExitedWithCode(shoal::exit_status::fatal),
-              "end_phase_depth\\(2\\) on channel [0-9]+: a handler on core [0-9] sent [0-9]+ "
-              "value\\(s\\) at depth 3 or more");
+  EXPECT_EXIT(
+      pebbles::check_depth(
+          [](auto root) { shoal_test::run_to_death(shoal_test::make_config(2), root); }, 2, 3, 2),
+      ExitedWithCode(shoal::exit_status::fatal),
+      "end_phase_depth\\(2\\) on channel [0-9]+: a handler on core [0-9] sent [0-9]+ "
+      "value\\(s\\) at depth 3 or more");
 }
 
 TEST_F(pebbles_misuse, DepthZeroIsNamed) {

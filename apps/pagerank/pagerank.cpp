@@ -292,11 +292,11 @@ void push_reduced(core_state& st, const summing_channel& ch, bool drop_first) {
   yield_every pacing;
   if (ch.combines_until_flush()) {
     // --reduce combine: the library's combiner, through its loop fast path.
+    // Nothing travels before end_phase, so there is nothing to yield for
+    // (as in push_combining's summing loop).
     const summing_channel::combining_sender to = ch.combining();
-    for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {
-      to.send(t, share);
-      pacing.tick();
-    });
+    for_each_share(st.rows, st.rank.data(), count, drop_first,
+                   [&to](std::uint32_t t, double share) { to.send(t, share); });
     return;
   }
   for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {

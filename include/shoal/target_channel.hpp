@@ -35,9 +35,9 @@
 // would write by hand: pagerank's --impl combining). With
 // {.combine_until_flush = true} and a reduction, a value a task sends is not
 // staged: it is folded (the reduction) into this core's accumulator of one
-// value per distinct target (detail/local_combiner.hpp: a flat array per
-// owner when the distribution has local_count(core), else a hash table), its
-// own targets' included. When the core calls flush(), end_phase(),
+// value per distinct target (detail/local_combiner.hpp: one slot per target
+// id when the distribution declares targets() and local_count(core), else a
+// hash table), its own targets' included. When the core calls flush(), end_phase(),
 // end_phase_depth() or drain() on the channel, one record per target reached
 // leaves (its own targets' handlers run there, short-circuited), so every
 // duplicate that met on the core is removed. What that means:
@@ -47,13 +47,21 @@
 //   sends made while the core is flushing are staged at once, as without
 //   the mode (the source cache applies), so that cascades end with the
 //   phase.
-// - Memory: dense: sizeof(T) + 1 bytes per target of the job, per core.
+// - Memory: flat: sizeof(T) bytes and 1 bit per target of the job, per core.
+// - Cost: combining() gives a task's loop a sender whose send() over a flat
+//   combiner is a range check, a bit test and the reduction, inlined
+//   (pagerank --reduce combine: within a few instructions of its
+//   hand-written --impl combining). The owner of each distinct target is
+//   located once, at the flush; this core's own targets are handled there
+//   in runs of 64 through one call of the channel's deliver loop, the
+//   others staged as one record each.
 // Statistics: lookups = values combined, hits = lookups - records sent.
 //
 // Misuse: a target the distribution maps outside the job (or outside its
 // targets(), when it declares them) ends the job with a message naming the
-// target and the distribution; send on a closed or default handle as
-// channel::send.
+// target and the distribution (a combining_sender over a flat combiner
+// checks the range at once and the owner at the flush); send on a closed
+// or default handle as channel::send.
 #pragma once
 
 #include "shoal/channel.hpp"
@@ -129,6 +137,9 @@ struct target_channel_key {
 /// The core a value for core `owner` goes to next from this process.
 template <class Route>
 int next_core(const Route& route, int owner) {
+  if constexpr (std::same_as<Route, direct_routing>) {
+    return owner;  // straight to the owner, whichever process it is on
+  }
   const int per = g_info.local_cores;
   const int dest = owner / per;
   if (dest == g_info.rank) return owner;
@@ -213,13 +224,15 @@ class target_channel {
   static constexpr bool reduces = !std::same_as<R, reduction::none>;
 
  private:
-  // The combiner of combine_until_flush: a flat array per owner when the
-  // distribution counts each core's targets, else a hash table.
-  static constexpr bool dense = requires(const D& d) {
+  // The combiner of combine_until_flush: one slot per target id when the
+  // distribution numbers its targets densely (targets() and local_count()),
+  // else a hash table (detail/local_combiner.hpp).
+  static constexpr bool flat = requires(const D& d) {
+    { d.targets() } -> std::convertible_to<std::uint64_t>;
     { d.local_count(0) } -> std::convertible_to<std::uint64_t>;
   };
   using combiner_type =
-      std::conditional_t<dense, detail::dense_combiner<T>, detail::hashed_combiner<T>>;
+      std::conditional_t<flat, detail::flat_combiner<T>, detail::hashed_combiner<T>>;
 
  public:
   target_channel() = default;
@@ -289,24 +302,47 @@ class target_channel {
 
   /// The fast path of combine-until-flush for a task's loop: folds values
   /// into this core's combiner as send() does, without send()'s per-value
-  /// look-ups of the handle, the channel table and the context (about a
-  /// fifth of its instructions: pagerank --reduce combine). Valid on the core
+  /// look-ups of the handle, the channel table and the context. Over a flat
+  /// combiner (a distribution with targets() and local_count()) a value
+  /// costs a range check, one bit test and the reduction, inlined: about
+  /// what a hand-written `sums[target] += value` loop costs
+  /// (bench/results/pebbles.md); the owner of each distinct target is
+  /// located and checked at the flush, so a distribution mapping a target
+  /// outside the job is named there, not at this call. Valid on the core
   /// that made it, from a task, until the channel closes; values it adds
   /// travel at the core's next flush() or end_phase() like send()'s.
   class combining_sender {
    public:
-    void send(std::uint64_t target, const T& value) const {
-      const target_location at = check_target(ch_->dist_, target, cores_, "combining_sender::send");
-      if (!c_->add(at.core, at.local, value, ch_->op_)) [[unlikely]]
-        ch_->combine(target, at, value);  // names the target and the distribution
+    [[gnu::always_inline]] void send(std::uint64_t target, const T& value) const {
+      if constexpr (flat) {
+        if (target >= size_) [[unlikely]]
+          detail::fatal_target_range(ch_->dist_, target, size_, "combining_sender::send");
+        c_->add(values_, marks_, target, value, op_);
+      } else {
+        const target_location at =
+            check_target(ch_->dist_, target, cores_, "combining_sender::send");
+        if (!c_->add(at.core, at.local, value, op_)) [[unlikely]]
+          ch_->combine(target, at, value);
+      }
     }
 
    private:
     friend class target_channel;
     combining_sender(const target_channel* ch, combiner_type* c)
-        : ch_(ch), c_(c), cores_(cores()) {}
+        : ch_(ch), c_(c), op_(ch->op_), cores_(cores()) {
+      if constexpr (flat) {
+        values_ = c->values();
+        marks_ = c->marks();
+        size_ = c->size();
+      }
+    }
     const target_channel* ch_;
     combiner_type* c_;
+    // Copies, so that the loop keeps them in registers.
+    T* values_ = nullptr;
+    std::uint64_t* marks_ = nullptr;
+    std::uint64_t size_ = 0;
+    [[no_unique_address]] R op_;
     int cores_;
   };
   /// This core's combining_sender. Call from a task on a channel opened
@@ -370,11 +406,9 @@ class target_channel {
 
   combiner_type& combiner_here(detail::reduction_cache& cache) const {
     if (!cache.combiner) [[unlikely]] {
-      if constexpr (dense) {
-        const D dist = dist_;
-        cache.combiner = std::make_unique<combiner_type>(cores(), detail::tls_core, [&dist](int c) {
-          return static_cast<std::uint64_t>(dist.local_count(c));
-        });
+      if constexpr (flat) {
+        cache.combiner =
+            std::make_unique<combiner_type>(static_cast<std::uint64_t>(dist_.targets()));
       } else {
         cache.combiner = std::make_unique<combiner_type>();
       }
@@ -388,12 +422,10 @@ class target_channel {
     combiner_type& c = combiner_here(cache_here("shoal::target_channel::send"));
     if (!detail::in_worker() || c.flushing) [[unlikely]]
       return false;
-    if (!c.add(at.core, at.local, value, op_)) [[unlikely]] {
-      if constexpr (dense)
-        detail::fatal_target("shoal::target_channel::send", target, distribution_name(dist_),
-                             fmt::format("maps to local index {} of core {}, beyond the {} "
-                                         "targets its local_count() gives that core",
-                                         at.local, at.core, dist_.local_count(at.core)));
+    if constexpr (flat) {
+      c.add(target, value, op_);  // check_target checked it is below targets()
+    } else {
+      c.add(at.core, at.local, value, op_);
     }
     return true;
   }
@@ -409,25 +441,11 @@ class target_channel {
       const std::uint64_t adds = c.adds;
       const std::uint64_t before = c.distinct;
       c.adds = 0;
-      const int me = detail::tls_core;
-      const std::uint32_t id = ch_.id();
-      const std::uint32_t bound = ch_.max_in_flight();
-      c.drain([&](int owner, std::uint64_t local, const T& v) {
-        if (owner == me && short_circuit_ &&
-            detail::tls_short_circuit_depth < max_short_circuit_depth) {
-          run_here(local, v);
-          return;
-        }
-        if (local > max_target_local) [[unlikely]]
-          detail::fatal_user(
-              fmt::format("shoal::target_channel::flush: {} maps a target to "
-                          "local index {}, above the largest a target channel "
-                          "carries (2^40 - 1)",
-                          distribution_name(dist_), local));
-        detail::stage_record(id, bound, detail::next_core(route_, owner),
-                             static_cast<std::uint64_t>(owner) << target_local_bits | local, v,
-                             reduction::none{});
-      });
+      if constexpr (flat) {
+        drain_flat(c);
+      } else {
+        c.drain([this](int owner, std::uint64_t local, const T& v) { hand_on(owner, local, v); });
+      }
       c.flushing = false;
       // Relaxed: statistics.
       const std::uint64_t sent = c.distinct - before;
@@ -438,15 +456,88 @@ class target_channel {
     }
   }
 
-  void run_here(std::uint64_t local, const T& value) const {
+  /// The flat combiner's flush: each distinct target located and checked
+  /// once; this core's own targets handed to the handler in runs through
+  /// the channel's deliver loop (one indirect call per run, not per value).
+  void drain_flat(combiner_type& c) const {
+    constexpr std::uint32_t run = 64;
+    alignas(64) unsigned char own[run * sizeof(record)];  // T need not be default-constructible
+    std::uint32_t n = 0;
+    // Locals: the handle may sit in thread-local storage, and the records'
+    // stores would make the compiler reload its fields.
+    const D dist = dist_;
+    const int me = detail::tls_core;
+    const int job = cores();
+    const bool here = short_circuit_ && detail::tls_short_circuit_depth < max_short_circuit_depth;
+    const std::uint32_t id = ch_.id();
+    const std::uint32_t bound = ch_.max_in_flight();
+    // The next core's targets first, so that cores do not all start with
+    // core 0's (exact for block layouts, near enough for others).
+    const int next = (me + 1) % job;
+    const std::uint64_t first = c.size() / static_cast<std::uint64_t>(job) * next;
+    c.drain(first, [&](std::uint64_t target, const T& v) {
+      const target_location at = check_target(dist, target, job, "shoal::target_channel::flush");
+      if (at.local > max_target_local) [[unlikely]]
+        fatal_local_index(at.local);
+      const std::uint64_t where =
+          static_cast<std::uint64_t>(at.core) << target_local_bits | at.local;
+      if (at.core == me && here) {
+        const record r{where, v};
+        std::memcpy(own + std::size_t{n++} * sizeof(record), &r, sizeof r);
+        if (n == run) {
+          run_here(own, n);
+          n = 0;
+        }
+        return;
+      }
+      detail::stage_record(id, bound, detail::next_core(route_, at.core), where, v,
+                           reduction::none{});
+    });
+    if (n != 0) run_here(own, n);
+  }
+
+  [[noreturn, gnu::cold, gnu::noinline]] void fatal_local_index(std::uint64_t local) const {
+    detail::fatal_user(
+        fmt::format("shoal::target_channel::flush: {} maps a target to "
+                    "local index {}, above the largest a target channel "
+                    "carries (2^40 - 1)",
+                    distribution_name(dist_), local));
+  }
+
+  /// One combined value on its way: handled here or staged.
+  void hand_on(int owner, std::uint64_t local, const T& v) const {
+    if (owner == detail::tls_core && short_circuit_ &&
+        detail::tls_short_circuit_depth < max_short_circuit_depth) {
+      run_here(local, v);
+      return;
+    }
+    stage(owner, local, v);
+  }
+
+  void stage(int owner, std::uint64_t local, const T& v) const {
+    if (local > max_target_local) [[unlikely]]
+      fatal_local_index(local);
+    detail::stage_record(ch_.id(), ch_.max_in_flight(), detail::next_core(route_, owner),
+                         static_cast<std::uint64_t>(owner) << target_local_bits | local, v,
+                         reduction::none{});
+  }
+
+  /// Runs the handler of `n` records of this core's own targets.
+  void run_here(const unsigned char* records, std::uint32_t n) const {
     const detail::channel_entry& e = detail::channel_table()[ch_.id()];
     if (e.deliver == nullptr) [[unlikely]]
       detail::fatal_channel_send(ch_.id(), "shoal::target_channel::send");
+    ++detail::tls_short_circuit_depth;
+    e.deliver(e.state, reinterpret_cast<const char*>(records), n);
+    --detail::tls_short_circuit_depth;
+  }
+
+  void run_here(std::uint64_t local, const T& value) const {
     const record r{static_cast<std::uint64_t>(detail::tls_core) << target_local_bits | local,
                    value};
-    ++detail::tls_short_circuit_depth;
-    e.deliver(e.state, reinterpret_cast<const char*>(&r), 1);
-    --detail::tls_short_circuit_depth;
+    alignas(64) unsigned char one[sizeof(record)];
+    std::memcpy(one, &r, sizeof r);
+    run_here(one, 1);
   }
 
   channel<record> ch_;

@@ -4,6 +4,7 @@
 // run on one process by tests/test_distribution.cpp and test_reduction.cpp).
 #include "mpi/dist_support.hpp"
 #include "pebbles_scenarios.hpp"
+#include "test_target_channel_combine.hpp"
 
 namespace {
 
@@ -70,6 +71,13 @@ TEST(dist_pebbles, CombineUntilFlushDropsDuplicatesInAHashTable) {
 TEST(dist_pebbles, CombineUntilFlushMaxThroughHypercubeHops) {
   pebbles::check_reduction<red::max>(job(), job_cores(), op::max, true, 0,
                                      shoal::hypercube_routing{}, true);
+}
+
+// A flat combiner's flushes, dense (marks scanned in target order) and
+// sparse (the list of targets reached): sums equal the sequential sums.
+TEST(dist_pebbles, CombinedSumsEqualTheSequentialSums) {
+  combine_check::g_check_here = rank0();
+  combine_check::check_combined_sums([](auto root) { run_job(root); }, job_cores());
 }
 
 // Routing (routing.hpp): every value reaches its owner whatever the hops;

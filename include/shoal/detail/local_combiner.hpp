@@ -7,14 +7,15 @@
 // that meets before the flush is removed, whatever the timing.
 //
 // Two layouts, chosen by the distribution at compile time:
-// - dense, when the distribution says how many targets each core owns
-//   (local_count(core)): one slot per target of the job, in one flat array
-//   of per-owner regions, indexed by (region start of the owner + local
-//   index). No hashing: one load of the region start, one bounds check, one
-//   flag test per value. Memory: sizeof(T) + 1 bytes per target of the job
-//   per core (pagerank's hand-written combining pays sizeof(T)).
-// - hashed otherwise (cyclic, hashed and user distributions without a
-//   count): open addressing on (owner, local), grown at half load; memory
+// - flat, when the distribution numbers its targets densely: it declares
+//   both targets() (ids are 0 .. targets()-1) and local_count(core). One
+//   slot per target id of the job, indexed by the id itself: no owner
+//   lookup, no hashing; per value one bit test and the reduction (the
+//   owner is located once per distinct target, at the flush). Memory:
+//   sizeof(T) bytes and one bit per target of the job per core (pagerank's
+//   hand-written combining pays sizeof(T)).
+// - hashed otherwise (cyclic, hashed and user distributions without those
+//   two): open addressing on (owner, local), grown at half load; memory
 //   proportional to the distinct targets one core reaches between flushes.
 // Both keep the touched targets in a list, so a flush costs the targets
 // reached, not the job's size.
@@ -34,71 +35,95 @@
 namespace shoal::detail {
 
 template <class T>
-class dense_combiner final : public combiner_base {
+class flat_combiner final : public combiner_base {
  public:
-  /// `count(c)` targets on each core c of `cores`.
-  template <class Count>
-  dense_combiner(int cores, int me, const Count& count) : me_(me) {
-    start_.resize(static_cast<std::size_t>(cores) + 1);
-    std::uint64_t total = 0;
-    for (int c = 0; c < cores; ++c) {
-      start_[static_cast<std::size_t>(c)] = total;
-      total += count(c);
-    }
-    start_.back() = total;
-    values_ = std::make_unique<T[]>(total);
-    seen_ = std::make_unique<std::uint8_t[]>(total);  // zeroed
-    touched_.resize(static_cast<std::size_t>(cores));
-  }
+  /// Slots for target ids 0 .. targets-1, every mark clear.
+  explicit flat_combiner(std::uint64_t targets)
+      : size_(targets),
+        values_(std::make_unique<T[]>(targets)),
+        marks_(std::make_unique<std::uint64_t[]>((targets + 63) / 64)) {}
 
-  /// Folds `v` into target (owner, local). False when the local index is
-  /// outside the owner's count (the distribution broke its contract).
+  /// Folds `v` into target `t`, which the caller checked is below size().
   template <class R>
-  bool add(int owner, std::uint64_t local, const T& v, const R& op) {
-    const std::uint64_t i = start_[static_cast<std::size_t>(owner)] + local;
-    if (i >= start_[static_cast<std::size_t>(owner) + 1]) [[unlikely]]
-      return false;
+  [[gnu::always_inline]] void add(std::uint64_t t, const T& v, const R& op) {
+    add(values_.get(), marks_.get(), t, v, op);
+  }
+  /// The same with the arrays passed in (values(), marks()), so that a send
+  /// loop keeps them in registers. The marks are a bitmap (one bit per
+  /// target: pagerank's 2^18 targets take 32 KiB, which stays in the L1
+  /// cache, where a byte per target added a cache miss per value).
+  template <class R>
+  [[gnu::always_inline]] void add(T* values, std::uint64_t* marks, std::uint64_t t, const T& v,
+                                  const R& op) {
     ++adds;
-    if (seen_[i]) {
-      op(values_[i], v);
-      return true;
+    std::uint64_t& word = marks[t / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (t % 64);
+    if ((word & bit) != 0) {
+      op(values[t], v);
+      return;
     }
-    seen_[i] = 1;
-    values_[i] = v;
-    touched_[static_cast<std::size_t>(owner)].push_back(local);
-    return true;
+    word |= bit;
+    values[t] = v;
+    touched_.push_back(t);
   }
 
-  /// Calls f(owner, local, value) once per target reached since the last
-  /// flush, owners in the order me+1, me+2, ... me (so that cores do not all
-  /// send to core 0 first), and forgets them.
+  /// Calls f(target, value) once per target reached since the last flush
+  /// and forgets them. When the targets reached are a fair share of the
+  /// slots (1 in 64 or more), in target order: the marks are scanned a
+  /// word at a time from slot `first` round to `first` - 1, so records
+  /// leave, and the owners' handlers touch their arrays, in order (a cache
+  /// line serves several); else in the order they were first added, which
+  /// costs only the targets reached.
+  /// Adds made meanwhile (a task of this core resuming while f waits for a
+  /// buffer) are safe: one to a target not yet handed on joins its value,
+  /// one to a target already handed on starts the next flush's list.
   template <class F>
-  void drain(F f) {
-    const auto cores = static_cast<int>(touched_.size());
-    for (int k = 1; k <= cores; ++k) {
-      const int owner = (me_ + k) % cores;
-      auto& list = touched_[static_cast<std::size_t>(owner)];
-      const std::uint64_t base = start_[static_cast<std::size_t>(owner)];
-      distinct += list.size();
-      for (const std::uint64_t l : list) {
-        seen_[base + l] = 0;
-        f(owner, l, values_[base + l]);
-      }
-      list.clear();
+  void drain(std::uint64_t first, F f) {
+    std::vector<std::uint64_t> list;
+    list.swap(touched_);
+    touched_.swap(spare_);  // spare_ is empty: keeps the capacity of two flushes ago
+    if (list.size() * 64 >= size_) {
+      const std::uint64_t words = (size_ + 63) / 64;
+      const std::uint64_t w0 = first < size_ ? first / 64 : 0;
+      scan(w0, words, f);
+      scan(0, w0, f);
+    } else {
+      for (const std::uint64_t t : list)
+        // Skips entries whose target a scan during an earlier drain sent.
+        if ((marks_[t / 64] >> (t % 64) & 1) != 0) hand_on(t, f);
     }
+    list.clear();
+    spare_.swap(list);
   }
 
   bool empty() const noexcept { return adds == 0; }
+  std::uint64_t size() const noexcept { return size_; }
+  T* values() noexcept { return values_.get(); }
+  std::uint64_t* marks() noexcept { return marks_.get(); }
 
   std::uint64_t adds = 0;      // values folded in since the last flush
-  std::uint64_t distinct = 0;  // records sent by the last drains
+  std::uint64_t distinct = 0;  // records sent by the drains
 
  private:
-  int me_;
-  std::vector<std::uint64_t> start_;  // region start per owner; start_[cores] = total
+  std::uint64_t size_;
   std::unique_ptr<T[]> values_;
-  std::unique_ptr<std::uint8_t[]> seen_;
-  std::vector<std::vector<std::uint64_t>> touched_;  // local indices per owner
+  std::unique_ptr<std::uint64_t[]> marks_;  // bit t % 64 of word t / 64: t reached
+  std::vector<std::uint64_t> touched_;      // target ids, in first-add order
+  std::vector<std::uint64_t> spare_;
+
+  template <class F>
+  void hand_on(std::uint64_t t, F& f) {
+    marks_[t / 64] &= ~(std::uint64_t{1} << (t % 64));  // first: f may suspend, adds resume
+    ++distinct;
+    f(t, values_[t]);
+  }
+  /// Hands on the marked slots of words [lo, hi).
+  template <class F>
+  void scan(std::uint64_t lo, std::uint64_t hi, F& f) {
+    for (std::uint64_t i = lo; i < hi; ++i)
+      for (std::uint64_t w = marks_[i]; w != 0; w &= w - 1)
+        hand_on(i * 64 + static_cast<unsigned>(__builtin_ctzll(w)), f);
+  }
 };
 
 template <class T>
