@@ -124,6 +124,9 @@ class routed_updater final : public updater {
           first ? static_cast<std::int64_t>(after.network_buffers_peak) : std::int64_t{0});
       r.max_coalescing_buffers = shoal::allreduce_max(
           first ? static_cast<std::int64_t>(after.coalescing_buffers_peak) : std::int64_t{0});
+      r.max_phase_buffer_bytes = shoal::allreduce_max(
+          first ? static_cast<std::int64_t>(after.buffer_memory_peak()) : std::int64_t{0});
+      r.network_buffer_bytes = static_cast<std::int64_t>(after.network_buffer_bytes);
       if (c == 0) g_counts = r;
     });
   }
