@@ -183,8 +183,12 @@ struct network_traffic {
   }
 };
 network_traffic local_network_traffic();
-/// Starts network_buffers_peak anew at the buffers this process holds now.
-/// Call it on every core before the barrier that starts the phase to measure.
+/// Starts network_buffers_peak and coalescing_buffers_peak anew at the
+/// buffers this process holds (and holds open) now. To measure one phase,
+/// call it on every core between two barriers before the phase: the first
+/// drains what came before (on_all_cores' launch messages, for one, which
+/// go straight from the launching core to every core), the second keeps
+/// any core's reset from dropping a peak another core's phase reached.
 void reset_network_buffers_peak();
 /// Distinct processes this process's cores have sent to since init().
 /// Between runs only (after run() returns).
