@@ -146,6 +146,11 @@ void run_gups(const app_options& opts, run_context& ctx) {
       ctx.out.set("max_network_buffers_per_process", r.max_network_buffers, false);
       ctx.out.set("phase_network_buffers_per_process", r.max_phase_network_buffers, false);
       ctx.out.set("coalescing_buffers_per_process", r.max_coalescing_buffers, false);
+      // Buffer memory per process (routing.hpp's network_traffic): the
+      // phase's peak of buffers held at once, and its per-peer part, in bytes.
+      ctx.out.set("phase_buffer_bytes_per_process", r.max_phase_buffer_bytes, false);
+      ctx.out.set("coalescing_buffer_bytes_per_process",
+                  r.max_coalescing_buffers * r.network_buffer_bytes, false);
       ctx.out.set("network_buffer_bytes", shoal::current_config().network_bytes, false);
       ctx.out.set("reduce", opts.reduce);
       if (opts.reduce != "none") {

@@ -89,8 +89,10 @@ class routed_updater final : public updater {
       const bool first = c % shoal::local_cores() == 0;
       // This process's traffic to others during the updates, from a
       // snapshot taken when every core is here (nothing of this run sent);
-      // the buffer peak restarts before the barrier, so that no core's
-      // reset can drop a peak another core's updates already reached.
+      // the buffer peaks restart between two barriers (routing.hpp): after
+      // on_all_cores' launch messages have left, and before any core's
+      // updates, so that no reset drops a peak another core reached.
+      shoal::barrier();
       shoal::reset_network_buffers_peak();
       shoal::barrier();
       const shoal::network_traffic before = shoal::local_network_traffic();
@@ -124,6 +126,9 @@ class routed_updater final : public updater {
           first ? static_cast<std::int64_t>(after.network_buffers_peak) : std::int64_t{0});
       r.max_coalescing_buffers = shoal::allreduce_max(
           first ? static_cast<std::int64_t>(after.coalescing_buffers_peak) : std::int64_t{0});
+      r.max_phase_buffer_bytes = shoal::allreduce_max(
+          first ? static_cast<std::int64_t>(after.buffer_memory_peak()) : std::int64_t{0});
+      r.network_buffer_bytes = static_cast<std::int64_t>(after.network_buffer_bytes);
       if (c == 0) g_counts = r;
     });
   }

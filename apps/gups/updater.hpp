@@ -90,6 +90,8 @@ struct route_counts {
   std::int64_t max_network_buffers = 0;
   std::int64_t max_phase_network_buffers = 0;  // most held at once during the updates
   std::int64_t max_coalescing_buffers = 0;     // most peers with one open at once, same
+  std::int64_t max_phase_buffer_bytes = 0;     // max_phase_network_buffers in bytes
+  std::int64_t network_buffer_bytes = 0;       // one network buffer (--network-bytes)
   std::int64_t reduction_lookups = 0;
   std::int64_t reduction_hits = 0;
 };

@@ -10,6 +10,10 @@ hypercube, node (RANKS_PER_NODE=2 up to P = 4, 4 beyond); the runs of one P
 are interleaved, rep by rep, and each figure is the median of --reps runs.
 Reductions: pagerank (--impl channel, --reduce sum, --impl combining) and
 bfs --impl async (--reduce none/min, sender filter off), on 1 x 2.
+--routings picks the routings (e.g. direct,hypercube for the buffer-memory
+comparison of issue 14 item 3); the phase columns are the timed updates' own
+peaks (routing.hpp's network_traffic: peers with a buffer open at once,
+buffers held at once and their bytes), the most of any process.
 """
 import argparse
 import json
@@ -52,11 +56,11 @@ def median(xs):
     return statistics.median(xs)
 
 
-def routing_rows(shoal, reps, log_table, procs):
+def routing_rows(shoal, reps, log_table, procs, routings):
     rows = []
     for p in procs:
         l = 2 if p <= 4 else 4
-        runs = {r: [] for r in ("none", "direct", "hypercube", "node")}
+        runs = {r: [] for r in routings}
         for _ in range(reps):
             for r in runs:
                 env = dict(ENV, RANKS_PER_NODE=str(l))
@@ -77,6 +81,11 @@ def routing_rows(shoal, reps, log_table, procs):
                     "mpi_messages": median([d["mpi_messages"] for d in ds]),
                     "net_buffers": median([d["max_network_buffers_per_process"] for d in ds]),
                     "net_bytes": ds[0]["network_buffer_bytes"],
+                    # The timed phase only (routing.hpp's network_traffic):
+                    # buffers held at once, and peers with one open at once.
+                    "phase_buffers": median([d["phase_network_buffers_per_process"] for d in ds]),
+                    "phase_bytes": median([d["phase_buffer_bytes_per_process"] for d in ds]),
+                    "open_peers": median([d["coalescing_buffers_per_process"] for d in ds]),
                 })
             rows.append(row)
             print(row, file=sys.stderr)
@@ -127,26 +136,31 @@ def main():
     ap.add_argument("--skip-routing", action="store_true")
     ap.add_argument("--skip-reductions", action="store_true")
     ap.add_argument("--procs", default="2,4,8,16", help="process counts, comma-separated")
+    ap.add_argument("--routings", default="none,direct,hypercube,node",
+                    help="gups --routing values, comma-separated")
     a = ap.parse_args()
     shoal = os.path.join(a.build, "bin", "shoal")
     cpu = subprocess.run("lscpu | grep 'Model name'", shell=True, capture_output=True,
                          text=True).stdout.strip()
     lines = [f"<!-- {cpu}; {os.cpu_count()} CPUs; medians of {a.reps} interleaved runs -->"]
     if not a.skip_routing:
-        rows = routing_rows(shoal, a.reps, a.log_table, [int(x) for x in a.procs.split(",")])
+        rows = routing_rows(shoal, a.reps, a.log_table, [int(x) for x in a.procs.split(",")],
+                            a.routings.split(","))
         lines += ["| P | routing | GUPS | peers/process | hops per remote update | messages to "
-                  "other processes | bytes | MPI messages | net buffers/process (x KiB) |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "other processes | bytes | MPI messages | net buffers/process (x KiB) | "
+                  "phase: peers open at once | phase: buffers held at once | phase: buffer KiB |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             if r["routing"] == "none":
                 lines.append(f"| {r['P']} | none (typed channel) | {r['gups']:.4f} | {r['peers']} "
-                             "| 1 | - | - | - | - |")
+                             "| 1 | - | - | - | - | - | - | - |")
                 continue
             name = r["routing"] + (f" (L={r['L']})" if r["L"] else "")
             lines.append(f"| {r['P']} | {name} | {r['gups']:.4f} | {r['peers']} | {r['hops']:.2f} "
                          f"| {int(r['remote_messages'])} | {int(r['remote_bytes'])} | "
                          f"{int(r['mpi_messages'])} | {int(r['net_buffers'])} x "
-                         f"{r['net_bytes'] // 1024} |")
+                         f"{r['net_bytes'] // 1024} | {int(r['open_peers'])} | "
+                         f"{int(r['phase_buffers'])} | {int(r['phase_bytes']) // 1024} |")
     rows = [] if a.skip_reductions else reduction_rows(shoal, a.reps)
     lines += ["", "| app (1 x 2) | variant | rate | messages removed | hit rate | messages sent "
               "(all cores) |", "|---|---|---|---|---|---|"]

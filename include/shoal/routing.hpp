@@ -140,18 +140,34 @@ struct route_stats {
 
 /// What this process has handed to other processes since init() (summed
 /// over its cores): aggregation batches, the messages and bytes in them,
-/// and the network buffers it allocated (each --network-bytes: the
-/// process's buffer memory toward other processes) and sent (one MPI
-/// message each). network_buffers_peak: the most network buffers the
-/// process held at once since reset_network_buffers_peak() (or init()): the
-/// buffer memory one phase needed, where network_buffers also counts what
-/// start-up and earlier phases allocated. coalescing_buffers_peak: the most
-/// peer processes with a network buffer open for combining at once since
-/// the same reset (Active Pebbles' per-destination coalescing buffers: the
-/// count that routing keeps at log2 P instead of P - 1; the rest of
-/// network_buffers_peak is buffers queued or in flight behind those, bounded
-/// by the cores' buffer pools). Any thread, any time (statistics:
-/// exact between runs or once the phase that sent has ended).
+/// and the network buffers it allocated (each --network-bytes) and sent
+/// (one MPI message each).
+///
+/// Buffer memory per process (what issue 14 item 3 bounds): the outgoing
+/// network buffers the process holds at once, times network_buffer_bytes.
+/// network_buffers_peak counts them since reset_network_buffers_peak() (or
+/// init()): the memory one phase needed, where network_buffers also counts
+/// what start-up and earlier phases allocated (the pool keeps them). Two
+/// parts:
+///   coalescing_buffers_peak  the most peer processes with a buffer open for
+///                            combining at once (Active Pebbles' coalescing
+///                            buffers, one per peer): P - 1 under direct
+///                            routing, at most ceil(log2 P) under hypercube
+///                            routing, since the runtime's own messages
+///                            (barriers, message waves, steal requests) go
+///                            to hypercube neighbours too;
+///   the rest                 full buffers queued behind the per-peer window
+///                            or in flight; each holds at least one core
+///                            aggregation buffer, so they are bounded by the
+///                            cores' pools (--buffers-per-core per core),
+///                            whatever P, plus the overflow buffers a
+///                            forwarding hop takes under back-pressure.
+/// So under hypercube routing buffer memory per process is at most
+/// (ceil(log2 P) + local cores x --buffers-per-core) x --network-bytes:
+/// O(log P). Not counted: the transport's fixed receive buffers (16 posted,
+/// each --network-bytes) and the core aggregation pools, neither of which
+/// depends on P. Any thread, any time (statistics: exact between runs or
+/// once the phase that sent has ended).
 struct network_traffic {
   std::uint64_t batches = 0;
   std::uint64_t messages = 0;
@@ -160,10 +176,19 @@ struct network_traffic {
   std::uint64_t network_buffers_sent = 0;
   std::uint64_t network_buffers_peak = 0;
   std::uint64_t coalescing_buffers_peak = 0;
+  std::uint64_t network_buffer_bytes = 0;  ///< each network buffer's size (--network-bytes)
+  /// The phase's buffer memory in bytes: network_buffers_peak buffers.
+  std::uint64_t buffer_memory_peak() const noexcept {
+    return network_buffers_peak * network_buffer_bytes;
+  }
 };
 network_traffic local_network_traffic();
-/// Starts network_buffers_peak anew at the buffers this process holds now.
-/// Call it on every core before the barrier that starts the phase to measure.
+/// Starts network_buffers_peak and coalescing_buffers_peak anew at the
+/// buffers this process holds (and holds open) now. To measure one phase,
+/// call it on every core between two barriers before the phase: the first
+/// drains what came before (on_all_cores' launch messages, for one, which
+/// go straight from the launching core to every core), the second keeps
+/// any core's reset from dropping a peak another core's phase reached.
 void reset_network_buffers_peak();
 /// Distinct processes this process's cores have sent to since init().
 /// Between runs only (after run() returns).

@@ -12,6 +12,8 @@
 #include <memory>
 #include <vector>
 
+#include "comm/near_control.hpp"
+
 namespace shoal {
 namespace detail {
 namespace {
@@ -61,7 +63,7 @@ void arrive(std::uint32_t slot, const wave_totals& mine) {
   const wave_totals sum{st.sent.exchange(0, std::memory_order_relaxed),
                         st.handled.exchange(0, std::memory_order_relaxed)};
   st.left.store(g_info.local_cores, std::memory_order_relaxed);
-  send_control(0, [slot, sum] { on_rank_arrived(slot, sum); });
+  send_control_near(0, [slot, sum] { on_rank_arrived(slot, sum); });
   push_staged();
 }
 
@@ -95,7 +97,7 @@ void coordinate(std::uint32_t slot, std::uint32_t selector, bool drain, const ch
   st.arrived_sum = {};
   if (drain) wait_drained(selector, why, phase, first);
   for (int r = 1; r < g_info.ranks; ++r)
-    send_control(r * g_info.local_cores, [slot] { release_process(slot); });
+    send_control_near(r * g_info.local_cores, [slot] { release_process(slot); });
   release_process(slot);
 }
 

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "comm/near_control.hpp"
+
 namespace shoal::detail {
 namespace {
 
@@ -52,7 +54,7 @@ void sample_into(process_tally* p) {
   wave_waiter* ww = p->waiter;
   const int home = p->waiter_core;
   delete p;
-  send_control(home, [ww, sum] { on_reply(ww, sum); });
+  send_control_near(home, [ww, sum] { on_reply(ww, sum); });
   push_staged();
 }
 
@@ -93,7 +95,7 @@ wave_totals run_wave(std::uint32_t selector, const char* why, std::int64_t tag) 
   const int me = mycore();
   for (int r = 0; r < g_info.ranks; ++r)
     if (r != g_info.rank)
-      send_control(r * g_info.local_cores, [wp, me, selector] { lead(wp, me, selector); });
+      send_control_near(r * g_info.local_cores, [wp, me, selector] { lead(wp, me, selector); });
   lead(wp, me, selector);
   // Replies are handled by this core's scheduler, so none can have arrived
   // unless a send above yielded under back-pressure.

@@ -77,6 +77,8 @@ class network {
   std::uint64_t buffers_allocated() const noexcept {
     return allocated_.load(std::memory_order_relaxed);
   }
+  /// Each network buffer's size (--network-bytes).
+  std::size_t buffer_bytes() const noexcept { return net_bytes_; }
   /// The most network buffers out of the pool at once (being filled, queued
   /// or in flight) since the last reset_buffers_peak(): the buffer memory a
   /// phase needed, without what start-up and earlier phases allocated.
@@ -86,9 +88,11 @@ class network {
   }
   /// The most destination processes with a network buffer open for
   /// combining at once since the last reset (Active Pebbles' coalescing
-  /// buffers: one per peer, so P - 1 under direct routing and log2 P under
-  /// hypercube routing; buffers queued or in flight behind an open one are
-  /// transit, bounded by the cores' pools and counted by buffers_peak()).
+  /// buffers: one per peer, so P - 1 under direct routing and ceil(log2 P)
+  /// under hypercube routing, whose neighbours are also the only peers of
+  /// the runtime's control messages (near_control.hpp) and steal requests;
+  /// buffers queued or in flight behind an open one are transit, bounded by
+  /// the cores' pools and counted by buffers_peak()).
   std::uint64_t open_peak() const noexcept { return open_peak_.load(std::memory_order_relaxed); }
   /// Starts both peaks anew at what is out and open now. Any thread.
   void reset_buffers_peak() SHOAL_EXCLUDES(pool_mu_) {

@@ -25,6 +25,7 @@ network_traffic local_network_traffic() {
     t.network_buffers_sent = n->buffers_sent();
     t.network_buffers_peak = n->buffers_peak();
     t.coalescing_buffers_peak = n->open_peak();
+    t.network_buffer_bytes = n->buffer_bytes();
   }
   return t;
 }

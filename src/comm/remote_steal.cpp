@@ -35,6 +35,22 @@ struct moved_task {
 
 int local_index() { return mycore() - g_info.rank_base; }
 
+// A random core of a rank one bit away from this one (a hypercube
+// neighbour): requests, tasks and replies then use only the peers that
+// hypercube routing and the runtime's control messages use, so stealing
+// opens no network buffer to any other process (ceil(log2 P) peers, not
+// P - 1); work still spreads across the job, neighbour to neighbour, since
+// a stolen movable task can be stolen again.
+int pick_victim(std::uint64_t random) {
+  int near[32];
+  int n = 0;
+  for (int bit = 1; bit < g_info.ranks && bit > 0; bit <<= 1)
+    if (const int r = g_info.rank ^ bit; r < g_info.ranks) near[n++] = r;
+  const auto pick = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(g_info.local_cores);
+  const auto i = static_cast<int>(random % pick);
+  return near[i / g_info.local_cores] * g_info.local_cores + i % g_info.local_cores;
+}
+
 // Runs on the victim: hands half of its movable tasks (at least one) to
 // `thief`, then closes the request.
 void serve_steal(int thief) {
@@ -72,10 +88,7 @@ bool remote_stealer::poll_hook(void* self) {
   st.rng_ ^= st.rng_ << 13;
   st.rng_ ^= st.rng_ >> 7;
   st.rng_ ^= st.rng_ << 17;
-  // A random core of another rank.
-  const int others = g_info.total_cores - g_info.local_cores;
-  int victim = static_cast<int>(st.rng_ % static_cast<std::uint64_t>(others));
-  if (victim >= g_info.rank_base) victim += g_info.local_cores;
+  const int victim = pick_victim(st.rng_);
   // Busy before sending: the request must never be staged while this core
   // looks idle (quiescence checks read the idle flag).
   st.sched_.leave_idle();

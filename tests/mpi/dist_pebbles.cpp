@@ -2,6 +2,10 @@
 // (1 x 2, 2 x 2, 3 x 2 through the dist_* glob, and 4 x 1 in
 // tests/CMakeLists.txt); the scenarios are in pebbles_scenarios.hpp (also
 // run on one process by tests/test_distribution.cpp and test_reduction.cpp).
+#include <atomic>
+#include <bit>
+#include <utility>
+
 #include "mpi/dist_support.hpp"
 #include "pebbles_scenarios.hpp"
 #include "test_target_channel_combine.hpp"
@@ -159,6 +163,56 @@ TEST(dist_pebbles, CoalescingSizeHoldsAcrossProcesses) {
   EXPECT_GE(four.packets_sent, 500U);
   const shoal::core_stats full = coalesced_traffic(0);
   EXPECT_GT(full.messages_sent, 4 * full.packets_sent) << "default batches should be larger";
+}
+
+// Buffer memory under hypercube routing (issue 14 item 3): during a phase
+// in which every core sends to every core, a process has a network buffer
+// open to at most ceil(log2 P) peers at once, the phase's barrier and
+// message waves included (they go to hypercube neighbours too), and every
+// value arrives. Returns {most peers open at once, values handled}.
+template <class Route>
+std::pair<std::int64_t, std::int64_t> phase_peers_and_values(Route route) {
+  static std::atomic<std::int64_t> handled{0};
+  handled = 0;
+  std::pair<std::int64_t, std::int64_t> got{};
+  run_job([&got, route] {
+    shoal::cyclic_distribution d(shoal::cores());
+    auto ch = shoal::make_target_channel<std::int64_t>(
+        d, [](std::uint64_t, const std::int64_t&) { handled.fetch_add(1); }, {},
+        shoal::reduction::none{}, route);
+    std::pair<std::int64_t, std::int64_t>* out = &got;
+    shoal::on_all_cores([ch, out] {
+      shoal::barrier();  // on_all_cores' launch messages have left
+      shoal::reset_network_buffers_peak();
+      shoal::barrier();
+      for (int round = 0; round < 64; ++round)
+        for (int t = 0; t < shoal::cores(); ++t) ch.send(static_cast<std::uint64_t>(t), round);
+      ch.end_phase();
+      const bool first = shoal::mycore() % shoal::local_cores() == 0;
+      const std::int64_t mine =
+          first ? static_cast<std::int64_t>(shoal::local_network_traffic().coalescing_buffers_peak)
+                : 0;
+      const std::int64_t most = shoal::allreduce_max(mine);
+      const std::int64_t values = shoal::allreduce_sum(first ? handled.load() : 0);
+      if (shoal::mycore() == 0) *out = {most, values};
+    });
+    auto c = ch;
+    c.close();
+  });
+  return got;
+}
+
+TEST(dist_pebbles, HypercubePhaseOpensBuffersToLogPPeers) {
+  const auto [peers, values] = phase_peers_and_values(shoal::hypercube_routing{});
+  if (!rank0()) return;
+  const int p = shoal_dist::g_ranks;
+  const auto log_p = static_cast<std::int64_t>(std::bit_width(static_cast<unsigned>(p - 1)));
+  EXPECT_LE(peers, log_p) << "peers with a buffer open at once at P = " << p;
+  if (p > 1) {
+    EXPECT_GE(peers, 1);
+  }
+  const std::int64_t cores = job_cores();
+  EXPECT_EQ(values, 64 * cores * cores);
 }
 
 // Run by tests/CMakeLists.txt at 2 x 2: a depth-2 phase whose handlers
