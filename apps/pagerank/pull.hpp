@@ -17,17 +17,17 @@
 // threads and share the copies: nothing is copied per core and nothing is
 // allocated per iteration. Between processes, every core's block also
 // travels by shoal::allgatherv into the other processes' copies.
-// The links are walked in segments of sources (2^17 vertices: 1 MiB of
-// doubles, inside a core's L2 cache), each segment in destination order,
-// so the random reads of contributions hit L2 rather than L3 on large
-// graphs. Within a segment the links of one destination form a run summed
-// in registers (four partial sums), then added to the destination once: an
-// accumulator in memory would chain every add of a row through a store and
-// a load. 4 bytes per link plus 8 per run. No message per link travels:
-// the exchange is n values per process and iteration, the work one read
-// per link. The streaming push
-// (`channel`) stays for graphs that arrive as a stream of increments
-// (Grappa's case) or that do not fit a vertex-sized array per core.
+// The links are walked in segments of sources (1 MiB of contributions,
+// inside a core's L2 cache: 2^17 doubles or 2^18 floats), each segment in
+// destination order, so the random reads of contributions hit L2 rather than
+// L3 on large graphs. Within a segment the links of one destination form a
+// run summed in registers (four partial sums), then added to the destination
+// once: an accumulator in memory would chain every add of a row through a
+// store and a load. 4 bytes per link plus 8 per run. No message per link
+// travels: the exchange is n values per process and iteration, the work one
+// read per link. The streaming push (`channel`) stays for graphs that arrive
+// as a stream of increments (Grappa's case) or that do not fit a
+// vertex-sized array per core.
 #pragma once
 
 #include <cstdint>
