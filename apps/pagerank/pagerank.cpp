@@ -407,7 +407,10 @@ void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_
               tls_state = &g_state.local();
             tls_state->into[local] += x;
           },
-          {.cache_slots = r.cache_slots, .combine_until_flush = r.combine},
+          // Increments are positive: a zero sum is a target not reached.
+          {.cache_slots = r.cache_slots,
+           .combine_until_flush = r.combine,
+           .drop_identity = r.combine},
           shoal::reduction::sum{});
     } else {
       p.ch = shoal::make_channel<increment>([](const increment& m) {
