@@ -128,6 +128,10 @@ TEST_P(pebbles_test, DepthAboveTheChainsIsFine) { pebbles::check_depth(job(), nc
 TEST_P(pebbles_test, CombinedSumsEqualTheSequentialSums) {
   combine_check::check_combined_sums(job(), ncores());
 }
+// The same without marks (drop_identity): the flush sends the non-zero sums.
+TEST_P(pebbles_test, CombinedSumsWithoutMarksEqualTheSequentialSums) {
+  combine_check::check_combined_sums(job(), ncores(), true);
+}
 
 SHOAL_TEST_CORES(pebbles_test);
 
@@ -312,6 +316,31 @@ TEST_F(pebbles_misuse, CombinedTargetOutsideTheJobIsNamedAtTheFlush) {
       ExitedWithCode(shoal::exit_status::fatal),
       "target_channel::flush: target 3 of a user-defined distribution maps to core 3, "
       "outside the job's 2 cores");
+}
+
+TEST_F(pebbles_misuse, DropIdentityWithoutCombiningIsNamed) {
+  EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
+                                       [] {
+                                         shoal::block_distribution d(8, 2);
+                                         (void)shoal::make_target_channel<int>(
+                                             d, [](std::uint64_t, const int&) {},
+                                             {.drop_identity = true}, shoal::reduction::sum{});
+                                       }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "drop_identity without combine_until_flush");
+}
+
+TEST_F(pebbles_misuse, DropIdentityWithoutAnIdentityIsNamed) {
+  EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
+                                       [] {
+                                         shoal::block_distribution d(8, 2);
+                                         (void)shoal::make_target_channel<int>(
+                                             d, [](std::uint64_t, const int&) {},
+                                             {.combine_until_flush = true, .drop_identity = true},
+                                             shoal::reduction::drop_duplicates{});
+                                       }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "drop_identity needs a reduction with an identity for the value type");
 }
 
 TEST_F(pebbles_misuse, CoalescingLargerThanABufferIsNamed) {

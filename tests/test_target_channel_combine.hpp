@@ -59,12 +59,15 @@ inline std::vector<u64> targets_of(int p, int c) {
 /// round of its targets, even rounds through combining(), odd ones through
 /// send(). After each phase every owner compares its sums with the
 /// sequential sum over every core's values.
+/// `drop_identity`: the combiner without marks (every value here is
+/// positive, so every target reached has a sum other than 0 and is sent).
 template <class Job>
-void check_combined_sums(Job job, int cores) {
-  job([] {
+void check_combined_sums(Job job, int cores, bool drop_identity = false) {
+  job([drop_identity] {
     const shoal::block_distribution d(targets, shoal::cores());
-    auto ch = shoal::make_target_channel<i64>(d, add_up{}, {.combine_until_flush = true},
-                                              shoal::reduction::sum{});
+    auto ch = shoal::make_target_channel<i64>(
+        d, add_up{}, {.combine_until_flush = true, .drop_identity = drop_identity},
+        shoal::reduction::sum{});
     // Every core's sums exist before any core's values arrive.
     shoal::on_all_cores([d] {
       t_state = {};

@@ -38,10 +38,12 @@
 //
 // --reduce combine: the same target channel in combine-until-flush mode
 // (target_channel.hpp): every increment a core sends is added into its
-// per-owner flat array of sums (the distribution below gives each core's
-// count, so no hashing), and one increment per (core, target) reached
-// leaves at the iteration's end_phase: what --impl combining does by hand,
-// in the library.
+// flat array of one sum per packed id (the distribution below declares
+// targets() and local_count(), so no hashing; drop_identity: no marks, a
+// zero sum is a target not reached, as increments are positive), and one
+// increment per (core, target) reached leaves at the iteration's
+// end_phase: what --impl combining does by hand, in the library
+// (bench/results/pebbles.md compares the two).
 //
 // --impl combining (the same reduction done densely by hand): each core
 // first adds every increment into its own sum per target vertex of the job,
@@ -407,7 +409,10 @@ void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_
               tls_state = &g_state.local();
             tls_state->into[local] += x;
           },
-          {.cache_slots = r.cache_slots, .combine_until_flush = r.combine},
+          // Increments are positive: a zero sum is a target not reached.
+          {.cache_slots = r.cache_slots,
+           .combine_until_flush = r.combine,
+           .drop_identity = r.combine},
           shoal::reduction::sum{});
     } else {
       p.ch = shoal::make_channel<increment>([](const increment& m) {

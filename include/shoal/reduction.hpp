@@ -39,6 +39,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 namespace shoal {
@@ -60,6 +61,16 @@ struct min {
   void operator()(T& staged, const T& incoming) const noexcept {
     if (incoming < staged) staged = incoming;
   }
+  /// The value min leaves unchanged (arithmetic T).
+  template <class T>
+  requires std::is_arithmetic_v<T>
+  static constexpr T identity() noexcept {
+    if constexpr (std::numeric_limits<T>::has_infinity) {
+      return std::numeric_limits<T>::infinity();
+    } else {
+      return std::numeric_limits<T>::max();
+    }
+  }
 };
 
 /// Keeps the greatest value.
@@ -67,6 +78,15 @@ struct max {
   template <class T>
   void operator()(T& staged, const T& incoming) const noexcept {
     if (staged < incoming) staged = incoming;
+  }
+  template <class T>
+  requires std::is_arithmetic_v<T>
+  static constexpr T identity() noexcept {
+    if constexpr (std::numeric_limits<T>::has_infinity) {
+      return -std::numeric_limits<T>::infinity();
+    } else {
+      return std::numeric_limits<T>::lowest();
+    }
   }
 };
 
@@ -76,6 +96,9 @@ struct sum {
   void operator()(T& staged, const T& incoming) const noexcept {
     staged += incoming;
   }
+  template <class T>
+  requires std::is_arithmetic_v<T>
+  static constexpr T identity() noexcept { return T{}; }
 };
 
 namespace detail {
@@ -113,6 +136,15 @@ with_op<F> with(F f) {
 template <class R, class T>
 concept reduction_like = std::is_trivially_copyable_v<R> &&
     std::invocable<const R&, T&, const T&> && !std::same_as<R, reduction::none>;
+
+/// Whether R has an identity for T: R::identity<T>(), the value that
+/// r(staged, identity) leaves unchanged (sum, min and max for arithmetic T;
+/// a user reduction may declare one). target_channel_options::drop_identity
+/// needs one.
+template <class R, class T>
+concept reduction_with_identity = requires {
+  { R::template identity<T>() } -> std::convertible_to<T>;
+};
 
 /// Whether R declares itself non-associative (refused by target_channel).
 template <class R>

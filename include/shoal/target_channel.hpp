@@ -113,6 +113,15 @@ struct target_channel_options {
   /// distinct target on its core and travel only when that core calls
   /// flush(), end_phase(), end_phase_depth() or drain().
   bool combine_until_flush = false;
+  /// With combine_until_flush, a reduction with an identity for T
+  /// (reduction::sum, min, max on arithmetic T) and a distribution with
+  /// targets() and local_count(): the combiner keeps no marks, and a flush
+  /// sends only the targets whose combined value differs from the
+  /// identity (a sum of 0, a min of +infinity...): a target whose values
+  /// fold to the identity gets no record. Per value: the range check and
+  /// the reduction, as a hand-written `sums[t] += v` (pagerank's
+  /// increments are positive). A flush scans every slot.
+  bool drop_identity = false;
 };
 inline constexpr std::uint32_t default_cache_slots = 1024;
 inline constexpr std::uint32_t max_cache_slots = 1U << 24;
@@ -227,21 +236,19 @@ class target_channel {
   // The combiner of combine_until_flush: one slot per target id when the
   // distribution numbers its targets densely (targets() and local_count()),
   // else a hash table (detail/local_combiner.hpp).
-  static constexpr bool flat = requires(const D& d) {
-    { d.targets() } -> std::convertible_to<std::uint64_t>;
-    { d.local_count(0) } -> std::convertible_to<std::uint64_t>;
-  };
-  using combiner_type =
-      std::conditional_t<flat, detail::flat_combiner<T>, detail::hashed_combiner<T>>;
+  using combiner_type = std::conditional_t<detail::flat_combinable<D>, detail::flat_combiner<T>,
+                                           detail::hashed_combiner<T>>;
+  static constexpr bool flat = detail::flat_combinable<D>;
 
  public:
   target_channel() = default;
   /// Use make_target_channel.
   target_channel(detail::target_channel_key, channel<record> ch, const D& dist, const R& op,
-                 const Route& route, bool short_circuit, bool combine)
+                 const Route& route, bool short_circuit, bool combine, bool drop_identity)
       : ch_(ch),
         short_circuit_(short_circuit),
         combine_(combine),
+        drop_identity_(drop_identity),
         dist_(dist),
         op_(op),
         route_(route) {}
@@ -317,7 +324,11 @@ class target_channel {
       if constexpr (flat) {
         if (target >= size_) [[unlikely]]
           detail::fatal_target_range(ch_->dist_, target, size_, "combining_sender::send");
-        c_->add(values_, marks_, target, value, op_);
+        if (unmarked_) {
+          c_->add_unmarked(values_, target, value, op_);
+        } else {
+          c_->add(values_, marks_, target, value, op_);
+        }
       } else {
         const target_location at =
             check_target(ch_->dist_, target, cores_, "combining_sender::send");
@@ -332,6 +343,7 @@ class target_channel {
         : ch_(ch), c_(c), op_(ch->op_), cores_(cores()) {
       if constexpr (flat) {
         values_ = c->values();
+        unmarked_ = c->unmarked();
         marks_ = c->marks();
         size_ = c->size();
       }
@@ -344,6 +356,7 @@ class target_channel {
     std::uint64_t size_ = 0;
     [[no_unique_address]] R op_;
     int cores_;
+    bool unmarked_ = false;
   };
   /// This core's combining_sender. Call from a task on a channel opened
   /// with combine_until_flush; ends the job otherwise. The handle must
@@ -407,8 +420,14 @@ class target_channel {
   combiner_type& combiner_here(detail::reduction_cache& cache) const {
     if (!cache.combiner) [[unlikely]] {
       if constexpr (flat) {
-        cache.combiner =
-            std::make_unique<combiner_type>(static_cast<std::uint64_t>(dist_.targets()));
+        const auto n = static_cast<std::uint64_t>(dist_.targets());
+        if constexpr (reduction_with_identity<R, T>) {
+          if (drop_identity_) {
+            cache.combiner = std::make_unique<combiner_type>(n, R::template identity<T>());
+            return static_cast<combiner_type&>(*cache.combiner);
+          }
+        }
+        cache.combiner = std::make_unique<combiner_type>(n);
       } else {
         cache.combiner = std::make_unique<combiner_type>();
       }
@@ -423,7 +442,12 @@ class target_channel {
     if (!detail::in_worker() || c.flushing) [[unlikely]]
       return false;
     if constexpr (flat) {
-      c.add(target, value, op_);  // check_target checked it is below targets()
+      // check_target checked that the target is below targets().
+      if (c.unmarked()) {
+        c.add_unmarked(c.values(), target, value, op_);
+      } else {
+        c.add(target, value, op_);
+      }
     } else {
       c.add(at.core, at.local, value, op_);
     }
@@ -543,6 +567,7 @@ class target_channel {
   channel<record> ch_;
   bool short_circuit_ = true;
   bool combine_ = false;
+  bool drop_identity_ = false;
   D dist_{};
   [[no_unique_address]] R op_{};
   [[no_unique_address]] Route route_{};
@@ -586,6 +611,16 @@ target_channel<T, D, R, Route> make_target_channel(const D& dist, const H& handl
     SHOAL_CHECK(slots <= max_cache_slots, "make_target_channel: cache_slots {} is above {}", slots,
                 max_cache_slots);
   }
+  if (options.drop_identity) {
+    if constexpr (!detail::flat_combinable<D> || !reduction_with_identity<R, T>) {
+      detail::fatal_user(
+          "make_target_channel: drop_identity needs a reduction with an identity for the value "
+          "type (reduction::sum, min or max on an arithmetic type) and a distribution with "
+          "targets() and local_count()");
+    }
+    SHOAL_CHECK(options.combine_until_flush,
+                "make_target_channel: drop_identity without combine_until_flush");
+  }
   SHOAL_CHECK(shoal::cores() < (1 << (64 - target_local_bits)),
               "make_target_channel: {} cores; a target channel addresses at most 2^24",
               shoal::cores());
@@ -595,7 +630,7 @@ target_channel<T, D, R, Route> make_target_channel(const D& dist, const H& handl
   return target_channel<T, D, R, Route>(
       detail::target_channel_key{},
       detail::open_typed_channel<target_record<T>>(receiver{handler, op, route}, co, slots), dist,
-      op, route, options.short_circuit, options.combine_until_flush);
+      op, route, options.short_circuit, options.combine_until_flush, options.drop_identity);
 }
 
 }  // namespace shoal

@@ -27,12 +27,21 @@
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/reduction_cache.hpp"
 
+#include <concepts>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <vector>
 
 namespace shoal::detail {
+
+/// Whether a distribution gets a flat combiner: it numbers its targets
+/// densely (targets() and local_count()).
+template <class D>
+concept flat_combinable = requires(const D& d) {
+  { d.targets() } -> std::convertible_to<std::uint64_t>;
+  { d.local_count(0) } -> std::convertible_to<std::uint64_t>;
+};
 
 template <class T>
 class flat_combiner final : public combiner_base {
@@ -42,6 +51,22 @@ class flat_combiner final : public combiner_base {
       : size_(targets),
         values_(std::make_unique<T[]>(targets)),
         marks_(std::make_unique<std::uint64_t[]>((targets + 63) / 64)) {}
+  /// Without marks (drop_identity): every slot holds `identity` until a
+  /// value folds into it, and a flush sends the slots that differ from it.
+  flat_combiner(std::uint64_t targets, const T& identity)
+      : size_(targets),
+        values_(std::make_unique<T[]>(targets)),
+        unmarked_(true),
+        identity_(identity) {
+    for (std::uint64_t t = 0; t < targets; ++t) values_[t] = identity;
+  }
+  bool unmarked() const noexcept { return unmarked_; }
+  /// Folds `v` into target `t` without marks: the reduction only.
+  template <class R>
+  [[gnu::always_inline]] void add_unmarked(T* values, std::uint64_t t, const T& v, const R& op) {
+    ++adds;
+    op(values[t], v);
+  }
 
   /// Folds `v` into target `t`, which the caller checked is below size().
   template <class R>
@@ -79,6 +104,12 @@ class flat_combiner final : public combiner_base {
   /// one to a target already handed on starts the next flush's list.
   template <class F>
   void drain(std::uint64_t first, F f) {
+    if (unmarked_) {
+      const std::uint64_t from = first < size_ ? first : 0;
+      scan_values(from, size_, f);
+      scan_values(0, from, f);
+      return;
+    }
     std::vector<std::uint64_t> list;
     list.swap(touched_);
     touched_.swap(spare_);  // spare_ is empty: keeps the capacity of two flushes ago
@@ -110,6 +141,20 @@ class flat_combiner final : public combiner_base {
   std::unique_ptr<std::uint64_t[]> marks_;  // bit t % 64 of word t / 64: t reached
   std::vector<std::uint64_t> touched_;      // target ids, in first-add order
   std::vector<std::uint64_t> spare_;
+  bool unmarked_ = false;
+  T identity_{};
+
+  /// Hands on the slots of [lo, hi) that differ from the identity.
+  template <class F>
+  void scan_values(std::uint64_t lo, std::uint64_t hi, F& f) {
+    for (std::uint64_t t = lo; t < hi; ++t) {
+      if (values_[t] == identity_) continue;
+      const T v = values_[t];
+      values_[t] = identity_;  // first: f may suspend, and adds resume
+      ++distinct;
+      f(t, v);
+    }
+  }
 
   template <class F>
   void hand_on(std::uint64_t t, F& f) {
