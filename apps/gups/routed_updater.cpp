@@ -92,6 +92,10 @@ class routed_updater final : public updater {
       // the buffer peaks restart between two barriers (routing.hpp): after
       // on_all_cores' launch messages have left, and before any core's
       // updates, so that no reset drops a peak another core reached.
+      // Hypercube routing bounds a process's peers only if the phase's own
+      // barriers and waves go to neighbours too (routing.hpp).
+      constexpr bool hypercube = std::is_same_v<Route, shoal::hypercube_routing>;
+      if (hypercube) shoal::route_control_over_hypercube(true);
       shoal::barrier();
       shoal::reset_network_buffers_peak();
       shoal::barrier();
@@ -130,6 +134,7 @@ class routed_updater final : public updater {
           first ? static_cast<std::int64_t>(after.buffer_memory_peak()) : std::int64_t{0});
       r.network_buffer_bytes = static_cast<std::int64_t>(after.network_buffer_bytes);
       if (c == 0) g_counts = r;
+      if (hypercube) shoal::route_control_over_hypercube(false);
     });
   }
 

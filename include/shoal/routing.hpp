@@ -132,6 +132,19 @@ struct named_routing {
   }
 };
 
+/// Sends the runtime's own messages between processes (barrier arrivals
+/// and releases, the message waves that end channel phases, barriers and
+/// drains) hop by hop over hypercube edges, and picks remote steal victims
+/// among hypercube neighbours, when `on`; straight to their process when
+/// off (the default). A program that routes its data over the hypercube to
+/// bound each process's peers (and buffer memory) at ceil(log2 P) turns it
+/// on, or those protocols would open a buffer to every process. Costs: a
+/// barrier's or phase end's latency grows from 1 network hop per leg to up
+/// to ceil(log2 P). Any thread, any time; takes effect for messages sent
+/// after it; every process should choose the same (each decides only its
+/// own sends, so a mix is correct, just not bounded).
+void route_control_over_hypercube(bool on) noexcept;
+
 /// Values this process forwarded at intermediate hops (summed over its
 /// cores), and the values that entered the channel's routing from here.
 struct route_stats {
@@ -153,9 +166,10 @@ struct route_stats {
 ///                            combining at once (Active Pebbles' coalescing
 ///                            buffers, one per peer): P - 1 under direct
 ///                            routing, at most ceil(log2 P) under hypercube
-///                            routing, since the runtime's own messages
-///                            (barriers, message waves, steal requests) go
-///                            to hypercube neighbours too;
+///                            routing with route_control_over_hypercube on
+///                            (so that the runtime's own messages, barriers,
+///                            message waves and steal requests, go to
+///                            hypercube neighbours too);
 ///   the rest                 full buffers queued behind the per-peer window
 ///                            or in flight; each holds at least one core
 ///                            aggregation buffer, so they are bounded by the

@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "comm/near_control.hpp"
 #include "comm/network.hpp"
 
 namespace shoal {
@@ -32,6 +33,10 @@ network_traffic local_network_traffic() {
 
 void reset_network_buffers_peak() {
   if (detail::network* n = detail::this_network()) n->reset_buffers_peak();
+}
+
+void route_control_over_hypercube(bool on) noexcept {
+  detail::g_control_over_hypercube.store(on, std::memory_order_relaxed);
 }
 
 std::uint64_t local_network_peers() {

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "comm/near_control.hpp"
+
 namespace shoal::detail {
 namespace {
 
@@ -35,13 +37,20 @@ struct moved_task {
 
 int local_index() { return mycore() - g_info.rank_base; }
 
-// A random core of a rank one bit away from this one (a hypercube
-// neighbour): requests, tasks and replies then use only the peers that
-// hypercube routing and the runtime's control messages use, so stealing
-// opens no network buffer to any other process (ceil(log2 P) peers, not
-// P - 1); work still spreads across the job, neighbour to neighbour, since
-// a stolen movable task can be stolen again.
+// A random core of another rank; with route_control_over_hypercube on, of
+// a rank one bit away from this one (a hypercube neighbour): requests,
+// tasks and replies then use only the peers that hypercube routing and the
+// runtime's control messages use, so stealing opens no network buffer to
+// any other process (ceil(log2 P) peers, not P - 1); work still spreads
+// across the job, neighbour to neighbour, since a stolen movable task can
+// be stolen again.
 int pick_victim(std::uint64_t random) {
+  if (!g_control_over_hypercube.load(std::memory_order_relaxed)) {
+    const int others = g_info.total_cores - g_info.local_cores;
+    int victim = static_cast<int>(random % static_cast<std::uint64_t>(others));
+    if (victim >= g_info.rank_base) victim += g_info.local_cores;
+    return victim;
+  }
   int near[32];
   int n = 0;
   for (int bit = 1; bit < g_info.ranks && bit > 0; bit <<= 1)

@@ -1,6 +1,7 @@
 // Work stealing between processes (Grappa 3.2, GMT IV.C): an idle core of a
 // job of several processes sends a steal request by message to a random core
-// of a rank one bit away (a hypercube neighbour: ceil(log2 P) peers); the victim sends back half of its movable tasks
+// of another rank (of a rank one bit away, a hypercube neighbour, under
+// shoal::route_control_over_hypercube); the victim sends back half of its movable tasks
 // (spawn<anywhere>), each as a message that queues it on the thief, then a
 // reply that closes the request.
 //

@@ -84,7 +84,8 @@ shoal_app_test(gups_tiny_table_2x2 NP 2 EXPECT zero MAX_S 30
 # Hypercube routing keeps a process's peers at ceil(log2 P) (issue 14 item 3):
 # at 8 x 1 (oversubscribed) no process has a buffer open to more than 3 peers
 # at once during the updates, since the phase's barrier, message waves and
-# steal requests go to hypercube neighbours too (comm/near_control.hpp), and
+# steal requests go to hypercube neighbours too (gups turns on
+# shoal::route_control_over_hypercube under hypercube routing), and
 # the buffer memory is reported in bytes; the table still validates.
 shoal_app_test(gups_routing_hypercube_log_peers_8x1 NP 8 EXPECT zero MAX_S 60
   REGEX "\"coalescing_buffer_bytes_per_process\":[1-9][0-9]*,\"coalescing_buffers_per_process\":[123],.*\"phase_buffer_bytes_per_process\":[1-9][0-9]*,.*\"validated\":true"

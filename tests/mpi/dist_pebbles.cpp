@@ -172,8 +172,9 @@ TEST(dist_pebbles, CoalescingSizeHoldsAcrossProcesses) {
 // Buffer memory under hypercube routing (issue 14 item 3): during a phase
 // in which every core sends to every core, a process has a network buffer
 // open to at most ceil(log2 P) peers at once, the phase's barrier and
-// message waves included (they go to hypercube neighbours too), and every
-// value arrives. Returns {most peers open at once, values handled}.
+// message waves included (route_control_over_hypercube sends them to
+// hypercube neighbours too, hop by hop), and every value arrives. Returns {most peers open at once,
+// values handled}.
 template <class Route>
 std::pair<std::int64_t, std::int64_t> phase_peers_and_values(Route route) {
   static std::atomic<std::int64_t> handled{0};
@@ -186,6 +187,7 @@ std::pair<std::int64_t, std::int64_t> phase_peers_and_values(Route route) {
         shoal::reduction::none{}, route);
     std::pair<std::int64_t, std::int64_t>* out = &got;
     shoal::on_all_cores([ch, out] {
+      shoal::route_control_over_hypercube(true);
       shoal::barrier();  // on_all_cores' launch messages have left
       shoal::reset_network_buffers_peak();
       shoal::barrier();
@@ -199,6 +201,7 @@ std::pair<std::int64_t, std::int64_t> phase_peers_and_values(Route route) {
       const std::int64_t most = shoal::allreduce_max(mine);
       const std::int64_t values = shoal::allreduce_sum(first ? handled.load() : 0);
       if (shoal::mycore() == 0) *out = {most, values};
+      shoal::route_control_over_hypercube(false);
     });
     auto c = ch;
     c.close();
