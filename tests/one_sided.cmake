@@ -88,7 +88,8 @@ if(SHOAL_MPIEXEC MATCHES "mpich")
     REGEX "--one-sided rma with MPICH needs --stack-kb 256 or more \\(now 64\\)"
     COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided rma)
 endif()
-# Several init/finalize cycles in one process: windows made and freed each time.
+# Several init/finalize cycles in one process: windows made and freed each time
+# (shm's at the next cycle's start: mpi_transport::make_shared_heap).
 foreach(backend shm rma am)
   shoal_mpi_test(one_sided_${backend}_three_cycles_np2_cores2 EXPECT zero MAX_S 60
     REGEX "one_sided ${backend}: (9|10) checks, 0 wrong values: PASSED"

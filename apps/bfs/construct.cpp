@@ -2,6 +2,7 @@
 #include "bfs/construct.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "common/yield_every.hpp"
 
@@ -58,6 +59,8 @@ void route_slice(core_state<V>& st, const graph_shape& shape, const shoal::chann
 template <class V>
 void fill_rows(core_state<V>& st) {
   const auto n = static_cast<std::size_t>(st.dist.local_count(st.me));
+  static std::atomic<std::uint64_t> graphs{0};
+  st.graph_id = graphs.fetch_add(1, std::memory_order_relaxed) + 1;
   st.offsets.assign(n + 1, 0);
   for (const arc<V>& a : st.arcs) ++st.offsets[static_cast<std::size_t>(a.local) + 1];
   for (std::size_t i = 0; i < n; ++i) st.offsets[i + 1] += st.offsets[i];

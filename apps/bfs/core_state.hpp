@@ -109,6 +109,7 @@ struct core_state {
   // The graph: rows of this core's vertices.
   std::vector<std::uint64_t> offsets;
   std::vector<V> adj;        ///< neighbours as packed ids (distribution.hpp)
+  std::uint64_t graph_id = 0;  ///< new for every graph built (fill_rows): caches key on it
   std::vector<arc<V>> arcs;  ///< construction inbox
 
   // One search. The parent of each of this core's vertices: in the global parent array

@@ -72,18 +72,16 @@ void gather_frontier(core_state<V>& st, bitmap& all) {
 /// are never reached, yet Kronecker graphs have many; the scan skips them
 /// 64 at a time with the visited ones instead of testing each.
 struct scan_scratch {
-  const void* graph = nullptr;  ///< offsets.data() the mask was built for
-  std::size_t arcs = 0;         ///< and adj.size()
-  bitmap has_arcs;              ///< over local indices
+  std::uint64_t graph_id = 0;  ///< core_state::graph_id the mask was built for
+  bitmap has_arcs;             ///< over local indices
 };
 shoal::per_core<scan_scratch> g_scratch;
 
 template <class V>
 const bitmap& arcs_mask(const core_state<V>& st) {
   scan_scratch& x = g_scratch.local();
-  if (x.graph != st.offsets.data() || x.arcs != st.adj.size()) {
-    x.graph = st.offsets.data();
-    x.arcs = st.adj.size();
+  if (x.graph_id != st.graph_id) {
+    x.graph_id = st.graph_id;
     x.has_arcs.resize(st.count());
     for (std::int64_t l = 0; l < st.count(); ++l)
       if (st.offsets[static_cast<std::size_t>(l) + 1] != st.offsets[static_cast<std::size_t>(l)])

@@ -542,8 +542,9 @@ void one_sided_stop() {
   // rank that leaves the job early (returns from main while the others
   // run) would meet the others' traffic in that barrier (OpenMPI ended such
   // jobs with MPI_ERR_TRUNCATE instead of the departure protocol's message,
-  // tests/apps/faults.cmake). The segment stays mapped in this process
-  // until it exits; peers keep their own mappings of it.
+  // tests/apps/faults.cmake). The segment stays mapped until the next
+  // init's make_shared_heap frees it (every rank of the node is there) or
+  // MPI_Finalize does: one kept at a time, not one per init/finalize cycle.
   if (g_os.windows && g_os.net != nullptr && g_os.kind != one_sided_kind::shm)
     g_os.net->unexpose_heap();
   g_os = one_sided_state{};

@@ -160,6 +160,11 @@ class mpi_transport final : public transport {
   char* make_shared_heap(std::size_t bytes, std::vector<char*>& bases) override {
     barrier();  // polled: every rank is here before the blocking calls below
     lock_guard lock(mu_);
+    // The last run's shared heap, kept past its finalize (one_sided_stop:
+    // the free is collective, and a rank leaving early must not meet it);
+    // every rank of this node is here now, so it goes before the next.
+    if (shm_win_ != MPI_WIN_NULL) MPI_Win_free(&shm_win_);
+    if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
     bases.assign(static_cast<std::size_t>(ranks_), nullptr);
     MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_);
     int node_size = 0;

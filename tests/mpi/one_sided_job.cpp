@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   }
   if (!bad.empty()) return misuse(bad);
   // --cycles N: N - 1 more init/run/finalize cycles first (the windows are
-  // made and freed each time, as a test program with one job per test does).
+  // made and freed each time, as a test program with one job per test does;
+  // shm's is freed at the next cycle's start).
   for (int c = 1; c < cycles; ++c) {
     const shoal::config cfg = shoal::current_config();
     u64 w = 0;  // set by the root task, which runs on rank 0

@@ -158,9 +158,12 @@ class flat_combiner final : public combiner_base {
 
   template <class F>
   void hand_on(std::uint64_t t, F& f) {
-    marks_[t / 64] &= ~(std::uint64_t{1} << (t % 64));  // first: f may suspend, adds resume
+    // A copy, and the mark cleared, before f: f may suspend, and an add
+    // resuming meanwhile starts slot t afresh for the next flush.
+    const T v = values_[t];
+    marks_[t / 64] &= ~(std::uint64_t{1} << (t % 64));
     ++distinct;
-    f(t, values_[t]);
+    f(t, v);
   }
   /// Hands on the marked slots of words [lo, hi).
   template <class F>
@@ -207,9 +210,17 @@ class hashed_combiner final : public combiner_base {
             break;
           }
     }
-    for (const entry& e : entries_)
+    // The entries leave the table before f runs: f may suspend, and an add
+    // resuming meanwhile starts the next flush's list (it may grow entries_,
+    // which must not move the batch being handed on).
+    std::vector<entry> batch;
+    batch.swap(entries_);
+    for (const entry& e : batch)
       f(static_cast<int>((e.key - 1) >> 40), (e.key - 1) & ((std::uint64_t{1} << 40) - 1), e.value);
-    entries_.clear();
+    if (entries_.empty()) {  // keep the capacity for the next flush
+      batch.clear();
+      entries_.swap(batch);
+    }
   }
 
   bool empty() const noexcept { return adds == 0; }
