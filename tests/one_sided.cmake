@@ -26,33 +26,38 @@ foreach(shape "1;2" "2;1" "2;2" "3;2")
               --transport mpi ${stack})
   endforeach()
 endforeach()
-# --one-sided auto: shm when every process is on one node and /dev/shm holds
-# the heaps (--heap-mb 16: 2 x 16 MiB fits even a container's 64 MiB
-# /dev/shm); am when it does not (SHOAL_SHM_FREE_MB replaces the statvfs
-# figure), also when only rank 1 lacks the room: the ranks vote, nobody
-# hangs; a bad SHOAL_SHM_FREE_MB on rank 1 alone ends the job naming it.
-shoal_mpi_test(one_sided_auto_is_shm_on_one_node EXPECT zero MAX_S 60
-  REGEX "one_sided shm: (9|10) checks, 0 wrong values: PASSED.*one-sided backend: shm \\(the global heap in node-shared memory, chosen by --one-sided auto: all 2 processes on one node, /dev/shm has [0-9]+ MiB free for [0-9]+ MiB of heaps\\)"
+# --one-sided auto: am for several processes (a node-shared heap has no
+# transparent huge pages). --one-sided node: shm when every process is on one
+# node and /dev/shm holds the heaps (--heap-mb 16: 2 x 16 MiB fits even a
+# container's 64 MiB /dev/shm); am when it does not (SHOAL_SHM_FREE_MB
+# replaces the statvfs figure), also when only rank 1 lacks the room: the
+# ranks vote, nobody hangs; a bad SHOAL_SHM_FREE_MB on rank 1 alone ends the
+# job naming it.
+shoal_mpi_test(one_sided_auto_is_am_for_several_processes EXPECT zero MAX_S 60
+  REGEX "one_sided am: 10 checks, 0 wrong values: PASSED.*one-sided backend: am \\(delegates to the owning core, chosen by --one-sided auto: several processes \\(--one-sided node for the node-shared heap\\)\\)"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 1 --heap-mb 16 --verbose)
-shoal_mpi_test(one_sided_auto_is_am_without_shm_room EXPECT zero MAX_S 60
-  REGEX "one_sided am: 10 checks, 0 wrong values: PASSED.*one-sided backend: am \\(delegates to the owning core, chosen by --one-sided auto: /dev/shm has 1 MiB free on rank 0, the 2 heaps need [0-9]+ MiB"
+shoal_mpi_test(one_sided_node_is_shm_on_one_node EXPECT zero MAX_S 60
+  REGEX "one_sided shm: (9|10) checks, 0 wrong values: PASSED.*one-sided backend: shm \\(the global heap in node-shared memory, chosen by --one-sided node: all 2 processes on one node, /dev/shm has [0-9]+ MiB free for [0-9]+ MiB of heaps\\)"
+  COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --one-sided node --cores 1 --heap-mb 16 --verbose)
+shoal_mpi_test(one_sided_node_is_am_without_shm_room EXPECT zero MAX_S 60
+  REGEX "one_sided am: 10 checks, 0 wrong values: PASSED.*one-sided backend: am \\(delegates to the owning core, chosen by --one-sided node: /dev/shm has 1 MiB free on rank 0, the 2 heaps need [0-9]+ MiB"
   COMMAND ${CMAKE_COMMAND} -E env SHOAL_SHM_FREE_MB=1
-          ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --heap-mb 32 --verbose)
-shoal_mpi_test(one_sided_auto_is_am_when_rank1_lacks_room EXPECT zero MAX_S 60
-  REGEX "one_sided am: 10 checks, 0 wrong values: PASSED.*chosen by --one-sided auto: /dev/shm has 5 MiB free on rank 1, the 2 heaps need [0-9]+ MiB"
-  COMMAND ${SHOAL_MPIEXEC} -np 1 ${one_sided_job} --cores 2 --heap-mb 16 --verbose
-          : -np 1 ${CMAKE_COMMAND} -E env SHOAL_SHM_FREE_MB=5 ${one_sided_job} --cores 2
+          ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --one-sided node --cores 2 --heap-mb 32 --verbose)
+shoal_mpi_test(one_sided_node_is_am_when_rank1_lacks_room EXPECT zero MAX_S 60
+  REGEX "one_sided am: 10 checks, 0 wrong values: PASSED.*chosen by --one-sided node: /dev/shm has 5 MiB free on rank 1, the 2 heaps need [0-9]+ MiB"
+  COMMAND ${SHOAL_MPIEXEC} -np 1 ${one_sided_job} --one-sided node --cores 2 --heap-mb 16 --verbose
+          : -np 1 ${CMAKE_COMMAND} -E env SHOAL_SHM_FREE_MB=5 ${one_sided_job} --one-sided node --cores 2
           --heap-mb 16 --verbose)
-shoal_mpi_test(one_sided_auto_bad_shm_free_on_rank1 EXPECT nonzero MAX_S 30
+shoal_mpi_test(one_sided_node_bad_shm_free_on_rank1 EXPECT nonzero MAX_S 30
   REGEX "error: SHOAL_SHM_FREE_MB on rank 1: expected a whole number of MiB"
-  COMMAND ${SHOAL_MPIEXEC} -np 1 ${one_sided_job} --cores 1 --heap-mb 16
-          : -np 1 ${CMAKE_COMMAND} -E env SHOAL_SHM_FREE_MB=lots ${one_sided_job} --cores 1
+  COMMAND ${SHOAL_MPIEXEC} -np 1 ${one_sided_job} --one-sided node --cores 1 --heap-mb 16
+          : -np 1 ${CMAKE_COMMAND} -E env SHOAL_SHM_FREE_MB=lots ${one_sided_job} --one-sided node --cores 1
           --heap-mb 16)
 shoal_mpi_test(one_sided_direct_refuses_several_processes EXPECT nonzero MAX_S 30
   REGEX "error: --one-sided direct reaches only the cores of one process, but this job has 2 processes"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided direct)
 shoal_mpi_test(one_sided_unknown_backend_is_named EXPECT nonzero MAX_S 30
-  REGEX "--one-sided.*expected one of auto, direct, shm, rma, am, got 'fast'"
+  REGEX "--one-sided.*expected one of auto, direct, shm, rma, am, node, got 'fast'"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided fast)
 foreach(backend shm rma am)
   shoal_mpi_test(one_sided_${backend}_null_pointer EXPECT nonzero MAX_S 30

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -187,9 +189,24 @@ int run_driver(int argc, char** argv) {
   return 2;
 }
 
+/// isx and kmer keep their tables in BCL containers, whose traffic is
+/// one-sided: unless the user chose (--one-sided, SHOAL_ONE_SIDED), they run
+/// with --one-sided node, the node-shared heap where every process is on one
+/// node (2-4x the delegates of `auto`'s am there, one_sided.hpp). Every other
+/// app keeps `auto`: its heap tables keep their transparent huge pages.
+void prefer_node_shared_heap(int argc, char** argv) {
+  if (argc < 2 || std::getenv("SHOAL_ONE_SIDED") != nullptr) return;
+  const std::string_view app = argv[1];
+  if (app != "isx" && app != "kmer") return;
+  for (int i = 2; i < argc; ++i)
+    if (std::string_view(argv[i]).starts_with("--one-sided")) return;
+  setenv("SHOAL_ONE_SIDED", "node", 0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  prefer_node_shared_heap(argc, argv);
   shoal::init(argc, argv);
   const int status = run_driver(argc, argv);
   shoal::finalize();

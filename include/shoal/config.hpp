@@ -34,6 +34,7 @@ enum class one_sided_kind : int {
   shm = 2,        // the global heap in node-shared memory, same direct path; one node only
   rma = 3,        // MPI-3 RMA passive target on every access (needs the mpi transport)
   am = 4,         // delegates (active messages) on every access
+  node = 5,       // shm when every process is on one node and /dev/shm holds the heaps, else am
 };
 
 /// How a core with nothing to run waits for work (--idle).

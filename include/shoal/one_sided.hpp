@@ -38,16 +38,22 @@
 //   am      every operation is a delegate to the owning core (active
 //           messages through the aggregator): works everywhere, costs a round
 //           trip, needs no progress from MPI RMA.
-//   auto    (default) direct in a job of one process; shm when every
-//           process of the job is on one node (the ranks compare host
-//           names) and /dev/shm, where MPI puts shared windows, has room on
-//           every rank for all the node's heaps (statvfs; SHOAL_SHM_FREE_MB
-//           replaces the figure, for tests); am otherwise. The ranks vote
-//           by allgather, so all take the same choice, and a rank that then
-//           fails to map the shared heap makes all of them fall back to am.
+//   auto    (default) direct in a job of one process, am in a job of
+//           several: a node-shared heap is tmpfs memory, which gets no
+//           transparent huge pages (random access to a large heap table
+//           lost 18-22% in gups 2^26 at 2 x 1), and under shm one-sided
+//           atomics are not atomic with delegates on the same word.
+//   node    direct in a job of one process; shm when every process of the
+//           job is on one node (the ranks compare host names) and /dev/shm,
+//           where MPI puts shared windows, has room on every rank for all
+//           the node's heaps (statvfs; SHOAL_SHM_FREE_MB replaces the
+//           figure, for tests); am otherwise. The ranks vote by allgather,
+//           so all take the same choice, and a rank that then fails to map
+//           the shared heap makes all of them fall back to am. The choice
+//           for programs whose heap traffic is one-sided (BCL containers:
+//           `shoal isx --impl queue` and `shoal kmer` default to it).
 //           --verbose names the choice and why. rma is never chosen by
-//           itself (its progress depends on the MPI library). shm's shared
-//           mapping does not get transparent huge pages.
+//           itself (its progress depends on the MPI library).
 //
 // Memory model (cf. BCL 3.1). "This core" is the calling shoal core. The
 // flush is named rflush() (and the fence rfence()) because shoal::flush()

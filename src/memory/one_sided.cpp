@@ -60,12 +60,12 @@ struct one_sided_state {
   std::vector<char*> home;     // shm, rma: rank r's heap base in rank r's own address space
   std::size_t heap_bytes = 0;  // every rank's heap (same size everywhere)
   bool windows = false;        // shm or rma windows made (freed at stop)
-  std::string auto_why;        // --one-sided auto: why it chose this backend
+  std::string auto_why;        // --one-sided auto or node: why it chose this backend
 };
 
 one_sided_state g_os;
 
-constexpr const char* kind_names[] = {"auto", "direct", "shm", "rma", "am"};
+constexpr const char* kind_names[] = {"auto", "direct", "shm", "rma", "am", "node"};
 
 [[noreturn]] void refuse(transport& t, const std::string& why) {
   // Every rank sees the same configuration and job, so every rank comes
@@ -403,13 +403,24 @@ std::int64_t shm_free_bytes() {
 
 std::string mib(std::int64_t bytes) { return fmt::format("{} MiB", bytes >> 20); }
 
-/// --one-sided auto: direct for one process; shm when every process of the
+/// --one-sided auto: direct for one process, am for several. Not shm: a
+/// node-shared heap is tmpfs memory, which gets no transparent huge pages
+/// (shmem_enabled is "never" on stock kernels), and random access to a
+/// large heap table lost 18-22% to TLB misses (gups 2^26 at 2 x 1); and
+/// under shm one-sided atomics are not atomic with delegates on one word.
+one_sided_kind choose_automatic(const transport& t) {
+  g_os.auto_why = t.ranks() == 1 ? "one process"
+                                 : "several processes (--one-sided node for the node-shared heap)";
+  return t.ranks() == 1 ? one_sided_kind::direct : one_sided_kind::am;
+}
+
+/// --one-sided node: direct for one process; shm when every process of the
 /// job is on one node and every one's /dev/shm holds all the node's heaps
 /// (the node-shared heap runs one-sided operations as plain loads and
 /// stores, 2-3x faster than delegates in isx and kmer); am otherwise. The
 /// votes are gathered, so every rank takes the same choice (a rank that
 /// cannot use shm makes the whole job fall back, it does not hang it).
-one_sided_kind choose_automatic(transport& t, std::size_t heap_bytes) {
+one_sided_kind choose_node(transport& t, std::size_t heap_bytes) {
   if (t.ranks() == 1) {
     g_os.auto_why = "one process";
     return one_sided_kind::direct;
@@ -458,7 +469,8 @@ char* one_sided_prepare(const config& cfg, transport& t, std::size_t heap_bytes)
   g_os.net = &t;
   g_os.heap_bytes = heap_bytes;
   one_sided_kind kind = cfg.one_sided;
-  if (kind == one_sided_kind::automatic) kind = choose_automatic(t, heap_bytes);
+  if (kind == one_sided_kind::automatic) kind = choose_automatic(t);
+  if (kind == one_sided_kind::node) kind = choose_node(t, heap_bytes);
   g_os.kind = kind;
   const bool has_mpi = std::string_view(t.name()) == "mpi";
   if (kind == one_sided_kind::direct && t.ranks() > 1)
@@ -481,7 +493,7 @@ char* one_sided_prepare(const config& cfg, transport& t, std::size_t heap_bytes)
   if (kind != one_sided_kind::shm) return nullptr;
   char* mine = t.make_shared_heap(heap_bytes, g_os.here);
   g_os.windows = true;
-  if (cfg.one_sided == one_sided_kind::automatic) {
+  if (cfg.one_sided == one_sided_kind::node) {
     // Every rank must see every segment; if one does not, all fall back.
     int ok = mine != nullptr && std::ranges::find(g_os.here, nullptr) == g_os.here.end() ? 1 : 0;
     std::vector<int> oks(static_cast<std::size_t>(t.ranks()));
@@ -529,9 +541,12 @@ void one_sided_start(const config& cfg, transport& t, char* heap_base, std::size
         how = "delegates to the owning core";
         break;
     }
-    const std::string chosen = cfg.one_sided == one_sided_kind::automatic
-                                   ? fmt::format(", chosen by --one-sided auto: {}", g_os.auto_why)
-                                   : std::string();
+    const bool chose =
+        cfg.one_sided == one_sided_kind::automatic || cfg.one_sided == one_sided_kind::node;
+    const std::string chosen =
+        chose ? fmt::format(", chosen by --one-sided {}: {}",
+                            kind_names[static_cast<int>(cfg.one_sided)], g_os.auto_why)
+              : std::string();
     std::fprintf(stderr, "shoal: one-sided backend: %s (%s%s)\n",
                  kind_names[static_cast<int>(g_os.kind)], how.c_str(), chosen.c_str());
   }

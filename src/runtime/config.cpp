@@ -124,9 +124,10 @@ const std::array choice_options{
                   [](config& c, int v) { c.transport = static_cast<transport_kind>(v); }},
     choice_option{"one-sided",
                   "how rget/rput and remote atomics reach their target: auto (direct for one "
-                  "process; shm when all processes share one node and /dev/shm holds their "
-                  "heaps; else am), direct, shm, rma, am",
-                  {"auto", "direct", "shm", "rma", "am"},
+                  "process, am for several), direct, shm, rma, am, node (shm when all "
+                  "processes share one node and /dev/shm holds their heaps, else am; the "
+                  "heap then has no transparent huge pages)",
+                  {"auto", "direct", "shm", "rma", "am", "node"},
                   [](const config& c) { return static_cast<int>(c.one_sided); },
                   [](config& c, int v) { c.one_sided = static_cast<one_sided_kind>(v); }},
     choice_option{"idle",

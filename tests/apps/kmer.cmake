@@ -46,6 +46,14 @@ foreach(backend shm rma am)
       COMMAND shoal-driver kmer --impl ${impl} --cores 1 --one-sided ${backend} ${kmer_small} --json)
   endforeach()
 endforeach()
+# The driver runs kmer (and isx) with --one-sided node unless the user chose
+# (tools/shoal.cpp): the node-shared heap here; the user's flag wins.
+shoal_app_test(kmer_defaults_to_node_2x1 NP 2 EXPECT zero MAX_S 60
+  REGEX "one-sided backend: shm \\(the global heap in node-shared memory, chosen by --one-sided node: all 2 processes on one node"
+  COMMAND shoal-driver kmer --cores 1 ${kmer_small} --verbose)
+shoal_app_test(kmer_user_one_sided_wins_2x1 NP 2 EXPECT zero MAX_S 60
+  REGEX "one-sided backend: am \\(delegates to the owning core\\)"
+  COMMAND shoal-driver kmer --cores 1 --one-sided am ${kmer_small} --verbose)
 kmer_ok(re bcl 2 1)
 shoal_app_test(kmer_bcl_direct_1x2 EXPECT zero MAX_S 60 REGEX "${re}"
   COMMAND shoal-driver kmer --cores 2 --one-sided direct ${kmer_small} --json)
