@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "permutation/check_part.hpp"
 #include "permutation/impls.hpp"
 #include "permutation/pebble_queue.hpp"
 
@@ -165,35 +166,7 @@ double permute_part(const shoal::channel<pebble>& to_perm, const shoal::channel<
 
 /// Checks this core's slots through the inverses, and a sample of its i
 /// forward (a round trip to each slot's owner). Per core, SPMD.
-permutation_tally check_part() {
-  core_part& c = g_parts.local();
-  permutation_tally t;
-  t.writes = c.writes;
-  check_slots(c.keys, c.base, c.data_perm.data(), c.data_perm.size(), t);
-  const std::size_t n = c.data.size();
-  const std::size_t stride = n / 256 + 1;
-  shoal::completion_event replies(static_cast<std::int64_t>((n + stride - 1) / stride));
-  shoal::completion_event* ev = &replies;
-  const int home = shoal::mycore();
-  for (std::size_t k = 0; k < n; k += stride) {
-    const std::uint64_t i = c.base + k;
-    const std::uint64_t j = c.keys.perm(c.keys.data(i));
-    shoal::send(c.layout.owner(j), [i, j, home, ev] {
-      core_part& owner = g_parts.local();
-      const bool ok = owner.data_perm[j - owner.base] == i;
-      shoal::send(home, [ok, ev] {
-        if (!ok) ++g_parts.local().sample_wrong;
-        ev->complete();
-      });
-    });
-    ++t.sampled;
-  }
-  shoal::flush();
-  replies.wait();
-  t.sample_wrong = c.sample_wrong;
-  return shoal::allreduce(
-      t, [](const permutation_tally& a, const permutation_tally& b) { return a + b; });
-}
+permutation_tally check_part() { return check_sampled_part<g_parts>(); }
 
 constexpr std::uint64_t slot_kind = std::uint64_t{1} << 63;
 /// Every core's handle of the one channel of --termination depth.

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "permutation/check_part.hpp"
 #include "permutation/impls.hpp"
 #include "permutation/pebble_queue.hpp"
 
@@ -142,35 +143,7 @@ int most_hops(const shoal::named_routing& r, int ranks) {
 
 /// This core's slots checked through the inverses, and a sample forward by
 /// round trips to the slots' owners (as distributed.cpp). SPMD.
-permutation_tally check_routed() {
-  routed_part& c = g_routed.local();
-  permutation_tally t;
-  t.writes = c.writes;
-  check_slots(c.keys, c.base, c.data_perm.data(), c.data_perm.size(), t);
-  const std::size_t n = c.data.size();
-  const std::size_t stride = n / 256 + 1;
-  shoal::completion_event replies(static_cast<std::int64_t>((n + stride - 1) / stride));
-  shoal::completion_event* ev = &replies;
-  const int home = shoal::mycore();
-  for (std::size_t k = 0; k < n; k += stride) {
-    const std::uint64_t i = c.base + k;
-    const std::uint64_t j = c.keys.perm(c.keys.data(i));
-    shoal::send(c.layout.owner(j), [i, j, home, ev] {
-      routed_part& owner = g_routed.local();
-      const bool ok = owner.data_perm[j - owner.base] == i;
-      shoal::send(home, [ok, ev] {
-        if (!ok) ++g_routed.local().sample_wrong;
-        ev->complete();
-      });
-    });
-    ++t.sampled;
-  }
-  shoal::flush();
-  replies.wait();
-  t.sample_wrong = c.sample_wrong;
-  return shoal::allreduce(
-      t, [](const permutation_tally& a, const permutation_tally& b) { return a + b; });
-}
+permutation_tally check_routed() { return check_sampled_part<g_routed>(); }
 
 /// Job-wide sums of one counter per process (one core per process adds).
 std::int64_t per_process_sum(std::uint64_t here) {
