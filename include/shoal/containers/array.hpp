@@ -86,6 +86,7 @@
 #include "shoal/parallel.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -673,18 +674,24 @@ class array {
       std::apply([&](Args&... a) { F{}(i, t.at(i), a...); }, args);
     }
   }
+  /// Where each argument starts when they are stored back to back.
+  template <class... Args>
+  static constexpr std::array<std::size_t, sizeof...(Args) + 1> arg_offsets() {
+    std::array<std::size_t, sizeof...(Args) + 1> o{};
+    const std::size_t sizes[] = {sizeof(Args)..., 0};
+    for (std::size_t j = 0; j < sizeof...(Args); ++j) o[j + 1] = o[j] + sizes[j];
+    return o;
+  }
   /// f(i, element i, args...) with the arguments read from their bytes at
   /// p, back to back.
   template <class F, class... Args, std::size_t... K>
   static void visit_raw(table_type& t, std::uint64_t i, [[maybe_unused]] const char* p,
                         std::index_sequence<K...>) {
-    constexpr std::size_t sizes[] = {sizeof(Args)..., 0};
-    [[maybe_unused]] constexpr auto offset = [](std::size_t k) {
-      std::size_t o = 0;
-      for (std::size_t j = 0; j < k; ++j) o += sizes[j];
-      return o;
-    };
-    std::tuple<Args...> args{load<Args>(p + offset(K))...};
+    // A static table, not a constexpr local array read by a lambda: GCC 12
+    // at -O1 with ASan failed on that form (internal compiler error).
+    [[maybe_unused]] static constexpr std::array<std::size_t, sizeof...(Args) + 1> offsets =
+        arg_offsets<Args...>();
+    std::tuple<Args...> args{load<Args>(p + offsets[K])...};
     std::apply([&](Args&... a) { F{}(i, t.at(i), a...); }, args);
   }
   static void op_put_range(table_type& t, byte_reader& r) {
