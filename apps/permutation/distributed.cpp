@@ -99,19 +99,7 @@ struct perm_handler {
 void fill_part(const permutation_options& o, bool inject_fault) {
   core_part& c = g_parts.local();
   c = core_part{};
-  c.keys = make_keys(o);
-  c.layout = block_layout(static_cast<std::uint64_t>(o.elements), shoal::cores());
-  c.base = c.layout.begin(shoal::mycore());
-  const std::size_t n = c.layout.size(shoal::mycore());
-  c.data.resize(n);
-  c.perm.resize(n);
-  c.data_perm.assign(n, unwritten);
-  for (std::size_t k = 0; k < n; ++k) {
-    c.data[k] = c.keys.data(c.base + k);
-    c.perm[k] = c.keys.perm(c.base + k);
-  }
-  c.forward.reserve(4096);
-  c.inject_fault = inject_fault;
+  fill_common_part(c, o, inject_fault);
 }
 
 /// Sends the pebbles the to_perm handler left on to their slots' owners.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "common/routed_traffic.hpp"
 #include "permutation/plain/permutation_problem.hpp"
 
 namespace shoal_apps::permutation {
@@ -42,11 +43,7 @@ struct route_choice {
 
 /// What the routed run counted, job-wide.
 struct routed_counts {
-  std::int64_t lookups = 0;       ///< values through the reduction caches
-  std::int64_t removed = 0;       ///< of them, folded into a staged one (messages removed)
-  std::int64_t forwarded = 0;     ///< values handed on at intermediate routing hops
-  std::int64_t mpi_messages = 0;  ///< network buffers handed to MPI in the timed phase
-  std::int64_t mpi_bytes = 0;
+  routed_traffic traffic;       ///< reductions, forwarding and MPI traffic of the phase
   std::int64_t arrivals = 0;    ///< pebbles handled at their owners (both kinds)
   std::int64_t duplicates = 0;  ///< of them, at an element or slot already reached
   int depth = 0;                ///< --termination depth: the depth the phase ended with

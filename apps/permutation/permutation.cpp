@@ -53,22 +53,13 @@ struct app_options {
 void report_routed(report& out, const app_options& o, const permutation::routed_counts& k) {
   out.set("routing", o.routing);
   out.set("reduce", o.reduce);
-  out.set("messages_removed", k.removed);
-  out.set("reduction_hit_rate",
-          k.lookups == 0 ? 0.0 : static_cast<double>(k.removed) / static_cast<double>(k.lookups));
+  report_routed_traffic(out, k.traffic);
   out.set("arrivals", k.arrivals);
   out.set("duplicate_arrivals", k.duplicates);
   out.set(
       "duplicate_fraction",
       k.arrivals == 0 ? 0.0 : static_cast<double>(k.duplicates) / static_cast<double>(k.arrivals));
   if (o.termination == "depth") out.set("termination_depth", k.depth);
-  if (shoal::current_config().stats) {
-    out.set("stats_reduction_lookups", k.lookups, false);
-    out.set("stats_messages_removed", k.removed, false);
-    out.set("stats_values_forwarded", k.forwarded, false);
-    out.set("stats_mpi_messages", k.mpi_messages, false);
-    out.set("stats_mpi_bytes", k.mpi_bytes, false);
-  }
 }
 
 void run_permutation(const app_options& o, run_context& ctx) {

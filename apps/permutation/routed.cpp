@@ -110,20 +110,8 @@ void on_slot(routed_part& c, std::uint64_t local, std::uint64_t i) {
 void fill_routed(const permutation_options& o, bool inject_fault) {
   routed_part& c = g_routed.local();
   c = routed_part{};
-  c.keys = make_keys(o);
-  c.layout = block_layout(static_cast<std::uint64_t>(o.elements), shoal::cores());
-  c.base = c.layout.begin(shoal::mycore());
-  const std::size_t n = c.layout.size(shoal::mycore());
-  c.data.resize(n);
-  c.perm.resize(n);
-  c.data_perm.assign(n, unwritten);
-  c.perm_reached.assign(n, 0);
-  for (std::size_t k = 0; k < n; ++k) {
-    c.data[k] = c.keys.data(c.base + k);
-    c.perm[k] = c.keys.perm(c.base + k);
-  }
-  c.forward.reserve(4096);
-  c.inject_fault = inject_fault;
+  fill_common_part(c, o, inject_fault);
+  c.perm_reached.assign(c.data.size(), 0);
 }
 
 /// The most hops a value takes between two processes under `r` with
@@ -145,36 +133,12 @@ int most_hops(const shoal::named_routing& r, int ranks) {
 /// round trips to the slots' owners (as distributed.cpp). SPMD.
 permutation_tally check_routed() { return check_sampled_part<g_routed>(); }
 
-/// Job-wide sums of one counter per process (one core per process adds).
-std::int64_t per_process_sum(std::uint64_t here) {
-  const bool first = shoal::mycore() % shoal::local_cores() == 0;
-  return shoal::allreduce_sum(first ? static_cast<std::int64_t>(here) : 0);
-}
-
-/// This process's MPI traffic when the timed phase began (one core writes).
-shoal::network_traffic g_traffic_at_start;
-
 /// The counts of the run into `out` (core 0). SPMD, after the phase.
 template <class... Channels>
 void take_counts(routed_counts* out, const Channels&... chs) {
-  std::uint64_t lookups = 0, hits = 0, forwarded = 0;
-  (
-      [&](const auto& ch) {
-        const shoal::reduction_stats r = ch.local_reduction_stats();
-        lookups += r.lookups;
-        hits += r.hits;
-        forwarded += ch.local_route_stats().forwarded;
-      }(chs),
-      ...);
   const routed_part& c = g_routed.local();
-  const shoal::network_traffic t = shoal::local_network_traffic();
   routed_counts k;
-  k.lookups = per_process_sum(lookups);
-  k.removed = per_process_sum(hits);
-  k.forwarded = per_process_sum(forwarded);
-  k.mpi_messages =
-      per_process_sum(t.network_buffers_sent - g_traffic_at_start.network_buffers_sent);
-  k.mpi_bytes = per_process_sum(t.bytes - g_traffic_at_start.bytes);
+  k.traffic = sum_routed_traffic(chs...);
   k.arrivals = shoal::allreduce_sum(c.arrivals);
   k.duplicates = shoal::allreduce_sum(c.duplicates);
   if (shoal::mycore() == 0) *out = k;
@@ -182,8 +146,7 @@ void take_counts(routed_counts* out, const Channels&... chs) {
 
 /// Starts the clock after a barrier; notes this process's MPI traffic.
 std::chrono::steady_clock::time_point start_phase() {
-  if (shoal::mycore() % shoal::local_cores() == 0)
-    g_traffic_at_start = shoal::local_network_traffic();
+  mark_phase_traffic();
   shoal::barrier();
   return std::chrono::steady_clock::now();
 }

@@ -20,6 +20,8 @@
 #include <concepts>
 #include <vector>
 
+#include "common/routed_traffic.hpp"
+
 namespace shoal_apps::pointerchase {
 
 namespace {
@@ -72,18 +74,10 @@ struct on_visit {
   }
 };
 
-/// This process's MPI traffic when the phase began.
-shoal::network_traffic g_traffic_at_start;
-
-std::int64_t per_process_sum(std::uint64_t here) {
-  const bool first = shoal::mycore() % shoal::local_cores() == 0;
-  return shoal::allreduce_sum(first ? static_cast<std::int64_t>(here) : 0);
-}
-
 /// Job-wide counts, filled on core 0.
 struct chase_counts {
   chasers_tally tally;
-  std::int64_t lookups = 0, removed = 0, forwarded = 0, mpi_messages = 0, mpi_bytes = 0;
+  routed_traffic traffic;
   double seconds = 0;
 };
 
@@ -110,8 +104,7 @@ void run_with(const chase_many_options& o, chase_counts& k) {
     const visit_channel<R>& ch = t_visits<R>;
     chase_state& c = g_chase.local();
     const chasers_problem& p = c.problem;
-    if (shoal::mycore() % shoal::local_cores() == 0)
-      g_traffic_at_start = shoal::local_network_traffic();
+    mark_phase_traffic();
     shoal::barrier();
     const auto t0 = std::chrono::steady_clock::now();
     int sent = 0;
@@ -125,15 +118,8 @@ void run_with(const chase_many_options& o, chase_counts& k) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Counts, then the check (untimed).
-    const shoal::reduction_stats r = ch.local_reduction_stats();
-    const shoal::network_traffic t = shoal::local_network_traffic();
     chase_counts k{};
-    k.lookups = per_process_sum(r.lookups);
-    k.removed = per_process_sum(r.hits);
-    k.forwarded = per_process_sum(ch.local_route_stats().forwarded);
-    k.mpi_messages =
-        per_process_sum(t.network_buffers_sent - g_traffic_at_start.network_buffers_sent);
-    k.mpi_bytes = per_process_sum(t.bytes - g_traffic_at_start.bytes);
+    k.traffic = sum_routed_traffic(ch);
     chasers_tally mine;
     mine.arrivals = c.arrivals;
     mine.duplicates = c.duplicates;
@@ -166,16 +152,7 @@ void run_chase_many(chase_many_options o, report& out) {
   fill_chasers_report(out, o.problem, k.seconds, k.tally, reduced);
   out.set("routing", o.routing_name);
   out.set("reduce", o.reduce);
-  out.set("messages_removed", k.removed);
-  out.set("reduction_hit_rate",
-          k.lookups == 0 ? 0.0 : static_cast<double>(k.removed) / static_cast<double>(k.lookups));
-  if (shoal::current_config().stats) {
-    out.set("stats_reduction_lookups", k.lookups, false);
-    out.set("stats_messages_removed", k.removed, false);
-    out.set("stats_values_forwarded", k.forwarded, false);
-    out.set("stats_mpi_messages", k.mpi_messages, false);
-    out.set("stats_mpi_bytes", k.mpi_bytes, false);
-  }
+  report_routed_traffic(out, k.traffic);
 }
 
 }  // namespace shoal_apps::pointerchase

@@ -125,6 +125,10 @@ if(SHOAL_HAVE_MPI)
     REGEX "rank 1's arguments: 'permutation --elements 100 --routing ring'"
     COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> permutation --elements 100 --cores 1
             : -np 1 $<TARGET_FILE:shoal-driver> permutation --elements 100 --cores 1 --routing ring)
+  shoal_app_test(permutation_channels_unknown_on_rank1_only EXPECT 2 MAX_S 20
+    REGEX "rank 1's arguments: 'permutation --elements 100 --channels fancy'"
+    COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> permutation --elements 100 --cores 1
+            : -np 1 $<TARGET_FILE:shoal-driver> permutation --elements 100 --cores 1 --channels fancy)
 endif()
 shoal_app_test(permutation_help_lists_routing EXPECT zero MAX_S 20
   REGEX "--termination.*--routing TEXT:\\{direct,hypercube,node\\}.*--reduce TEXT:\\{none,dedup\\}.*--cache-slots"

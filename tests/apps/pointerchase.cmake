@@ -144,10 +144,18 @@ shoal_app_test(pointerchase_reduce_unknown EXPECT 2 MAX_S 20 REGEX "--reduce: ma
 shoal_app_test(pointerchase_routing_unknown EXPECT 2 MAX_S 20 REGEX "--routing: ring not in"
   COMMAND shoal-driver pointerchase --chasers 3 --routing ring)
 if(SHOAL_HAVE_MPI)
-  shoal_app_test(pointerchase_bad_chasers_on_rank1_only EXPECT 2 MAX_S 20
+  shoal_app_test(pointerchase_bad_steps_on_rank1_only EXPECT 2 MAX_S 20
     REGEX "rank 1's arguments: 'pointerchase --chasers 100 --steps 9999'"
     COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 100 --cores 1
             : -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 100 --cores 1 --steps 9999)
+  shoal_app_test(pointerchase_bad_chasers_on_rank1_only EXPECT 2 MAX_S 20
+    REGEX "rank 1's arguments: 'pointerchase --chasers -1'"
+    COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 100 --cores 1
+            : -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers -1 --cores 1)
+  shoal_app_test(pointerchase_bad_targets_on_rank1_only EXPECT 2 MAX_S 20
+    REGEX "rank 1's arguments: 'pointerchase --chasers 5 --targets 4000000 --steps 100'"
+    COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 5 --cores 1 --steps 100
+            : -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 5 --cores 1 --targets 4000000 --steps 100)
   shoal_app_test(pointerchase_routing_unknown_on_rank1_only EXPECT 2 MAX_S 20
     REGEX "rank 1's arguments: 'pointerchase --chasers 100 --routing ring'"
     COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> pointerchase --chasers 100 --cores 1
