@@ -246,6 +246,38 @@ inline path choose_path(path_mode mode, double onesided_ns, double delegate_ns) 
   }
 }
 
+/// One comparison as --verbose names it, e.g. "insert+find one-sided
+/// 4A+W+R+F = 120 ns, delegate 2D = 300 ns".
+inline std::string path_comparison(std::string_view what, std::string_view formula,
+                                   double onesided_ns, int delegates, double delegate_ns) {
+  return fmt::format("{} one-sided {} = {:.0f} ns, delegate {}D = {:.0f} ns", what, formula,
+                     onesided_ns, delegates, delegates * delegate_ns);
+}
+
+/// The path of a container whose methods take one path together (the
+/// queues): forced by `mode`, or under auto one-sided unless `delegates`
+/// D cost less than onesided(costs) (costs measured against `probe`, see
+/// path_costs), `what` and `formula` naming the methods and terms compared.
+/// --verbose prints "shoal: bcl <name> made on core <c>: path <p> (<why>)".
+template <class OneSided>
+path choose_container_path(path_mode mode, global_ptr<std::uint64_t> probe, const std::string& name,
+                           std::string_view what, std::string_view formula, int delegates,
+                           const OneSided& onesided) {
+  path p = choose_path(mode, 0, 0);
+  std::string why = "forced by SHOAL_BCL_PATH";
+  if (mode == path_mode::automatic) {
+    const op_costs c = path_costs(probe);
+    const double one = onesided(c);
+    p = choose_path(mode, one, delegates * c.D);
+    why = fmt::format("auto, costs {}: {}", c.source,
+                      path_comparison(what, formula, one, delegates, c.D));
+  }
+  if (shoal::current_config().verbose)
+    fmt::print(stderr, "shoal: bcl {} made on core {}: path {} ({})\n", name, mycore(),
+               path_name(p), why);
+  return p;
+}
+
 /// A core to measure against: the first core of the next process, or the
 /// next core of a job of one process.
 inline int path_probe_core() {
