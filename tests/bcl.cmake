@@ -67,8 +67,10 @@ shoal_mpi_test(bcl_path_auto_measured_shm_np2_cores2 EXPECT zero MAX_S 120
 # Serialised values (bcl/object.hpp, mpi/bcl_object_job.cpp): strings,
 # vectors and a user type through serial pointers, at 2 x 2 and 3 x 2 under
 # every multi-process backend, each path forced at 2 x 2 under rma and am
-# (the default runs take what auto picks); a full arena on the last rank
-# only ends the job, status 2, naming the table and the option.
+# and at 2 x 1 under shm (the default runs take what auto picks; the queues
+# are circular_queue and checksum_queue of strings, fast_queue of vectors);
+# a full arena on the last rank only ends the job, status 2, naming the
+# table and the option.
 add_executable(bcl_object_job mpi/bcl_object_job.cpp)
 target_include_directories(bcl_object_job PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(bcl_object_job PRIVATE shoal::shoal)
@@ -77,17 +79,20 @@ set(bcl_object_job $<TARGET_FILE:bcl_object_job>)
 foreach(np 2 3)
   foreach(backend shm rma am)
     shoal_mpi_test(bcl_object_${backend}_np${np}_cores2 EXPECT zero MAX_S 60
-      REGEX "bcl_object ${backend}: 7 checks, 0 wrong values: PASSED"
+      REGEX "bcl_object ${backend}: 9 checks, 0 wrong values: PASSED"
       COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_object_job} --cores 2 --one-sided ${backend}
               --transport mpi --stack-kb 256)
   endforeach()
 endforeach()
-foreach(backend rma am)
+foreach(run "2;1;shm" "2;2;rma" "2;2;am")
+  list(GET run 0 np)
+  list(GET run 1 cores)
+  list(GET run 2 backend)
   foreach(way onesided delegate)
-    shoal_mpi_test(bcl_object_path_${way}_${backend}_np2_cores2 EXPECT zero MAX_S 60
-      REGEX "bcl_object ${backend}: 7 checks, 0 wrong values: PASSED"
+    shoal_mpi_test(bcl_object_path_${way}_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 60
+      REGEX "bcl_object ${backend}: 9 checks, 0 wrong values: PASSED"
       COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_PATH=${way}
-              ${SHOAL_MPIEXEC} -np 2 ${bcl_object_job} --cores 2 --one-sided ${backend}
+              ${SHOAL_MPIEXEC} -np ${np} ${bcl_object_job} --cores ${cores} --one-sided ${backend}
               --transport mpi --stack-kb 256)
   endforeach()
 endforeach()

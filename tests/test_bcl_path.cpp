@@ -13,6 +13,7 @@
 
 #include "bcl_bloom_filter_checks.hpp"
 #include "bcl_hash_map_checks.hpp"
+#include "bcl_object_checks.hpp"
 #include "bcl_queue_checks.hpp"
 #include "test_support.hpp"
 
@@ -42,11 +43,15 @@ u64 checks_on_path(path want) {
   using namespace bcl_queue_checks;
   wrong += queue_paths_are(want);
   // Short runs (1 to 3) among long ones (20): both forms of the delegate path at once.
-  wrong += concurrent_push_pop<circular>(100, 48, 20) + concurrent_push_pop<checksum>(100, 48, 20);
+  wrong += concurrent_push_pop<circular>(60, 48, 20) + concurrent_push_pop<checksum>(60, 48, 20);
   wrong += full_empty_and_wrap<circular>() + full_empty_and_wrap<checksum>();
   wrong += long_runs_full_empty<fast>() + long_runs_full_empty<circular>() +
            long_runs_full_empty<checksum>();
   wrong += fast_phases(50, 20) + phases_with_promises(50) + fast_drain_wraps();
+  // Serialised values: the ring of serial_ptrs takes the path.
+  wrong += bcl_object_checks::string_queue_push_pop(12) +
+           bcl_object_checks::string_queue_push_pop<bcl_object_checks::string_checksum_queue>(12) +
+           bcl_object_checks::vector_fast_queue_phases(12);
   return wrong;
 }
 

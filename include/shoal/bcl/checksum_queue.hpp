@@ -78,6 +78,8 @@
 #pragma once
 
 #include "shoal/bcl/hash_bytes.hpp"
+#include "shoal/bcl/object.hpp"
+#include "shoal/bcl/object_queue.hpp"
 #include "shoal/bcl/path.hpp"
 #include "shoal/bcl/queue_path.hpp"
 #include "shoal/bcl/ring.hpp"
@@ -97,8 +99,13 @@
 
 namespace shoal::bcl {
 
+// The primary template takes trivially copyable T (stored in the slots);
+// the specialisation at the end takes serialised T (bcl/object_queue.hpp).
 template <class T>
-requires(std::is_trivially_copyable_v<T> && alignof(T) <= 8) class checksum_queue {
+requires storable<T>
+class checksum_queue {
+  static_assert(alignof(T) <= 8, "checksum_queue: an element aligned to more than 8 bytes");
+
  public:
   struct slot {
     T value;
@@ -361,6 +368,16 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 8) class checksum_queu
   std::uint64_t tail_cache_ = 0;
   int host_ = -1;
   bcl::path path_ = bcl::path::onesided;
+};
+
+/// checksum_queue<T> for serialised T (std::string, std::vector<U>, a type
+/// with a shoal::serializer): a checksum_queue<serial_ptr> (the checksum
+/// covers the pointer; the bytes are complete before it is pushed) and an
+/// arena (bcl/object_queue.hpp).
+template <serial_object T>
+class checksum_queue<T> : public object_queue<checksum_queue<T>, checksum_queue<serial_ptr>, T> {
+ public:
+  static constexpr const char* kind = "checksum_queue";
 };
 
 }  // namespace shoal::bcl

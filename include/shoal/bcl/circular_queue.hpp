@@ -49,7 +49,7 @@
 //   resize(n), migrate(core)  B + a make + R(n) + W(n) (collective; bcl/ring.hpp)
 //
 // T that is not trivially copyable (std::string, std::vector<U>, a type
-// with a shoal::serializer): bcl/object_queue.hpp, included below.
+// with a shoal::serializer): bcl/object_queue.hpp (specialised below).
 //
 // Errors: a capacity of 0, a host core outside the job, n larger than the
 // capacity, a push with promise pop (or a pop with promise push),
@@ -58,6 +58,7 @@
 #pragma once
 
 #include "shoal/bcl/object.hpp"
+#include "shoal/bcl/object_queue.hpp"
 #include "shoal/bcl/path.hpp"
 #include "shoal/bcl/queue_path.hpp"
 #include "shoal/bcl/ring.hpp"
@@ -316,6 +317,12 @@ class circular_queue {
   bcl::path path_ = bcl::path::onesided;
 };
 
-}  // namespace shoal::bcl
+/// circular_queue<T> for serialised T: a circular_queue<serial_ptr> and an
+/// arena (bcl/object_queue.hpp); push and pop take the promises above.
+template <serial_object T>
+class circular_queue<T> : public object_queue<circular_queue<T>, circular_queue<serial_ptr>, T> {
+ public:
+  static constexpr const char* kind = "circular_queue";
+};
 
-#include "shoal/bcl/object_queue.hpp"
+}  // namespace shoal::bcl

@@ -58,6 +58,8 @@
 // use it.)
 #pragma once
 
+#include "shoal/bcl/object.hpp"
+#include "shoal/bcl/object_queue.hpp"
 #include "shoal/bcl/path.hpp"
 #include "shoal/bcl/queue_path.hpp"
 #include "shoal/bcl/ring.hpp"
@@ -79,8 +81,13 @@
 
 namespace shoal::bcl {
 
+// The primary template takes trivially copyable T (stored in the ring); the
+// specialisation at the end takes serialised T (bcl/object_queue.hpp).
 template <class T>
-requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
+requires storable<T>
+class fast_queue {
+  static_assert(alignof(T) <= 64, "fast_queue: an element aligned to more than 64 bytes");
+
  public:
   /// A handle to nothing (every operation but valid() ends the job).
   fast_queue() = default;
@@ -318,6 +325,16 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
   std::uint64_t tail_cache_ = 0;  // a tail seen earlier (only grows within a pop phase)
   int host_ = -1;
   bcl::path path_ = bcl::path::onesided;
+};
+
+/// fast_queue<T> for serialised T (std::string, std::vector<U>, a type with
+/// a shoal::serializer): a fast_queue<serial_ptr> and an arena
+/// (bcl/object_queue.hpp), under fast_queue's phases; local_nonatomic_pop
+/// of one value, not of a span, and no local_nonatomic_drain.
+template <serial_object T>
+class fast_queue<T> : public object_queue<fast_queue<T>, fast_queue<serial_ptr>, T> {
+ public:
+  static constexpr const char* kind = "fast_queue";
 };
 
 }  // namespace shoal::bcl
