@@ -72,6 +72,19 @@
 // Spans are moved 16 slots at a time (a buffer on the stack). Not
 // implemented: local_nonatomic_pop.
 //
+// Path (bcl/path.hpp, SHOAL_BCL_PATH; bcl/queue_path.hpp): push, pop and
+// size run one-sided (the costs above) or as delegates to the host, which
+// moves the counters with CPU instructions: a run of up to 128 bytes of
+// elements in one delegate, D (busy, retried after a yield, while a longer run still writes or
+// reads one of its slots); a longer one reserved by one delegate,
+// the elements moved one-sided: D + W(n) + F (checks included) / D + R(n) + n W(8 bytes) + F.
+// make() picks for the queue (every copy of the handle follows it): forced, or under auto one-sided
+// when 2A + 2R + 2W + 2F (a push and a pop) is below 2D. path() and --verbose say what it picked.
+// Full and empty are judged alike on both paths.
+//
+// T that is not trivially copyable: bcl/object_queue.hpp (specialised
+// below).
+//
 // Errors: a capacity of 0, a host core outside the job, n larger than the
 // capacity and use of a destroyed handle end the job naming the queue (its
 // host and capacity) and the cause.

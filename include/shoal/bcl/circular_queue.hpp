@@ -48,6 +48,16 @@
 //   make, destroy              a global_alloc / global_free; make also a delegate to the host
 //   resize(n), migrate(core)  B + a make + R(n) + W(n) (collective; bcl/ring.hpp)
 //
+// Path (bcl/path.hpp, SHOAL_BCL_PATH; bcl/queue_path.hpp): push, pop and
+// size run one-sided (the costs above) or as delegates to the host, which
+// moves the counters with CPU instructions: a run of up to 128 bytes of
+// elements in one delegate, D (busy, retried after a yield, while a longer run is unpublished); a
+// longer one reserved by one delegate, the elements moved one-sided: D + W(n) + F + D / D + R(n) +
+// D. make() picks for the queue (every copy of the handle follows it): forced, or under auto
+// one-sided when 4A + W + R + F (a push and a pop) is below 2D. path() and --verbose say what it
+// picked. Full and empty are judged alike on both paths. The promises mean the same there and
+// change nothing in its cost.
+//
 // T that is not trivially copyable (std::string, std::vector<U>, a type
 // with a shoal::serializer): bcl/object_queue.hpp (specialised below).
 //

@@ -39,6 +39,16 @@
 // other end. In exchange full and empty are exact (below).
 // circular_queue and checksum_queue (bcl/) allow pushes and pops at once.
 //
+// Path (bcl/path.hpp, SHOAL_BCL_PATH; bcl/queue_path.hpp): push, pop and
+// size run one-sided (the costs above) or as delegates to the host, which
+// moves the counters with CPU instructions: a run of up to 128 bytes of
+// elements in one delegate, D; a longer one reserved by one delegate,
+// the elements moved one-sided: D + W(n) / D + R(n). make()
+// picks for the queue (every copy of the handle follows it): forced, or
+// under auto one-sided when 2A + W + R (a push and a pop) is below 2D.
+// path() and --verbose say what it picked. Full and empty are judged alike
+// on both paths.
+//
 // Concurrency promise: a phase has only pushes (from any cores) or only pops
 // (from any cores, or local_nonatomic_pop on the host alone); between phases
 // every pusher calls shoal::rflush() and then every core passes a barrier.
