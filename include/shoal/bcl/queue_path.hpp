@@ -67,7 +67,7 @@ struct bcl_batch_of {
   static bcl_batch_of of(std::span<const T> vals) {
     bcl_batch_of b;
     b.n = vals.size();
-    std::memcpy(b.bytes, vals.data(), vals.size() * sizeof(T));
+    if (!vals.empty()) std::memcpy(b.bytes, vals.data(), vals.size() * sizeof(T));
     return b;
   }
   const T* values() const noexcept { return reinterpret_cast<const T*>(bytes); }
