@@ -4,8 +4,9 @@ items 5 and 6): measures the one-sided operations (R, W, CAS, FAO, rflush)
 and a delegate round trip (D) per --one-sided backend with
 bench/mpi/one_sided_rate.cpp, predicts each container method's cost from
 its header's cost table, and sets that against the method measured with
-bench/mpi/bcl_rate.cpp (hash_map) and one_sided_rate (fast_queue), on both
-paths of bcl/path.hpp (SHOAL_BCL_PATH=onesided and =delegate). REPS rounds,
+bench/mpi/bcl_rate.cpp (hash_map) and one_sided_rate (fast_queue,
+circular_queue, checksum_queue), on both paths of bcl/path.hpp
+(SHOAL_BCL_PATH=onesided and =delegate). REPS rounds,
 the configurations interleaved; medians. Writes bench/results/bcl_costs.md
 and the calibration file that SHOAL_BCL_CALIBRATION reads
 (bench/results/bcl_calibration.txt), and prints the table.
@@ -47,13 +48,19 @@ METHODS = [
     ("hash_map find (find_only)", lambda c: c["R"], "R"),
     ("fast_queue push(v)", lambda c: c["CAS"] + c["W"], "A + W"),
     ("fast_queue pop(v)", lambda c: c["CAS"] + c["R"], "A + R"),
+    ("circular_queue push(v)", lambda c: 2 * c["CAS"] + c["W"] + c["F"], "2A + W + F"),
+    ("circular_queue pop(v)", lambda c: 2 * c["CAS"] + c["R"], "2A + R"),
+    ("checksum_queue push(v)", lambda c: c["CAS"] + c["R"] + c["W"] + c["F"], "A + R + W + F"),
+    ("checksum_queue pop(v)", lambda c: c["CAS"] + c["R"] + c["W"] + c["F"], "A + R + W + F"),
 ]
 BCL_OP = {
     "hash_map insert (new key)": "insert_atomic",
     "hash_map find (atomic)": "find_atomic",
     "hash_map find (find_only)": "find_only",
 }
-QUEUE_OP = {"fast_queue push(v)": "Qpush", "fast_queue pop(v)": "Qpop"}
+QUEUE_OP = {"fast_queue push(v)": "Qpush", "fast_queue pop(v)": "Qpop",
+            "circular_queue push(v)": "Cpush", "circular_queue pop(v)": "Cpop",
+            "checksum_queue push(v)": "Kpush", "checksum_queue pop(v)": "Kpop"}
 
 
 def run(cmd, np, backend, env_extra=None):
@@ -84,14 +91,19 @@ def main():
             sys.exit(f"bcl_costs.py: {exe} not built "
                      f"(cmake --build {args.build} --target one-sided-rate bcl-rate)")
     ops = collections.defaultdict(list)  # (shape, backend, op) -> latency ns per round
+    qdel = collections.defaultdict(list)  # (shape, backend, op) -> queue latency, delegate path
     meth = collections.defaultdict(list)  # (shape, backend, path, op) -> ns per op per core
     for _ in range(args.reps):
         for backend, np, cores, n_ops, keys in CONFIGS:
             shape = f"{np}x{cores}"
             out = run([os_exe, "--cores", str(cores), "--one-sided", backend, "--ops", str(n_ops)],
-                      np, backend)
+                      np, backend, {"SHOAL_BCL_PATH": "onesided"})
             for b, s, op, ns in OS_LINE.findall(out):
                 ops[(s, b, op)].append(int(ns))
+            out = run([os_exe, "--cores", str(cores), "--one-sided", backend, "--ops", str(n_ops)],
+                      np, backend, {"SHOAL_BCL_PATH": "delegate"})
+            for b, s, op, ns in OS_LINE.findall(out):
+                qdel[(s, b, op)].append(int(ns))
             for path in ("onesided", "delegate"):
                 out = run([bcl_exe, "--cores", str(cores), "--one-sided", backend, "--keys",
                            str(keys)], np, backend, {"SHOAL_BCL_PATH": path})
@@ -106,7 +118,7 @@ def main():
     for backend, np, cores, _, _ in CONFIGS:
         shape = f"{np}x{cores}"
         c = {op: med(ops[(shape, backend, op)])
-             for op in ("R", "W", "W_local", "CAS", "FAO", "delegate", "Qpush", "Qpop")}
+             for op in ("R", "W", "W_local", "CAS", "FAO", "delegate") + tuple(QUEUE_OP.values())}
         costs = {"R": c["R"], "W": c["W_local"], "F": max(c["W"] - c["W_local"], 0.0),
                  "CAS": c["CAS"], "FAO": c["FAO"], "D": c["delegate"]}
         # The file keeps the multi-process shape of a backend when it has one.
@@ -120,7 +132,8 @@ def main():
                 p2 = costs["D"]
             else:
                 m1 = c[QUEUE_OP[name]]
-                m2 = p2 = float("nan")  # fast_queue has the one-sided path only
+                m2 = med(qdel[(shape, backend, QUEUE_OP[name])])
+                p2 = costs["D"]
             rows.append((shape, backend, name, formula, p1, m1, p2, m2, costs))
 
     load = os.getloadavg()
@@ -170,8 +183,9 @@ def main():
         "Methods (ns per operation). predicted: the header's cost table with the figures above "
         "(A = CAS for a compare-and-swap, FAO for a fetch-op; no probing beyond the first "
         "bucket); measured: hash_map methods by bench/mpi/bcl_rate.cpp with every core "
-        "running them at once (cores / ops per second), forced each way with SHOAL_BCL_PATH; "
-        "fast_queue by one_sided_rate (one task). Delegate path predicted: D.",
+        "running them at once (cores / ops per second), the queues by one_sided_rate (one "
+        "task, pushes then as many pops), each forced each way with SHOAL_BCL_PATH. Delegate "
+        "path predicted: D (a queue run of one element travels in its delegate).",
         "",
         "| shape | backend | method | formula | one-sided predicted | one-sided measured | "
         "delegate predicted | delegate measured | faster (measured) |",

@@ -76,7 +76,9 @@ def main():
         f"{os.cpu_count()} hardware threads; medians of {args.reps} interleaved rounds",
         "# latency_ns: one task, blocking ops back to back; ops_per_s: 64 tasks on core 0",
         "# W = rput then rflush (remote completion); W_local = rput alone; delegate = delegate::call",
-        "# Qpush/Qpop = bcl::fast_queue; R_busy/FAO_busy = one op while the target core spins 100 ms",
+        "# Qpush/Qpop = bcl::fast_queue, Cpush/Cpop = circular_queue, Kpush/Kpop = checksum_queue "
+        "(the path auto picks; bench/bcl_costs.py forces each)",
+        "# R_busy/FAO_busy = one op while the target core spins 100 ms",
         "# backend+pt = with --progress-thread",
         f"{'shape':<6} {'backend':<7} {'op':<9} {'latency_ns':>11} {'ops_per_s':>12}  (min..max latency)",
     ]

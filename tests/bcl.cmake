@@ -16,7 +16,7 @@ foreach(shape "1;2" "2;2" "3;2")
   endif()
   foreach(backend IN LISTS backends)
     shoal_mpi_test(bcl_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 120
-      REGEX "bcl ${backend}: 20 checks, 0 wrong values: PASSED"
+      REGEX "bcl ${backend}: 24 checks, 0 wrong values: PASSED"
       COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores ${cores} --one-sided ${backend}
               --transport mpi --stack-kb 256)
   endforeach()
@@ -32,14 +32,17 @@ shoal_mpi_test(bcl_circular_queue_local_pop_on_another_rank EXPECT nonzero MAX_S
 # runs above take what auto picks, which depends on measured costs: these
 # keep both paths tested on every backend), and a bad SHOAL_BCL_PATH on one
 # rank only ends the job, status 2, naming the variable.
-foreach(run "1;shm" "2;shm" "2;rma" "2;am")
+# The queues (fast, circular, checksum: short runs in one delegate, long
+# ones reserved by a delegate) likewise, also at 2 x 1 and 3 x 2.
+foreach(run "1;2;shm" "2;1;shm" "2;2;shm" "2;2;rma" "2;2;am" "3;2;rma")
   list(GET run 0 np)
-  list(GET run 1 backend)
+  list(GET run 1 cores)
+  list(GET run 2 backend)
   foreach(way onesided delegate)
-    shoal_mpi_test(bcl_path_${way}_${backend}_np${np}_cores2 EXPECT zero MAX_S 120
-      REGEX "bcl ${backend}: 20 checks, 0 wrong values: PASSED.*path ${way}, find_only path ${way}.*insert path ${way}, find path ${way}"
+    shoal_mpi_test(bcl_path_${way}_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 120
+      REGEX "bcl ${backend}: 24 checks, 0 wrong values: PASSED.*path ${way}, find_only path ${way}.*insert path ${way}, find path ${way}.*bcl circular_queue\\([^)]*\\) made on core 0: path ${way}.*bcl checksum_queue\\([^)]*\\) made on core 0: path ${way}.*bcl fast_queue\\([^)]*\\) made on core 0: path ${way}"
       COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_PATH=${way}
-              ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores 2 --one-sided ${backend}
+              ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores ${cores} --one-sided ${backend}
               --transport mpi --stack-kb 256 --verbose)
   endforeach()
 endforeach()
@@ -54,18 +57,20 @@ shoal_mpi_test(bcl_path_differs_between_ranks EXPECT 2 MAX_S 60
 # The calibration file make bench-bcl writes (bench/bcl_costs.py) is what
 # auto reads: every check passes with the table's choice from its figures.
 shoal_mpi_test(bcl_path_auto_from_calibration_file EXPECT zero MAX_S 120
-  REGEX "bcl shm: 20 checks, 0 wrong values: PASSED.*auto, costs [^ ]*bench/results/bcl_calibration.txt: insert\\+find one-sided"
+  REGEX "bcl shm: 24 checks, 0 wrong values: PASSED.*auto, costs [^ ]*bench/results/bcl_calibration.txt: insert\\+find one-sided"
   COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_CALIBRATION=${PROJECT_SOURCE_DIR}/bench/results/bcl_calibration.txt
           ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
 # Neither variable set: auto measures the costs at the first make and says so.
 shoal_mpi_test(bcl_path_auto_measured_shm_np2_cores2 EXPECT zero MAX_S 120
-  REGEX "bcl shm: 20 checks, 0 wrong values: PASSED.*auto, costs measured at start-up: insert\\+find one-sided 4A\\+W\\+R\\+F = [0-9]+ ns, delegate 2D = [0-9]+ ns"
+  REGEX "bcl shm: 24 checks, 0 wrong values: PASSED.*auto, costs measured at start-up: insert\\+find one-sided 4A\\+W\\+R\\+F = [0-9]+ ns, delegate 2D = [0-9]+ ns.*bcl circular_queue\\(host core 3, capacity 8\\) made on core 0: path (onesided|delegate) \\(auto, costs measured at start-up: push\\+pop one-sided 4A\\+W\\+R\\+F = [0-9]+ ns, delegate 2D = [0-9]+ ns\\)"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
 # Serialised values (bcl/object.hpp, mpi/bcl_object_job.cpp): strings,
 # vectors and a user type through serial pointers, at 2 x 2 and 3 x 2 under
 # every multi-process backend, each path forced at 2 x 2 under rma and am
-# (the default runs take what auto picks); a full arena on the last rank
-# only ends the job, status 2, naming the table and the option.
+# and at 2 x 1 under shm (the default runs take what auto picks; the queues
+# are circular_queue and checksum_queue of strings, fast_queue of vectors);
+# a full arena on the last rank only ends the job, status 2, naming the
+# table and the option.
 add_executable(bcl_object_job mpi/bcl_object_job.cpp)
 target_include_directories(bcl_object_job PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(bcl_object_job PRIVATE shoal::shoal)
@@ -74,17 +79,20 @@ set(bcl_object_job $<TARGET_FILE:bcl_object_job>)
 foreach(np 2 3)
   foreach(backend shm rma am)
     shoal_mpi_test(bcl_object_${backend}_np${np}_cores2 EXPECT zero MAX_S 60
-      REGEX "bcl_object ${backend}: 7 checks, 0 wrong values: PASSED"
+      REGEX "bcl_object ${backend}: 9 checks, 0 wrong values: PASSED"
       COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_object_job} --cores 2 --one-sided ${backend}
               --transport mpi --stack-kb 256)
   endforeach()
 endforeach()
-foreach(backend rma am)
+foreach(run "2;1;shm" "2;2;rma" "2;2;am")
+  list(GET run 0 np)
+  list(GET run 1 cores)
+  list(GET run 2 backend)
   foreach(way onesided delegate)
-    shoal_mpi_test(bcl_object_path_${way}_${backend}_np2_cores2 EXPECT zero MAX_S 60
-      REGEX "bcl_object ${backend}: 7 checks, 0 wrong values: PASSED"
+    shoal_mpi_test(bcl_object_path_${way}_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 60
+      REGEX "bcl_object ${backend}: 9 checks, 0 wrong values: PASSED"
       COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_PATH=${way}
-              ${SHOAL_MPIEXEC} -np 2 ${bcl_object_job} --cores 2 --one-sided ${backend}
+              ${SHOAL_MPIEXEC} -np ${np} ${bcl_object_job} --cores ${cores} --one-sided ${backend}
               --transport mpi --stack-kb 256)
   endforeach()
 endforeach()

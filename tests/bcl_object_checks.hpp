@@ -1,13 +1,14 @@
-// Checks of hash_map with serialised values (bcl/object.hpp): strings,
-// vectors and a user type through serial pointers, shared by
+// Checks of hash_map and the queues with serialised values (bcl/object.hpp,
+// bcl/object_queue.hpp): strings, vectors and a user type through serial
+// pointers, shared by
 // test_bcl_object.cpp (one process) and mpi/bcl_object_job.cpp (every
 // backend, several processes). Each returns the number of wrong values it
 // saw (0: passed); call from the root task.
 #pragma once
 
-#include "bcl_check_support.hpp"
-
+#include "shoal/bcl/checksum_queue.hpp"
 #include "shoal/bcl/circular_queue.hpp"
+#include "shoal/bcl/fast_queue.hpp"
 #include "shoal/bcl/hash_map.hpp"
 #include "shoal/shoal.hpp"
 
@@ -16,6 +17,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "bcl_check_support.hpp"
 
 /// A user type with copy logic, stored through shoal::serializer.
 struct sensor_reading {
@@ -227,28 +230,33 @@ inline u64 arena_filled_values_kept() {
 }
 
 using string_queue = shoal::bcl::circular_queue<std::string>;
+using string_checksum_queue = shoal::bcl::checksum_queue<std::string>;
+using vector_fast_queue = shoal::bcl::fast_queue<std::vector<u32>>;
+static_assert(sizeof(string_checksum_queue) <= 128 && sizeof(vector_fast_queue) <= 128);
 
 /// Every core pushes `per` whole values (1 to 3000 bytes) to a string queue
-/// of 8 hosted on the last core while popping from it: every value popped
-/// is whole, each is popped once (the seeds' sum matches), the queue ends
-/// empty, and refused pushes gave their bytes back (the arena is sized for
-/// the values pushed, not for the refusals).
-inline u64 string_queue_push_pop(u64 per) {
+/// (circular_queue or checksum_queue) of 8 hosted on the last core while
+/// popping from it: every value popped is whole, each is popped once (the
+/// seeds' sum matches), the queue ends empty, and refused pushes gave their
+/// bytes back (the arena is sized for the values pushed, not for the
+/// refusals).
+template <class Q = string_queue>
+u64 string_queue_push_pop(u64 per) {
   const int n = shoal::cores();
   const auto words = shoal::global_alloc<u64>(16);  // the 72-byte handle
   const auto sums = shoal::global_alloc<u64>(8 * n);
   const u64 zeros[3] = {};
   shoal::rput(sums, zeros, 3);  // popped, sum of seeds, wrong
-  string_queue q = string_queue::make(n - 1, 8, per * 3016 + 4096);
+  Q q = Q::make(n - 1, 8, per * 3016 + 4096);
   u64 raw[16] = {};
-  static_assert(sizeof(string_queue) <= sizeof raw);
+  static_assert(sizeof(Q) <= sizeof raw);
   std::memcpy(raw, &q, sizeof q);
   shoal::rput(words, raw, 16);
   shoal::rflush();
   shoal::on_all_cores([words, sums, per] {
     u64 handle[16];
     shoal::rget(words, handle, 16);
-    string_queue mine;
+    Q mine;
     std::memcpy(&mine, handle, sizeof mine);
     const u64 me = static_cast<u64>(shoal::mycore());
     const u64 total = per * static_cast<u64>(shoal::cores());
@@ -277,6 +285,82 @@ inline u64 string_queue_push_pop(u64 per) {
   u64 expect = 0;
   for (u64 c = 0; c < static_cast<u64>(n); ++c)
     for (u64 j = 0; j < per; ++j) expect += c * 100000 + j;
+  if (shoal::rget(sums + 1) != expect) ++wrong;
+  if (shoal::rget(sums) != per * static_cast<u64>(n)) ++wrong;
+  if (q.size() != 0) ++wrong;
+  q.destroy();
+  shoal::global_free(words);
+  shoal::global_free(sums);
+  return wrong;
+}
+
+/// fast_queue's phases with vectors (0 to 36 words, vector_for): every core
+/// pushes `per` keys' vectors (singles, and runs of 10, longer than a
+/// delegate's batch of 8 serial_ptrs) to a queue on the last core that
+/// holds exactly all of them, so one more push is refused; after rflush
+/// and a barrier every core pops (runs of 10 and singles) until empty. Each
+/// vector comes back whole and once (the sum of its first words, the key,
+/// and the count match).
+inline u64 vector_fast_queue_phases(u64 per) {
+  const int n = shoal::cores();
+  const auto words = shoal::global_alloc<u64>(16 * n);
+  const auto sums = shoal::global_alloc<u64>(8 * n);
+  const u64 zeros[3] = {};
+  shoal::rput(sums, zeros, 3);  // popped, sum of keys, wrong
+  vector_fast_queue q = vector_fast_queue::make(n - 1, per * static_cast<u64>(n), per * 160 + 4096);
+  u64 raw[16] = {};
+  static_assert(sizeof(vector_fast_queue) <= sizeof raw);
+  std::memcpy(raw, &q, sizeof q);
+  shoal::rput(words, raw, 16);
+  shoal::rflush();
+  shoal::on_all_cores([words, sums, per] {
+    u64 handle[16];
+    shoal::rget(words, handle, 16);
+    vector_fast_queue mine;
+    std::memcpy(&mine, handle, sizeof mine);
+    const u64 me = static_cast<u64>(shoal::mycore());
+    u64 wrong = 0, keys = 0, popped = 0;
+    std::vector<std::vector<u32>> run(10);
+    for (u64 j = 0, runs = 0; j < per; ++runs) {
+      const u64 g = std::min<u64>(runs % 2 == 1 ? 10 : 1, per - j);
+      for (u64 i = 0; i < g; ++i) run[i] = vector_for(me * 1000 + j + i);
+      if (!mine.push(std::span<const std::vector<u32>>(run.data(), g))) ++wrong;
+      j += g;
+    }
+    shoal::rflush();
+    shoal::barrier();
+    if (mine.push(std::vector<u32>{1, 2})) ++wrong;  // full
+    shoal::barrier();
+    const auto take = [&](const std::vector<u32>& v) {
+      // vector_for(k) starts with k * 1000; checked whole.
+      if (v.empty()) return;
+      const u64 k = v[0] / 1000;
+      if (v != vector_for(k)) ++wrong;
+      keys += k;
+    };
+    for (bool more = true; more;) {
+      more = false;
+      if (mine.pop(std::span<std::vector<u32>>(run))) {
+        for (const auto& v : run) take(v);
+        popped += run.size();
+        more = true;
+      }
+      std::vector<u32> v;
+      if (mine.pop(v)) {
+        take(v);
+        ++popped;
+        more = true;
+      }
+    }
+    shoal::fetch_add(sums, popped);
+    shoal::fetch_add(sums + 1, keys);
+    shoal::fetch_add(sums + 2, wrong);
+  });
+  u64 wrong = shoal::rget(sums + 2);
+  u64 expect = 0;
+  for (u64 c = 0; c < static_cast<u64>(n); ++c)
+    for (u64 j = 0; j < per; ++j)
+      if (!vector_for(c * 1000 + j).empty()) expect += c * 1000 + j;
   if (shoal::rget(sums + 1) != expect) ++wrong;
   if (shoal::rget(sums) != per * static_cast<u64>(n)) ++wrong;
   if (q.size() != 0) ++wrong;

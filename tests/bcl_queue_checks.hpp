@@ -9,6 +9,7 @@
 #include "shoal/bcl/fast_queue.hpp"
 #include "shoal/shoal.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -77,24 +78,34 @@ inline shoal::global_ptr<u64> zeroed(int words) {
   return p;
 }
 
-/// Every core pushes `per` values (singles and runs of 2 and 3) into one
-/// small queue on the last core while every core also pops (singles and
-/// pairs); a push that finds it full pops instead, then retries. At the end
-/// every value was popped exactly once (count, sum, sum of squares).
+/// Every core pushes `per` values (singles and runs of 2 and 3, and every
+/// fourth run `long_run` values when that is not 0) into one small queue on
+/// the last core while every core also pops (singles and pairs, and every
+/// third pop `long_run` at once when given); a push that finds it full pops
+/// instead, then retries. At the end every value was popped exactly once
+/// (count, sum, sum of squares). Runs longer than a delegate's batch
+/// (bcl/queue_path.hpp: 16 u64) take the long form on the delegate path.
 template <class Q>
-u64 concurrent_push_pop(u64 per, u64 capacity) {
+u64 concurrent_push_pop(u64 per, u64 capacity, u64 long_run = 0) {
   const int n = shoal::cores();
   const auto words = zeroed(0);
   const auto sums = zeroed(8);  // count, sum, squares, popped so far
   Q q = Q::make(n - 1, capacity);
   share(q, words);
-  shoal::on_all_cores([words, sums, per] {
+  shoal::on_all_cores([words, sums, per, long_run] {
     Q mine = fetch<Q>(words);
     const auto me = static_cast<u64>(shoal::mycore());
     const u64 total = per * static_cast<u64>(shoal::cores());
     tally t;
+    std::vector<u64> many(std::max<u64>(long_run, 3)), got(long_run);
+    u64 pops = 0;
     const auto pop_some = [&](bool pair) {
       u64 two[2];
+      if (long_run > 0 && ++pops % 3 == 0 && mine.pop(std::span<u64>(got))) {
+        for (const u64 v : got) t.take(v);
+        shoal::fetch_add(sums + 3, long_run);
+        return true;
+      }
       if (pair && mine.pop(std::span<u64>(two, 2))) {
         t.take(two[0]);
         t.take(two[1]);
@@ -108,11 +119,10 @@ u64 concurrent_push_pop(u64 per, u64 capacity) {
       }
       return false;
     };
-    for (u64 j = 0; j < per;) {
-      const u64 g = std::min<u64>(1 + j % 3, per - j);
-      u64 run[3];
-      for (u64 i = 0; i < g; ++i) run[i] = pushed_value(me, j + i);
-      while (!mine.push(std::span<const u64>(run, g)))
+    for (u64 j = 0, runs = 0; j < per; ++runs) {
+      const u64 g = std::min<u64>(long_run > 0 && runs % 4 == 3 ? long_run : 1 + j % 3, per - j);
+      for (u64 i = 0; i < g; ++i) many[i] = pushed_value(me, j + i);
+      while (!mine.push(std::span<const u64>(many.data(), g)))
         if (!pop_some(false)) shoal::yield();
       j += g;
       pop_some(j % 2 == 0);
@@ -210,6 +220,102 @@ u64 full_empty_and_wrap() {
   if (q.size() != 0) ++wrong;
   q.destroy();
   if (q.valid()) ++wrong;
+  return wrong;
+}
+
+/// Full and empty with runs longer than a delegate's batch (20 u64; a
+/// single core, a pusher's rflush before each pop as fast_queue's phases
+/// ask): room and contents are judged exactly, in order across the wrap.
+template <class Q>
+u64 long_runs_full_empty() {
+  Q q = Q::make(shoal::cores() - 1, 40);
+  u64 wrong = 0;
+  std::vector<u64> in(40), out(40);
+  const auto push = [&](u64 from, u64 n) {
+    for (u64 i = 0; i < n; ++i) in[i] = from + i;
+    const bool ok = q.push(std::span<const u64>(in.data(), n));
+    shoal::rflush();
+    return ok;
+  };
+  const auto pop_is = [&](u64 from, u64 n) {
+    if (!q.pop(std::span<u64>(out.data(), n))) return false;
+    for (u64 i = 0; i < n; ++i)
+      if (out[i] != from + i) return false;
+    return true;
+  };
+  if (!push(100, 30)) ++wrong;
+  if (push(200, 20)) ++wrong;  // 10 free
+  if (q.size() != 30) ++wrong;
+  if (q.pop(std::span<u64>(out.data(), 31))) ++wrong;  // 30 there
+  if (!pop_is(100, 25)) ++wrong;
+  if (!push(300, 35)) ++wrong;  // wraps: 5 + 35 = 40, full
+  if (q.push(u64{7})) ++wrong;
+  if (!pop_is(125, 5) || !pop_is(300, 35)) ++wrong;
+  u64 v = 0;
+  if (q.pop(v) || q.size() != 0) ++wrong;  // empty
+  q.destroy();
+  return wrong;
+}
+
+/// fast_queue's phases with every kind of run: every core pushes `per`
+/// values (singles, and runs of `long_run`) into a queue on the last core
+/// that holds exactly all of them, so one more push is refused; after the
+/// barrier every core pops (singles and runs of `long_run`) until empty.
+/// Each value exactly once.
+inline u64 fast_phases(u64 per, u64 long_run) {
+  const int n = shoal::cores();
+  const auto words = zeroed(0);
+  const auto sums = zeroed(8);  // count, sum, squares, -, wrong
+  fast q = fast::make(n - 1, per * static_cast<u64>(n));
+  share(q, words);
+  shoal::on_all_cores([words, sums, per, long_run] {
+    fast mine = fetch<fast>(words);
+    const auto me = static_cast<u64>(shoal::mycore());
+    u64 wrong = 0;
+    std::vector<u64> run(long_run);
+    for (u64 j = 0, runs = 0; j < per; ++runs) {
+      const u64 g = std::min<u64>(runs % 2 == 1 ? long_run : 1, per - j);
+      for (u64 i = 0; i < g; ++i) run[i] = pushed_value(me, j + i);
+      if (!mine.push(std::span<const u64>(run.data(), g))) ++wrong;
+      j += g;
+    }
+    shoal::rflush();
+    shoal::barrier();
+    if (mine.push(u64{1})) ++wrong;  // full
+    shoal::barrier();
+    tally t;
+    for (bool more = true; more;) {
+      more = false;
+      if (mine.pop(std::span<u64>(run.data(), long_run))) {
+        for (const u64 v : run) t.take(v);
+        more = true;
+      }
+      u64 v = 0;
+      if (mine.pop(v)) {
+        t.take(v);
+        more = true;
+      }
+    }
+    t.add_to(sums);
+    shoal::fetch_add(sums + 4, wrong);
+  });
+  u64 wrong = compare(sums, per) + shoal::rget(sums + 4);
+  if (q.size() != 0) ++wrong;
+  q.destroy();
+  shoal::global_free(words);
+  shoal::global_free(sums);
+  return wrong;
+}
+
+/// 1 for each queue kind whose fresh queue did not take path `want`.
+inline u64 queue_paths_are(shoal::bcl::path want) {
+  fast f = fast::make(0, 4);
+  circular c = circular::make(0, 4);
+  checksum k = checksum::make(0, 4);
+  const u64 wrong = (f.path() != want) + (c.path() != want) + (k.path() != want);
+  f.destroy();
+  c.destroy();
+  k.destroy();
   return wrong;
 }
 

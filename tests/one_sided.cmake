@@ -21,7 +21,7 @@ foreach(shape "1;2" "2;1" "2;2" "3;2")
       set(stack --stack-kb 256)
     endif()
     shoal_mpi_test(one_sided_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 90
-      REGEX "one_sided ${backend}: (9|10) checks, 0 wrong values: PASSED"
+      REGEX "one_sided ${backend}: (10|11) checks, 0 wrong values: PASSED"
       COMMAND ${SHOAL_MPIEXEC} -np ${np} ${one_sided_job} --cores ${cores} --one-sided ${backend}
               --transport mpi ${stack})
   endforeach()
@@ -34,20 +34,35 @@ endforeach()
 # ranks vote, nobody hangs; a bad SHOAL_SHM_FREE_MB on rank 1 alone ends the
 # job naming it.
 shoal_mpi_test(one_sided_auto_is_am_for_several_processes EXPECT zero MAX_S 60
-  REGEX "one_sided am: 10 checks, 0 wrong values: PASSED.*one-sided backend: am \\(delegates to the owning core, chosen by --one-sided auto: several processes \\(--one-sided node for the node-shared heap\\)\\)"
+  REGEX "one_sided am: 11 checks, 0 wrong values: PASSED.*one-sided backend: am \\(delegates to the owning core, chosen by --one-sided auto: several processes \\(--one-sided node for the node-shared heap\\)\\)"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 1 --heap-mb 16 --verbose)
 shoal_mpi_test(one_sided_node_is_shm_on_one_node EXPECT zero MAX_S 60
-  REGEX "one_sided shm: (9|10) checks, 0 wrong values: PASSED.*one-sided backend: shm \\(the global heap in node-shared memory, chosen by --one-sided node: all 2 processes on one node, /dev/shm has [0-9]+ MiB free for [0-9]+ MiB of heaps\\)"
+  REGEX "one_sided shm: (10|11) checks, 0 wrong values: PASSED.*one-sided backend: shm \\(the global heap in node-shared memory, chosen by --one-sided node: all 2 processes on one node, /dev/shm has [0-9]+ MiB free for [0-9]+ MiB of heaps\\)"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --one-sided node --cores 1 --heap-mb 16 --verbose)
 shoal_mpi_test(one_sided_node_is_am_without_shm_room EXPECT zero MAX_S 60
-  REGEX "one_sided am: 10 checks, 0 wrong values: PASSED.*one-sided backend: am \\(delegates to the owning core, chosen by --one-sided node: /dev/shm has 1 MiB free on rank 0, the 2 heaps need [0-9]+ MiB"
+  REGEX "one_sided am: 11 checks, 0 wrong values: PASSED.*one-sided backend: am \\(delegates to the owning core, chosen by --one-sided node: /dev/shm has 1 MiB free on rank 0, the 2 heaps need [0-9]+ MiB"
   COMMAND ${CMAKE_COMMAND} -E env SHOAL_SHM_FREE_MB=1
           ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --one-sided node --cores 2 --heap-mb 32 --verbose)
 shoal_mpi_test(one_sided_node_is_am_when_rank1_lacks_room EXPECT zero MAX_S 60
-  REGEX "one_sided am: 10 checks, 0 wrong values: PASSED.*chosen by --one-sided node: /dev/shm has 5 MiB free on rank 1, the 2 heaps need [0-9]+ MiB"
+  REGEX "one_sided am: 11 checks, 0 wrong values: PASSED.*chosen by --one-sided node: /dev/shm has 5 MiB free on rank 1, the 2 heaps need [0-9]+ MiB"
   COMMAND ${SHOAL_MPIEXEC} -np 1 ${one_sided_job} --one-sided node --cores 2 --heap-mb 16 --verbose
           : -np 1 ${CMAKE_COMMAND} -E env SHOAL_SHM_FREE_MB=5 ${one_sided_job} --one-sided node --cores 2
           --heap-mb 16 --verbose)
+# A node-shared mapping that fails on rank 1 alone (SHOAL_SHM_MAP_FAIL=1
+# there simulates it): every rank falls back to am (the job checks that
+# each process runs rank 0's backend), --verbose names the rank and the
+# cause, every check passes; a bad value of the knob on rank 1 alone ends
+# the job naming it.
+shoal_mpi_test(one_sided_node_is_am_when_rank1_mapping_fails EXPECT zero MAX_S 60
+  REGEX "one_sided am: 11 checks, 0 wrong values: PASSED.*one-sided backend: am \\(delegates to the owning core, chosen by --one-sided node: rank 1 could not map the node-shared heap \\(SHOAL_SHM_MAP_FAIL=1 there: a simulated failed mapping\\)\\)"
+  COMMAND ${SHOAL_MPIEXEC} -np 1 ${one_sided_job} --one-sided node --cores 2 --heap-mb 16 --verbose
+          : -np 1 ${CMAKE_COMMAND} -E env SHOAL_SHM_MAP_FAIL=1 ${one_sided_job} --one-sided node
+          --cores 2 --heap-mb 16 --verbose)
+shoal_mpi_test(one_sided_node_bad_shm_map_fail_on_rank1 EXPECT nonzero MAX_S 30
+  REGEX "error: SHOAL_SHM_MAP_FAIL on rank 1: expected 0 or 1"
+  COMMAND ${SHOAL_MPIEXEC} -np 1 ${one_sided_job} --one-sided node --cores 1 --heap-mb 16
+          : -np 1 ${CMAKE_COMMAND} -E env SHOAL_SHM_MAP_FAIL=yes ${one_sided_job} --one-sided node
+          --cores 1 --heap-mb 16)
 shoal_mpi_test(one_sided_node_bad_shm_free_on_rank1 EXPECT nonzero MAX_S 30
   REGEX "error: SHOAL_SHM_FREE_MB on rank 1: expected a whole number of MiB"
   COMMAND ${SHOAL_MPIEXEC} -np 1 ${one_sided_job} --one-sided node --cores 1 --heap-mb 16
@@ -97,7 +112,7 @@ endif()
 # (shm's at the next cycle's start: mpi_transport::make_shared_heap).
 foreach(backend shm rma am)
   shoal_mpi_test(one_sided_${backend}_three_cycles_np2_cores2 EXPECT zero MAX_S 60
-    REGEX "one_sided ${backend}: (9|10) checks, 0 wrong values: PASSED"
+    REGEX "one_sided ${backend}: (10|11) checks, 0 wrong values: PASSED"
     COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --cycles 3
             --stack-kb 256)
 endforeach()
@@ -107,6 +122,6 @@ endforeach()
 # it forced off, this job (3 x 2 on 2 CPUs) took 8-76 s instead of 0.7 s.
 if(TARGET one_sided_job AND SHOAL_HAVE_MPI)
   shoal_mpi_test(one_sided_rma_oversubscribed_keeps_mpi_yield EXPECT zero MAX_S 30
-    REGEX "one_sided rma: (9|10) checks, 0 wrong values: PASSED"
+    REGEX "one_sided rma: (10|11) checks, 0 wrong values: PASSED"
     COMMAND ${SHOAL_MPIEXEC} -np 3 ${one_sided_job} --cores 2 --one-sided rma --transport mpi --stack-kb 256)
 endif()

@@ -41,6 +41,14 @@ TEST_P(bcl_object, StringQueuePushPopWholeValues) {
   each_backend([] { return string_queue_push_pop(40); });
 }
 
+TEST_P(bcl_object, StringChecksumQueuePushPopWholeValues) {
+  each_backend([] { return string_queue_push_pop<string_checksum_queue>(40); });
+}
+
+TEST_P(bcl_object, VectorFastQueuePhasesWholeValues) {
+  each_backend([] { return vector_fast_queue_phases(30); });
+}
+
 SHOAL_TEST_CORES(bcl_object);
 
 // The handle of a table of inline values does not grow.

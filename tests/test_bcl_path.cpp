@@ -1,6 +1,6 @@
-// One-sided or delegate behind the same call (bcl/path.hpp) on hash_map and
-// bloom_filter, one process with 1, 2 and 4 cores, direct and am backends:
-// forced each way (SHOAL_BCL_PATH) each container takes that path and their
+// One-sided or delegate behind the same call (bcl/path.hpp) on hash_map,
+// bloom_filter and the three queues (short and long runs), one process with 1, 2 and 4 cores,
+// direct and am backends: forced each way (SHOAL_BCL_PATH) each container takes that path and their
 // checks give the same results; auto follows a calibration file; a bad
 // variable or file ends the job with status 2 naming it (file:line). Across
 // processes: tests/bcl.cmake (bcl_path_*).
@@ -13,6 +13,8 @@
 
 #include "bcl_bloom_filter_checks.hpp"
 #include "bcl_hash_map_checks.hpp"
+#include "bcl_object_checks.hpp"
+#include "bcl_queue_checks.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -22,8 +24,8 @@ using shoal::bcl::path;
 using shoal_test::run_to_death;
 using ::testing::ExitedWithCode;
 
-/// Every hash_map and bloom_filter check, and 1 more wrong value for each
-/// fresh container that did not take `want`.
+/// Every hash_map, bloom_filter and queue check, and 1 more wrong value for
+/// each fresh container that did not take `want`.
 u64 checks_on_path(path want) {
   u64 wrong = 0;
   map m = map::make(16);
@@ -38,6 +40,18 @@ u64 checks_on_path(path want) {
   if (f.insert_path() != want || f.find_path() != want) ++wrong;
   f.destroy();
   wrong += bcl_bloom_filter_checks::same_values_from_every_core(100);
+  using namespace bcl_queue_checks;
+  wrong += queue_paths_are(want);
+  // Short runs (1 to 3) among long ones (20): both forms of the delegate path at once.
+  wrong += concurrent_push_pop<circular>(60, 48, 20) + concurrent_push_pop<checksum>(60, 48, 20);
+  wrong += full_empty_and_wrap<circular>() + full_empty_and_wrap<checksum>();
+  wrong += long_runs_full_empty<fast>() + long_runs_full_empty<circular>() +
+           long_runs_full_empty<checksum>();
+  wrong += fast_phases(50, 20) + phases_with_promises(50) + fast_drain_wraps();
+  // Serialised values: the ring of serial_ptrs takes the path.
+  wrong += bcl_object_checks::string_queue_push_pop(12) +
+           bcl_object_checks::string_queue_push_pop<bcl_object_checks::string_checksum_queue>(12) +
+           bcl_object_checks::vector_fast_queue_phases(12);
   return wrong;
 }
 

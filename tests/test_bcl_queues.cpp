@@ -25,6 +25,25 @@ TEST_P(bcl_queues, ChecksumConcurrentPushPopEachValueOnce) {
   each_backend([] { return concurrent_push_pop<checksum>(300, 8); });
 }
 
+// Runs longer than a delegate's batch, mixed with short ones (the path is
+// whatever auto picks here; test_bcl_path.cpp forces each).
+TEST_P(bcl_queues, LongRunsConcurrentEachValueOnce) {
+  each_backend([] {
+    return concurrent_push_pop<circular>(150, 48, 20) + concurrent_push_pop<checksum>(150, 48, 20);
+  });
+}
+
+TEST_P(bcl_queues, LongRunsFullEmptyInOrder) {
+  each_backend([] {
+    return long_runs_full_empty<fast>() + long_runs_full_empty<circular>() +
+           long_runs_full_empty<checksum>();
+  });
+}
+
+TEST_P(bcl_queues, FastPhasesEachValueOnceFullReported) {
+  each_backend([] { return fast_phases(60, 20); });
+}
+
 TEST_P(bcl_queues, CircularPhasesWithPromises) {
   each_backend([] { return phases_with_promises(200); });
 }

@@ -15,9 +15,14 @@
 // completion), W_local = rput alone (local completion), CAS =
 // compare_and_swap, FAO = fetch_add; delegate = delegate::call returning the
 // u64 (the am path's primitive, here for every backend); Qpush / Qpop =
-// bcl::fast_queue push and pop of one u64 (queue on the last core);
+// bcl::fast_queue push and pop of one u64 (queue on the last core); Cpush /
+// Cpop and Kpush / Kpop = the same on a bcl::circular_queue and a
+// bcl::checksum_queue (pushes, then as many pops); the queues take the path
+// SHOAL_BCL_PATH gives (bcl/path.hpp: bench/bcl_costs.py runs both);
 // R_busy / FAO_busy = one rget / fetch_add issued while the target core
 // spins 100 ms in a handler (attentiveness: only shm needs nothing of it).
+#include <shoal/bcl/checksum_queue.hpp>
+#include <shoal/bcl/circular_queue.hpp>
 #include <shoal/bcl/fast_queue.hpp>
 #include <shoal/one_sided.hpp>
 #include <shoal/shoal.hpp>
@@ -141,6 +146,19 @@ int main(int argc, char** argv) {
       benchmark_sink(v);
     });
     q.destroy();
+    const auto push_then_pop = [&](auto other, const char* push, const char* pop) {
+      measure(push, ops, [&other](std::int64_t i) { other.push(static_cast<u64>(i)); });
+      measure(pop, ops, [&other](std::int64_t) {
+        u64 v = 0;
+        other.pop(v);
+        benchmark_sink(v);
+      });
+      other.destroy();
+    };
+    push_then_pop(shoal::bcl::circular_queue<u64>::make(home, static_cast<u64>(ops) * 3), "Cpush",
+                  "Cpop");
+    push_then_pop(shoal::bcl::checksum_queue<u64>::make(home, static_cast<u64>(ops) * 3), "Kpush",
+                  "Kpop");
     shoal::global_free(words);
   });
   shoal::finalize();

@@ -49,7 +49,9 @@
 //           the node's heaps (statvfs; SHOAL_SHM_FREE_MB replaces the
 //           figure, for tests); am otherwise. The ranks vote by allgather,
 //           so all take the same choice, and a rank that then fails to map
-//           the shared heap makes all of them fall back to am. The choice
+//           the shared heap makes all of them fall back to am (--verbose
+//           names the first such rank and why; SHOAL_SHM_MAP_FAIL=1 on a
+//           rank simulates a failed mapping there, for tests). The choice
 //           for programs whose heap traffic is one-sided (BCL containers:
 //           `shoal isx --impl queue` and `shoal kmer` default to it).
 //           --verbose names the choice and why. rma is never chosen by

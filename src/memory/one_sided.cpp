@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -403,6 +404,49 @@ std::int64_t shm_free_bytes() {
 
 std::string mib(std::int64_t bytes) { return fmt::format("{} MiB", bytes >> 20); }
 
+/// How this rank's node-shared mapping went, as the ranks tell each other
+/// (--one-sided node falls back to am when any is not `mapped`, naming the
+/// first such rank and this cause).
+struct shm_mapping {
+  enum : std::int32_t { mapped, none, peer_missing, simulated, bad_knob } status = mapped;
+  std::int32_t peer = -1;  // peer_missing: the rank whose segment this rank does not see
+};
+
+/// SHOAL_SHM_MAP_FAIL=1 makes this rank drop the node-shared mapping it
+/// got, as if mapping had failed here (tests of --one-sided node's fall
+/// back); 0 or unset: it keeps it. Read where a node-shared heap is made.
+shm_mapping check_mapping(char* mine, const std::vector<char*>& here) {
+  if (const char* v = std::getenv("SHOAL_SHM_MAP_FAIL"); v != nullptr) {
+    const std::string_view t = v;
+    if (t == "1") return {shm_mapping::simulated};
+    if (t != "0") return {shm_mapping::bad_knob};
+  }
+  if (mine == nullptr) return {shm_mapping::none};
+  for (std::size_t r = 0; r < here.size(); ++r)
+    if (here[r] == nullptr) return {shm_mapping::peer_missing, static_cast<std::int32_t>(r)};
+  return {};
+}
+
+std::string mapping_failure(const shm_mapping& m, std::size_t rank) {
+  switch (m.status) {
+    case shm_mapping::none:
+      return fmt::format(
+          "rank {} could not map the node-shared heap (the MPI library gave it no "
+          "segment)",
+          rank);
+    case shm_mapping::peer_missing:
+      return fmt::format(
+          "rank {} could not map the node-shared heap (it sees no segment of rank "
+          "{})",
+          rank, m.peer);
+    default:
+      return fmt::format(
+          "rank {} could not map the node-shared heap (SHOAL_SHM_MAP_FAIL=1 there: "
+          "a simulated failed mapping)",
+          rank);
+  }
+}
+
 /// --one-sided auto: direct for one process, am for several. Not shm: a
 /// node-shared heap is tmpfs memory, which gets no transparent huge pages
 /// (shmem_enabled is "never" on stock kernels), and random access to a
@@ -493,18 +537,25 @@ char* one_sided_prepare(const config& cfg, transport& t, std::size_t heap_bytes)
   if (kind != one_sided_kind::shm) return nullptr;
   char* mine = t.make_shared_heap(heap_bytes, g_os.here);
   g_os.windows = true;
+  // Every rank must see every segment; if one does not, under node all
+  // fall back (the ranks tell each other how their mapping went), under
+  // shm the job ends.
+  const shm_mapping how = check_mapping(mine, g_os.here);
+  std::vector<shm_mapping> hows(static_cast<std::size_t>(t.ranks()));
+  t.allgather(&how, hows.data(), sizeof how);
+  for (std::size_t r = 0; r < hows.size(); ++r)
+    if (hows[r].status == shm_mapping::bad_knob)
+      refuse(t, fmt::format("SHOAL_SHM_MAP_FAIL on rank {}: expected 0 or 1", r));
+  if (how.status == shm_mapping::simulated) mine = nullptr;
   if (cfg.one_sided == one_sided_kind::node) {
-    // Every rank must see every segment; if one does not, all fall back.
-    int ok = mine != nullptr && std::ranges::find(g_os.here, nullptr) == g_os.here.end() ? 1 : 0;
-    std::vector<int> oks(static_cast<std::size_t>(t.ranks()));
-    t.allgather(&ok, oks.data(), sizeof ok);
-    const auto bad = std::ranges::find(oks, 0);
-    if (bad == oks.end()) return mine;
+    const auto bad = std::ranges::find_if(
+        hows, [](const shm_mapping& m) { return m.status != shm_mapping::mapped; });
+    if (bad == hows.end()) return mine;
     t.unexpose_heap();
     g_os.windows = false;
     g_os.here.clear();
     g_os.kind = one_sided_kind::am;
-    g_os.auto_why = fmt::format("rank {} could not map the node-shared heap", bad - oks.begin());
+    g_os.auto_why = mapping_failure(*bad, static_cast<std::size_t>(bad - hows.begin()));
     return nullptr;
   }
   for (std::size_t r = 0; r < g_os.here.size(); ++r)

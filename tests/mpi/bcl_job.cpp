@@ -72,6 +72,12 @@ int main(int argc, char** argv) {
     note("fast_queue_drain", fast_drain_wraps());
     note("circular_queue_resize_migrate", resize_and_migrate<circular>());
     note("checksum_queue_resize_migrate", resize_and_migrate<checksum>());
+    note("fast_queue_phases", fast_phases(60, 20));
+    note("circular_queue_long_runs", concurrent_push_pop<circular>(120, 48, 20));
+    note("checksum_queue_long_runs", concurrent_push_pop<checksum>(120, 48, 20));
+    note("queues_long_runs_full_empty", long_runs_full_empty<fast>() +
+                                            long_runs_full_empty<circular>() +
+                                            long_runs_full_empty<checksum>());
   });
   return tally.report_and_finalize("bcl", backend);
 }

@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
     tally.note("finds_racing_inserts", finds_racing_inserts(30));
     tally.note("arena_filled_values_kept", arena_filled_values_kept());
     tally.note("string_queue_push_pop", string_queue_push_pop(30));
+    tally.note("string_checksum_queue_push_pop", string_queue_push_pop<string_checksum_queue>(30));
+    tally.note("vector_fast_queue_phases", vector_fast_queue_phases(24));
   });
   return tally.report_and_finalize("bcl_object", backend);
 }

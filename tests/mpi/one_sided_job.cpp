@@ -7,6 +7,7 @@
 // when any failed). --misuse null|range|align|remote-2d makes one wrong
 // call that must end the job with a clear message (tests/one_sided.cmake);
 // --cycles N runs N - 1 shorter jobs first, each with its own init/finalize.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,23 @@
 namespace {
 
 using namespace one_sided_checks;
+
+// Cores whose process runs another one-sided backend than rank 0's
+// (--one-sided node and auto decide on every rank alike, also when one
+// rank's shared mapping fails). Counted by delegates to core 0, which
+// work whatever the backends.
+std::atomic<u64> g_other_backend{0};
+u64 same_backend_everywhere() {
+  g_other_backend = 0;
+  shoal::on_all_cores([] {
+    const int mine = static_cast<int>(shoal::one_sided_backend());
+    shoal::delegate::call(0, [mine] {
+      if (mine != static_cast<int>(shoal::one_sided_backend())) g_other_backend.fetch_add(1);
+      return 0;
+    });
+  });
+  return g_other_backend.load();
+}
 
 int misuse(const std::string& what) {
   shoal::run([what] {
@@ -86,6 +104,7 @@ int main(int argc, char** argv) {
     note("fast_queue_local_pop", fast_queue_checks::redistribute(300, true));
     note("fast_queue_full_empty_wrap", fast_queue_checks::full_empty_and_wrap());
     note("fast_queue_local_bulk_pop", fast_queue_checks::local_bulk_pop_in_order());
+    note("same_backend_on_every_rank", same_backend_everywhere());
   });
   return tally.report_and_finalize("one_sided", backend);
 }

@@ -72,18 +72,36 @@
 // Spans are moved 16 slots at a time (a buffer on the stack). Not
 // implemented: local_nonatomic_pop.
 //
+// Path (bcl/path.hpp, SHOAL_BCL_PATH; bcl/queue_path.hpp): push, pop and
+// size run one-sided (the costs above) or as delegates to the host, which
+// moves the counters with CPU instructions: a run of up to 128 bytes of
+// elements in one delegate, D (busy, retried after a yield, while a longer run still writes or
+// reads one of its slots); a longer one reserved by one delegate,
+// the elements moved one-sided: D + W(n) + F (checks included) / D + R(n) + n W(8 bytes) + F.
+// make() picks for the queue (every copy of the handle follows it): forced, or under auto one-sided
+// when 2A + 2R + 2W + 2F (a push and a pop) is below 2D. path() and --verbose say what it picked.
+// Full and empty are judged alike on both paths.
+//
+// T that is not trivially copyable: bcl/object_queue.hpp (specialised
+// below).
+//
 // Errors: a capacity of 0, a host core outside the job, n larger than the
 // capacity and use of a destroyed handle end the job naming the queue (its
 // host and capacity) and the cause.
 #pragma once
 
 #include "shoal/bcl/hash_bytes.hpp"
+#include "shoal/bcl/object.hpp"
+#include "shoal/bcl/object_queue.hpp"
+#include "shoal/bcl/path.hpp"
+#include "shoal/bcl/queue_path.hpp"
 #include "shoal/bcl/ring.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/one_sided.hpp"
 #include "shoal/runtime.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -94,8 +112,13 @@
 
 namespace shoal::bcl {
 
+// The primary template takes trivially copyable T (stored in the slots);
+// the specialisation at the end takes serialised T (bcl/object_queue.hpp).
 template <class T>
-requires(std::is_trivially_copyable_v<T> && alignof(T) <= 8) class checksum_queue {
+requires storable<T>
+class checksum_queue {
+  static_assert(alignof(T) <= 8, "checksum_queue: an element aligned to more than 8 bytes");
+
  public:
   struct slot {
     T value;
@@ -118,17 +141,22 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 8) class checksum_queu
     q.host_ = host;
     q.capacity_ = capacity;
     const std::uint64_t words = 8 + (capacity * sizeof(slot) + 7) / 8;
-    const shoal::detail::bcl_hosted_memory mem = shoal::detail::bcl_host_alloc(host, words);
+    const path_mode mode = path_setting();
+    const shoal::detail::bcl_hosted_memory mem = shoal::detail::bcl_host_alloc(host, words, mode);
     q.base_ = mem.base;
     q.data_ = (mem.words + 8).template reinterpret<slot>();
     const global_ptr<std::uint64_t> all = mem.words;
     delegate::call(host, [all, words] { std::memset(all.local(), 0, words * 8); });
+    q.path_ = choose_container_path(mode, mem.probe, q.name(), "push+pop", "2A+2R+2W+2F", 2,
+                                    [](const op_costs& c) { return 2 * (c.A + c.R + c.W + c.F); });
     return q;
   }
 
   bool valid() const noexcept { return static_cast<bool>(data_); }
   int host() const noexcept { return host_; }
   std::uint64_t capacity() const noexcept { return capacity_; }
+  /// How push, pop and size reach the queue (bcl/path.hpp).
+  bcl::path path() const noexcept { return path_; }
 
   /// Appends v; false (nothing pushed) when full.
   bool push(const T& v) { return push(std::span<const T>(&v, 1)); }
@@ -141,9 +169,19 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 8) class checksum_queu
     if (n == 0) return true;
     check_count("push", n);
     std::uint64_t at = 0;
-    if (!shoal::detail::bcl_ring_reserve(tail(), tail_cache_, head(), head_cache_, capacity_, n,
-                                         at))
+    if (path_ == bcl::path::delegate) {
+      if constexpr (shoal::detail::bcl_batch < T >> 0)
+        if (n <= shoal::detail::bcl_batch<T>)
+          return shoal::detail::bcl_short_run<T>(*this, vals, {},
+                                                 [](const checksum_queue& q, const auto& b) {
+                                                   return q.push_owned(b.values(), b.n);
+                                                 }) == shoal::detail::bcl_owned::done;
+      at = shoal::detail::bcl_reserve_at_host(host_, tail(), head(), capacity_, n);
+      if (at == shoal::detail::bcl_no_room) return false;
+    } else if (!shoal::detail::bcl_ring_reserve(tail(), tail_cache_, head(), head_cache_, capacity_,
+                                                n, at)) {
       return false;
+    }
     for (std::uint64_t done = 0; done < n; done += chunk) {
       const std::uint64_t m = std::min(chunk, n - done);
       slot buf[chunk];
@@ -172,8 +210,21 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 8) class checksum_queu
     if (n == 0) return true;
     check_count("pop", n);
     std::uint64_t at = 0;
-    if (!shoal::detail::bcl_ring_reserve(head(), head_cache_, tail(), tail_cache_, 0, n, at))
+    if (path_ == bcl::path::delegate) {
+      if constexpr (shoal::detail::bcl_batch < T >> 0)
+        if (n <= shoal::detail::bcl_batch<T>)
+          return shoal::detail::bcl_short_run<T>(*this, {}, out,
+                                                 [](const checksum_queue& q, const auto& b) {
+                                                   auto r = b;
+                                                   r.status = q.pop_owned(r.values(), r.n);
+                                                   return r;
+                                                 }) == shoal::detail::bcl_owned::done;
+      at = shoal::detail::bcl_reserve_at_host(host_, head(), tail(), 0, n);
+      if (at == shoal::detail::bcl_no_room) return false;
+    } else if (!shoal::detail::bcl_ring_reserve(head(), head_cache_, tail(), tail_cache_, 0, n,
+                                                at)) {
       return false;
+    }
     for (std::uint64_t done = 0; done < n; done += chunk) {
       const std::uint64_t m = std::min(chunk, n - done);
       slot buf[chunk];
@@ -191,10 +242,12 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 8) class checksum_queu
     return true;
   }
 
-  /// Elements reserved by pushes and not by pops (2 reads; exact when
-  /// nothing runs concurrently).
+  /// Elements reserved by pushes and not by pops (2 reads, or one delegate
+  /// on the delegate path; exact when nothing runs concurrently).
   std::uint64_t size() {
     check("size");
+    if (path_ == bcl::path::delegate)
+      return delegate::call(host_, [t = tail(), h = head()] { return *t.local() - *h.local(); });
     return rget(tail()) - rget(head());
   }
 
@@ -260,6 +313,49 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 8) class checksum_queu
   }
 
   global_ptr<std::uint64_t> tail() const { return data_.template reinterpret<std::uint64_t>() - 8; }
+
+  // The delegate path's short runs, on the host (bcl/queue_path.hpp): the
+  // slots' checks as a pop or push on the one-sided path reads them, busy
+  // while a long run still writes (reads) a slot of this run.
+  slot* slot_at(std::uint64_t counter) const {
+    return (data_ + static_cast<std::int64_t>(counter % capacity_)).local();
+  }
+  shoal::detail::bcl_owned push_owned(const T* vals, std::uint64_t n) const {
+    std::uint64_t& t = *tail().local();
+    if (t + n > *head().local() + capacity_) return shoal::detail::bcl_owned::refused;
+    for (std::uint64_t i = 0; i < n; ++i)
+      if (load_check(t + i) != free_for(t + i)) return shoal::detail::bcl_owned::busy;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      slot s;
+      std::memset(static_cast<void*>(&s), 0, sizeof s);
+      std::memcpy(static_cast<void*>(&s.value), vals + i, sizeof(T));
+      s.check = checksum(s.value, t + i);
+      std::memcpy(static_cast<void*>(slot_at(t + i)), &s, sizeof s);
+    }
+    t += n;
+    return shoal::detail::bcl_owned::done;
+  }
+  shoal::detail::bcl_owned pop_owned(T* out, std::uint64_t n) const {
+    std::uint64_t& h = *head().local();
+    if (h + n > *tail().local()) return shoal::detail::bcl_owned::refused;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      slot s;
+      std::memcpy(static_cast<void*>(&s), slot_at(h + i), sizeof s);
+      if (load_check(h + i) != s.check || s.check != checksum(s.value, h + i))
+        return shoal::detail::bcl_owned::busy;
+    }
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::memcpy(static_cast<void*>(out + i), &slot_at(h + i)->value, sizeof(T));
+      std::atomic_ref<std::uint64_t>(*check_word(h + i).local())
+          .store(free_for(h + i + capacity_), std::memory_order_release);
+    }
+    h += n;
+    return shoal::detail::bcl_owned::done;
+  }
+  std::uint64_t load_check(std::uint64_t counter) const {
+    return std::atomic_ref<std::uint64_t>(*check_word(counter).local())
+        .load(std::memory_order_acquire);
+  }
   global_ptr<std::uint64_t> head() const { return tail() + 1; }
 
   std::string name() const {
@@ -284,6 +380,17 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 8) class checksum_queu
   std::uint64_t head_cache_ = 0;  // guesses of the counters, only growing
   std::uint64_t tail_cache_ = 0;
   int host_ = -1;
+  bcl::path path_ = bcl::path::onesided;
+};
+
+/// checksum_queue<T> for serialised T (std::string, std::vector<U>, a type
+/// with a shoal::serializer): a checksum_queue<serial_ptr> (the checksum
+/// covers the pointer; the bytes are complete before it is pushed) and an
+/// arena (bcl/object_queue.hpp).
+template <serial_object T>
+class checksum_queue<T> : public object_queue<checksum_queue<T>, checksum_queue<serial_ptr>, T> {
+ public:
+  static constexpr const char* kind = "checksum_queue";
 };
 
 }  // namespace shoal::bcl

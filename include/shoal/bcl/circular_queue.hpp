@@ -48,8 +48,18 @@
 //   make, destroy              a global_alloc / global_free; make also a delegate to the host
 //   resize(n), migrate(core)  B + a make + R(n) + W(n) (collective; bcl/ring.hpp)
 //
+// Path (bcl/path.hpp, SHOAL_BCL_PATH; bcl/queue_path.hpp): push, pop and
+// size run one-sided (the costs above) or as delegates to the host, which
+// moves the counters with CPU instructions: a run of up to 128 bytes of
+// elements in one delegate, D (busy, retried after a yield, while a longer run is unpublished); a
+// longer one reserved by one delegate, the elements moved one-sided: D + W(n) + F + D / D + R(n) +
+// D. make() picks for the queue (every copy of the handle follows it): forced, or under auto
+// one-sided when 4A + W + R + F (a push and a pop) is below 2D. path() and --verbose say what it
+// picked. Full and empty are judged alike on both paths. The promises mean the same there and
+// change nothing in its cost.
+//
 // T that is not trivially copyable (std::string, std::vector<U>, a type
-// with a shoal::serializer): bcl/object_queue.hpp, included below.
+// with a shoal::serializer): bcl/object_queue.hpp (specialised below).
 //
 // Errors: a capacity of 0, a host core outside the job, n larger than the
 // capacity, a push with promise pop (or a pop with promise push),
@@ -58,6 +68,9 @@
 #pragma once
 
 #include "shoal/bcl/object.hpp"
+#include "shoal/bcl/object_queue.hpp"
+#include "shoal/bcl/path.hpp"
+#include "shoal/bcl/queue_path.hpp"
 #include "shoal/bcl/ring.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/one_sided.hpp"
@@ -98,19 +111,24 @@ class circular_queue {
     circular_queue q;
     q.host_ = host;
     q.capacity_ = capacity;
+    const path_mode mode = path_setting();
     const shoal::detail::bcl_hosted_memory mem =
-        shoal::detail::bcl_host_alloc(host, 8 + (capacity * sizeof(T) + 7) / 8);
+        shoal::detail::bcl_host_alloc(host, 8 + (capacity * sizeof(T) + 7) / 8, mode);
     q.base_ = mem.base;
     q.data_ = (mem.words + 8).template reinterpret<T>();
     const std::uint64_t zeros[4] = {};
     rput(mem.words, zeros, 4);
     rflush();
+    q.path_ = choose_container_path(mode, mem.probe, q.name(), "push+pop", "4A+W+R+F", 2,
+                                    [](const op_costs& c) { return 4 * c.A + c.W + c.R + c.F; });
     return q;
   }
 
   bool valid() const noexcept { return static_cast<bool>(data_); }
   int host() const noexcept { return host_; }
   std::uint64_t capacity() const noexcept { return capacity_; }
+  /// How push, pop and size reach the queue (bcl/path.hpp).
+  bcl::path path() const noexcept { return path_; }
 
   /// Appends v; false (nothing pushed) when full.
   bool push(const T& v, queue_promise p = queue_promise::push_pop) {
@@ -125,15 +143,30 @@ class circular_queue {
     if (n == 0) return true;
     check_count("push", n);
     std::uint64_t at = 0;
-    if (!shoal::detail::bcl_ring_reserve(counter(tail_i), tail_cache_, counter(head_ready_i),
-                                         head_ready_cache_, capacity_, n, at))
+    const bool delegated = path_ == bcl::path::delegate;
+    if (delegated) {
+      if constexpr (shoal::detail::bcl_batch < T >> 0)
+        if (n <= shoal::detail::bcl_batch<T>)
+          return shoal::detail::bcl_short_run<T>(*this, vals, {},
+                                                 [](const circular_queue& q, const auto& b) {
+                                                   return q.push_owned(b.values(), b.n);
+                                                 }) == shoal::detail::bcl_owned::done;
+      at = shoal::detail::bcl_reserve_at_host(host_, counter(tail_i), counter(head_ready_i),
+                                              capacity_, n);
+      if (at == shoal::detail::bcl_no_room) return false;
+    } else if (!shoal::detail::bcl_ring_reserve(counter(tail_i), tail_cache_, counter(head_ready_i),
+                                                head_ready_cache_, capacity_, n, at)) {
       return false;
+    }
     shoal::detail::bcl_ring_runs(data_, capacity_, at, n,
                                  [&](global_ptr<T> d, std::uint64_t from, std::uint64_t count) {
                                    rput(d, vals.data() + from, count);
                                  });
     rflush();  // the elements land before tail_ready covers them
-    publish(counter(tail_ready_i), at, n, p == queue_promise::push);
+    if (delegated)
+      shoal::detail::bcl_publish_at_host(host_, counter(tail_ready_i), at, n);
+    else
+      publish(counter(tail_ready_i), at, n, p == queue_promise::push);
     return true;
   }
 
@@ -148,14 +181,30 @@ class circular_queue {
     if (n == 0) return true;
     check_count("pop", n);
     std::uint64_t at = 0;
-    if (!shoal::detail::bcl_ring_reserve(counter(head_i), head_cache_, counter(tail_ready_i),
-                                         tail_ready_cache_, 0, n, at))
+    const bool delegated = path_ == bcl::path::delegate;
+    if (delegated) {
+      if constexpr (shoal::detail::bcl_batch < T >> 0)
+        if (n <= shoal::detail::bcl_batch<T>)
+          return shoal::detail::bcl_short_run<T>(*this, {}, out,
+                                                 [](const circular_queue& q, const auto& b) {
+                                                   auto r = b;
+                                                   r.status = q.pop_owned(r.values(), r.n);
+                                                   return r;
+                                                 }) == shoal::detail::bcl_owned::done;
+      at = shoal::detail::bcl_reserve_at_host(host_, counter(head_i), counter(tail_ready_i), 0, n);
+      if (at == shoal::detail::bcl_no_room) return false;
+    } else if (!shoal::detail::bcl_ring_reserve(counter(head_i), head_cache_, counter(tail_ready_i),
+                                                tail_ready_cache_, 0, n, at)) {
       return false;
+    }
     shoal::detail::bcl_ring_runs(data_, capacity_, at, n,
                                  [&](global_ptr<T> d, std::uint64_t from, std::uint64_t count) {
                                    rget(d, out.data() + from, count);
                                  });
-    publish(counter(head_ready_i), at, n, p == queue_promise::pop);
+    if (delegated)
+      shoal::detail::bcl_publish_at_host(host_, counter(head_ready_i), at, n);
+    else
+      publish(counter(head_ready_i), at, n, p == queue_promise::pop);
     return true;
   }
 
@@ -174,10 +223,13 @@ class circular_queue {
     return true;
   }
 
-  /// Elements published and not reserved by a pop (2 reads; exact when
-  /// nothing runs concurrently).
+  /// Elements published and not reserved by a pop (2 reads, or one
+  /// delegate on the delegate path; exact when nothing runs concurrently).
   std::uint64_t size() {
     check("size", false);
+    if (path_ == bcl::path::delegate)
+      return delegate::call(
+          host_, [c = counter(0)] { return c.local()[tail_ready_i] - c.local()[head_i]; });
     return rget(counter(tail_ready_i)) - rget(counter(head_i));
   }
 
@@ -223,6 +275,26 @@ class circular_queue {
     while (compare_and_swap(ready, at, at + n) != at) yield();
   }
 
+  // The delegate path's short runs, on the host (bcl/queue_path.hpp): busy
+  // while a long run has reserved and not yet published (its publish must
+  // come first, and a handler cannot wait for it).
+  shoal::detail::bcl_owned push_owned(const T* vals, std::uint64_t n) const {
+    std::uint64_t* c = counter(0).local();
+    if (c[tail_i] != c[tail_ready_i]) return shoal::detail::bcl_owned::busy;
+    if (c[tail_i] + n > c[head_ready_i] + capacity_) return shoal::detail::bcl_owned::refused;
+    shoal::detail::bcl_ring_copy_in(data_, capacity_, c[tail_i], vals, n);
+    c[tail_ready_i] = c[tail_i] += n;
+    return shoal::detail::bcl_owned::done;
+  }
+  shoal::detail::bcl_owned pop_owned(T* out, std::uint64_t n) const {
+    std::uint64_t* c = counter(0).local();
+    if (c[head_i] != c[head_ready_i]) return shoal::detail::bcl_owned::busy;
+    if (c[head_i] + n > c[tail_ready_i]) return shoal::detail::bcl_owned::refused;
+    shoal::detail::bcl_ring_copy_out(data_, capacity_, c[head_i], out, n);
+    c[head_ready_i] = c[head_i] += n;
+    return shoal::detail::bcl_owned::done;
+  }
+
   std::string name() const {
     return fmt::format("circular_queue(host core {}, capacity {})", host_, capacity_);
   }
@@ -252,8 +324,15 @@ class circular_queue {
   std::uint64_t head_cache_ = 0;
   std::uint64_t tail_ready_cache_ = 0;
   int host_ = -1;
+  bcl::path path_ = bcl::path::onesided;
+};
+
+/// circular_queue<T> for serialised T: a circular_queue<serial_ptr> and an
+/// arena (bcl/object_queue.hpp); push and pop take the promises above.
+template <serial_object T>
+class circular_queue<T> : public object_queue<circular_queue<T>, circular_queue<serial_ptr>, T> {
+ public:
+  static constexpr const char* kind = "circular_queue";
 };
 
 }  // namespace shoal::bcl
-
-#include "shoal/bcl/object_queue.hpp"

@@ -39,6 +39,16 @@
 // other end. In exchange full and empty are exact (below).
 // circular_queue and checksum_queue (bcl/) allow pushes and pops at once.
 //
+// Path (bcl/path.hpp, SHOAL_BCL_PATH; bcl/queue_path.hpp): push, pop and
+// size run one-sided (the costs above) or as delegates to the host, which
+// moves the counters with CPU instructions: a run of up to 128 bytes of
+// elements in one delegate, D; a longer one reserved by one delegate,
+// the elements moved one-sided: D + W(n) / D + R(n). make()
+// picks for the queue (every copy of the handle follows it): forced, or
+// under auto one-sided when 2A + W + R (a push and a pop) is below 2D.
+// path() and --verbose say what it picked. Full and empty are judged alike
+// on both paths.
+//
 // Concurrency promise: a phase has only pushes (from any cores) or only pops
 // (from any cores, or local_nonatomic_pop on the host alone); between phases
 // every pusher calls shoal::rflush() and then every core passes a barrier.
@@ -58,6 +68,10 @@
 // use it.)
 #pragma once
 
+#include "shoal/bcl/object.hpp"
+#include "shoal/bcl/object_queue.hpp"
+#include "shoal/bcl/path.hpp"
+#include "shoal/bcl/queue_path.hpp"
 #include "shoal/bcl/ring.hpp"
 #include "shoal/delegate.hpp"
 #include "shoal/detail/check.hpp"
@@ -77,8 +91,13 @@
 
 namespace shoal::bcl {
 
+// The primary template takes trivially copyable T (stored in the ring); the
+// specialisation at the end takes serialised T (bcl/object_queue.hpp).
 template <class T>
-requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
+requires storable<T>
+class fast_queue {
+  static_assert(alignof(T) <= 64, "fast_queue: an element aligned to more than 64 bytes");
+
  public:
   /// A handle to nothing (every operation but valid() ends the job).
   fast_queue() = default;
@@ -96,20 +115,25 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     q.host_ = host;
     q.capacity_ = capacity;
     // The tail and head in the first 64 bytes, then the elements.
+    const path_mode mode = path_setting();
     const shoal::detail::bcl_hosted_memory mem =
-        shoal::detail::bcl_host_alloc(host, 8 + (capacity * sizeof(T) + 7) / 8);
+        shoal::detail::bcl_host_alloc(host, 8 + (capacity * sizeof(T) + 7) / 8, mode);
     q.base_ = mem.base;
     const global_ptr<std::uint64_t> counters = mem.words;
     q.data_ = (counters + 8).template reinterpret<T>();
     rput(q.tail(), std::uint64_t{0});
     rput(q.head(), std::uint64_t{0});
     rflush();
+    q.path_ = choose_container_path(mode, mem.probe, q.name(), "push+pop", "2A+W+R", 2,
+                                    [](const op_costs& c) { return 2 * c.A + c.W + c.R; });
     return q;
   }
 
   bool valid() const noexcept { return static_cast<bool>(data_); }
   int host() const noexcept { return host_; }
   std::uint64_t capacity() const noexcept { return capacity_; }
+  /// How push, pop and size reach the queue (bcl/path.hpp).
+  bcl::path path() const noexcept { return path_; }
 
   /// Appends v; false (nothing pushed) when full. Push phase.
   bool push(const T& v) { return push(std::span<const T>(&v, 1)); }
@@ -123,9 +147,19 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     if (n == 0) return true;
     check_count("push", n);
     std::uint64_t at = 0;
-    if (!shoal::detail::bcl_ring_reserve(tail(), tail_cache_, head(), head_cache_, capacity_, n,
-                                         at))
+    if (path_ == bcl::path::delegate) {
+      if constexpr (shoal::detail::bcl_batch < T >> 0)
+        if (n <= shoal::detail::bcl_batch<T>)
+          return shoal::detail::bcl_short_run<T>(*this, vals, {},
+                                                 [](const fast_queue& q, const auto& b) {
+                                                   return q.push_owned(b.values(), b.n);
+                                                 }) == shoal::detail::bcl_owned::done;
+      at = shoal::detail::bcl_reserve_at_host(host_, tail(), head(), capacity_, n);
+      if (at == shoal::detail::bcl_no_room) return false;
+    } else if (!shoal::detail::bcl_ring_reserve(tail(), tail_cache_, head(), head_cache_, capacity_,
+                                                n, at)) {
       return false;
+    }
     transfer_out(at, vals);
     return true;
   }
@@ -141,8 +175,21 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     if (n == 0) return true;
     check_count("pop", n);
     std::uint64_t at = 0;
-    if (!shoal::detail::bcl_ring_reserve(head(), head_cache_, tail(), tail_cache_, 0, n, at))
+    if (path_ == bcl::path::delegate) {
+      if constexpr (shoal::detail::bcl_batch < T >> 0)
+        if (n <= shoal::detail::bcl_batch<T>)
+          return shoal::detail::bcl_short_run<T>(*this, {}, out,
+                                                 [](const fast_queue& q, const auto& b) {
+                                                   auto r = b;
+                                                   r.status = q.pop_owned(r.values(), r.n);
+                                                   return r;
+                                                 }) == shoal::detail::bcl_owned::done;
+      at = shoal::detail::bcl_reserve_at_host(host_, head(), tail(), 0, n);
+      if (at == shoal::detail::bcl_no_room) return false;
+    } else if (!shoal::detail::bcl_ring_reserve(head(), head_cache_, tail(), tail_cache_, 0, n,
+                                                at)) {
       return false;
+    }
     transfer_in(at, out);
     return true;
   }
@@ -191,9 +238,12 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
     return static_cast<std::size_t>(n);
   }
 
-  /// Elements pushed and not popped (2 reads; exact between phases).
+  /// Elements pushed and not popped (2 reads, or one delegate on the
+  /// delegate path; exact between phases).
   std::uint64_t size() {
     check("size");
+    if (path_ == bcl::path::delegate)
+      return delegate::call(host_, [t = tail(), h = head()] { return *t.local() - *h.local(); });
     return rget(tail()) - rget(head());
   }
 
@@ -245,6 +295,22 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
                       op, myrank(), host_ / detail::g_info.local_cores));
   }
   global_ptr<std::uint64_t> tail() const { return data_.template reinterpret<std::uint64_t>() - 8; }
+
+  // The delegate path's short runs, on the host (bcl/queue_path.hpp).
+  shoal::detail::bcl_owned push_owned(const T* vals, std::uint64_t n) const {
+    std::uint64_t& t = *tail().local();
+    if (t + n > *head().local() + capacity_) return shoal::detail::bcl_owned::refused;
+    shoal::detail::bcl_ring_copy_in(data_, capacity_, t, vals, n);
+    t += n;
+    return shoal::detail::bcl_owned::done;
+  }
+  shoal::detail::bcl_owned pop_owned(T* out, std::uint64_t n) const {
+    std::uint64_t& h = *head().local();
+    if (h + n > *tail().local()) return shoal::detail::bcl_owned::refused;
+    shoal::detail::bcl_ring_copy_out(data_, capacity_, h, out, n);
+    h += n;
+    return shoal::detail::bcl_owned::done;
+  }
   global_ptr<std::uint64_t> head() const { return tail() + 1; }
 
   template <class F>
@@ -268,6 +334,17 @@ requires(std::is_trivially_copyable_v<T> && alignof(T) <= 64) class fast_queue {
   std::uint64_t head_cache_ = 0;  // a head seen earlier (only grows)
   std::uint64_t tail_cache_ = 0;  // a tail seen earlier (only grows within a pop phase)
   int host_ = -1;
+  bcl::path path_ = bcl::path::onesided;
+};
+
+/// fast_queue<T> for serialised T (std::string, std::vector<U>, a type with
+/// a shoal::serializer): a fast_queue<serial_ptr> and an arena
+/// (bcl/object_queue.hpp), under fast_queue's phases; local_nonatomic_pop
+/// of one value, not of a span, and no local_nonatomic_drain.
+template <serial_object T>
+class fast_queue<T> : public object_queue<fast_queue<T>, fast_queue<serial_ptr>, T> {
+ public:
+  static constexpr const char* kind = "fast_queue";
 };
 
 }  // namespace shoal::bcl

@@ -694,10 +694,8 @@ class hash_map {
       const double one = 4 * c.A + c.W + c.R + c.F, two_d = 2 * c.D;
       path_ = choose_path(mode, one, two_d);
       find_only_path_ = choose_path(mode, c.R, c.D);
-      why = fmt::format(
-          "auto, costs {}: insert+find one-sided 4A+W+R+F = {:.0f} ns, delegate 2D "
-          "= {:.0f} ns; find_only R = {:.0f} ns, D = {:.0f} ns",
-          c.source, one, two_d, c.R, c.D);
+      why = fmt::format("auto, costs {}: {}; find_only R = {:.0f} ns, D = {:.0f} ns", c.source,
+                        path_comparison("insert+find", "4A+W+R+F", one, 2, c.D), c.R, c.D);
     } else {
       path_ = find_only_path_ = choose_path(mode, 0, 0);
     }

@@ -16,7 +16,8 @@
 // one_sided.hpp's memory model), so one table never mixes them. Forced
 // (onesided or delegate) it takes that path. Under auto it compares the
 // method's cost from its header's cost table (e.g. hash_map insert 2A + W + F
-// against D) using this job's costs: the calibration file's figures for the
+// against D; the queues compare a push and a pop, one-sided, against 2D,
+// choose_container_path) using this job's costs: the calibration file's figures for the
 // backend in use when SHOAL_BCL_CALIBRATION is set, otherwise ones measured
 // at the first make() of the job in this process (8 of each of R, W, A, F and
 // D against a core of another process, or the next core: about 40 operations,
@@ -244,6 +245,38 @@ inline path choose_path(path_mode mode, double onesided_ns, double delegate_ns) 
     default:
       return delegate_ns < onesided_ns ? path::delegate : path::onesided;
   }
+}
+
+/// One comparison as --verbose names it, e.g. "insert+find one-sided
+/// 4A+W+R+F = 120 ns, delegate 2D = 300 ns".
+inline std::string path_comparison(std::string_view what, std::string_view formula,
+                                   double onesided_ns, int delegates, double delegate_ns) {
+  return fmt::format("{} one-sided {} = {:.0f} ns, delegate {}D = {:.0f} ns", what, formula,
+                     onesided_ns, delegates, delegates * delegate_ns);
+}
+
+/// The path of a container whose methods take one path together (the
+/// queues): forced by `mode`, or under auto one-sided unless `delegates`
+/// D cost less than onesided(costs) (costs measured against `probe`, see
+/// path_costs), `what` and `formula` naming the methods and terms compared.
+/// --verbose prints "shoal: bcl <name> made on core <c>: path <p> (<why>)".
+template <class OneSided>
+path choose_container_path(path_mode mode, global_ptr<std::uint64_t> probe, const std::string& name,
+                           std::string_view what, std::string_view formula, int delegates,
+                           const OneSided& onesided) {
+  path p = choose_path(mode, 0, 0);
+  std::string why = "forced by SHOAL_BCL_PATH";
+  if (mode == path_mode::automatic) {
+    const op_costs c = path_costs(probe);
+    const double one = onesided(c);
+    p = choose_path(mode, one, delegates * c.D);
+    why = fmt::format("auto, costs {}: {}", c.source,
+                      path_comparison(what, formula, one, delegates, c.D));
+  }
+  if (shoal::current_config().verbose)
+    fmt::print(stderr, "shoal: bcl {} made on core {}: path {} ({})\n", name, mycore(),
+               path_name(p), why);
+  return p;
 }
 
 /// A core to measure against: the first core of the next process, or the

@@ -4,6 +4,7 @@
 // pieces it occupies in the ring.
 #pragma once
 
+#include "shoal/bcl/path.hpp"
 #include "shoal/collective.hpp"
 #include "shoal/delegate.hpp"
 #include "shoal/global_heap.hpp"
@@ -23,17 +24,24 @@ namespace shoal::detail {
 /// host's segment. One global_alloc of `words` per core (BCL's queues are
 /// hosted, and a symmetric heap reserves the same range everywhere; the
 /// other cores' parts stay unused) and a delegate to the host for a 2D
-/// pointer to its part, which every backend of one_sided.hpp reaches.
+/// pointer to its part, which every backend of one_sided.hpp reaches. The
+/// delegate also checks that the host's process has the SHOAL_BCL_PATH
+/// `mode` of the making core (bcl/path.hpp).
 struct bcl_hosted_memory {
   global_ptr<std::uint64_t> base;   // the allocation (for global_free)
   global_ptr<std::uint64_t> words;  // 2D: the host's `words` words
+  global_ptr<std::uint64_t> probe;  // linear: a word of path_probe_core's part, to measure costs
 };
-inline bcl_hosted_memory bcl_host_alloc(int host, std::uint64_t words) {
+inline bcl_hosted_memory bcl_host_alloc(int host, std::uint64_t words, bcl::path_mode mode) {
   bcl_hosted_memory m;
   m.base = global_alloc<std::uint64_t>(static_cast<std::int64_t>(words) * g_info.total_cores);
   const std::int64_t per_block = g_info.block_bytes / 8;
   const global_ptr<std::uint64_t> first = m.base + per_block * host;  // host's local block 0
-  m.words = delegate::call(host, [first] { return make_global(first.local()); });
+  m.words = delegate::call(host, [first, mode] {
+    bcl::path_same_everywhere(mode);
+    return make_global(first.local());
+  });
+  m.probe = m.base + per_block * bcl::path_probe_core();
   return m;
 }
 
