@@ -236,6 +236,49 @@ TEST(dist_pebbles, HypercubePhaseOpensBuffersToLogPPeers) {
   EXPECT_EQ(direct_values, 64 * cores * cores);
 }
 
+// Peers with a network buffer open at once, the most of any process, while
+// global core 0 waits on a global_completion_event (its waves ask every
+// process) with route_control_over_hypercube set to `near`.
+std::int64_t event_wait_peers(bool near) {
+  static std::int64_t most = -1;
+  run_job([near] {
+    shoal::global_completion_event gce;
+    const shoal::completion_ref ref = gce;
+    const shoal::global_completion_event* ev = &gce;  // used on its own core only
+    shoal::on_all_cores([ref, ev, near] {
+      shoal::route_control_over_hypercube(near);
+      ref.enroll();
+      shoal::barrier();
+      shoal::reset_network_buffers_peak();
+      shoal::barrier();
+      ref.complete();
+      if (shoal::mycore() == 0) ev->wait();
+      shoal::barrier();
+      const bool first = shoal::mycore() % shoal::local_cores() == 0;
+      const std::int64_t mine =
+          first ? static_cast<std::int64_t>(shoal::local_network_traffic().coalescing_buffers_peak)
+                : 0;
+      const std::int64_t m = shoal::allreduce_max(mine);
+      if (shoal::mycore() == 0) most = m;
+      shoal::route_control_over_hypercube(false);
+    });
+  });
+  return most;
+}
+
+// A global completion event's waves travel over hypercube edges when the
+// switch is on: at most ceil(log2 P) peers, where the direct waves of
+// global core 0 reach all P - 1 other processes (run at 4 x 1 and 8 x 1).
+TEST(dist_pebbles, EventWavesOverHypercubeOpenLogPPeers) {
+  const std::int64_t near = event_wait_peers(true);
+  const std::int64_t direct = event_wait_peers(false);
+  if (!rank0()) return;
+  const int p = shoal_dist::g_ranks;
+  const auto log_p = static_cast<std::int64_t>(std::bit_width(static_cast<unsigned>(p - 1)));
+  EXPECT_LE(near, log_p) << "peers open at once at P = " << p << " with the switch on";
+  EXPECT_EQ(direct, p - 1) << "peers open at once at P = " << p << " with the switch off";
+}
+
 // Idle cores ask other processes for work (remote_steal.hpp); those
 // requests and their empty replies are protocol: a barrier's message waves
 // must not count them, or a drain that waits for two agreeing waves keeps
