@@ -1,5 +1,6 @@
 // The runtime's own messages between processes (barrier arrivals and
-// releases, message waves and their replies) can travel over the
+// releases, message waves and their replies, global completion event
+// waves, flow-control acknowledgements) can travel over the
 // hypercube's edges: one bit of the rank at a time, hop by hop, like a
 // value of a channel under hypercube_routing (routing.hpp). A process then
 // exchanges control messages only with the ranks one bit away from it, at
