@@ -418,7 +418,8 @@ void aggregator::acknowledge(const buffer* b) {
   const std::uint32_t stream = b->stream;
   const std::uint32_t n = b->count;
   const int me = rank_base_ + local_core_;
-  send_control_near(b->source, [stream, me, n] { tls_aggregator->flow_acknowledged(stream, me, n); });
+  send_control_near(b->source,
+                    [stream, me, n] { tls_aggregator->flow_acknowledged(stream, me, n); });
 }
 
 bool aggregator::poll() {
