@@ -279,6 +279,46 @@ TEST(dist_pebbles, EventWavesOverHypercubeOpenLogPPeers) {
   EXPECT_EQ(direct, p - 1) << "peers open at once at P = " << p << " with the switch off";
 }
 
+// on_all_cores' launch and completion messages go over hypercube edges
+// when the switch is on (detail/near_send.hpp): with every protocol routed
+// too, an on_all_cores round opens buffers to at most ceil(log2 P) peers
+// per process, where launching from rank 0 directly reaches all P - 1
+// (run at 4 x 1 and 8 x 1; the peak covers the launch and completions of
+// an empty round and the launch of the round that reads it).
+TEST(dist_pebbles, OnAllCoresOverHypercubeOpensLogPPeers) {
+  static std::int64_t most = -1;
+  static std::int64_t ran_all = -1;
+  static std::atomic<int> ran{0};
+  ran = 0;
+  run_job([] {
+    shoal::on_all_cores([] { shoal::route_control_over_hypercube(true); });
+    shoal::on_all_cores([] {
+      shoal::barrier();
+      shoal::reset_network_buffers_peak();
+      shoal::barrier();
+    });
+    shoal::on_all_cores([] { ran.fetch_add(1); });
+    shoal::on_all_cores([] {
+      const bool first = shoal::mycore() % shoal::local_cores() == 0;
+      const std::int64_t mine =
+          first ? static_cast<std::int64_t>(shoal::local_network_traffic().coalescing_buffers_peak)
+                : 0;
+      const std::int64_t m = shoal::allreduce_max(mine);
+      const std::int64_t r = shoal::allreduce_sum(first ? std::int64_t{ran.load()} : 0);
+      if (shoal::mycore() == 0) {
+        most = m;
+        ran_all = r;
+      }
+      shoal::route_control_over_hypercube(false);
+    });
+  });
+  if (!rank0()) return;
+  const int p = shoal_dist::g_ranks;
+  const auto log_p = static_cast<std::int64_t>(std::bit_width(static_cast<unsigned>(p - 1)));
+  EXPECT_LE(most, log_p) << "peers open at once at P = " << p;
+  EXPECT_EQ(ran_all, job_cores()) << "every core ran the routed round once";
+}
+
 // Idle cores ask other processes for work (remote_steal.hpp); those
 // requests and their empty replies are protocol: a barrier's message waves
 // must not count them, or a drain that waits for two agreeing waves keeps
