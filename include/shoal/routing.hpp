@@ -134,11 +134,11 @@ struct named_routing {
 
 /// Sends the runtime's own messages between processes (barrier arrivals
 /// and releases, the message waves that end channel phases, barriers and
-/// drains, global_completion_event waves and id releases, and channel
-/// flow-control acknowledgements) hop by hop over hypercube edges, and
-/// picks remote steal victims among hypercube neighbours, when `on`;
-/// straight to their process when off (the default). Still direct:
-/// on_all_cores' launch and completion messages and delegate calls (a
+/// drains, global_completion_event waves and id releases, channel
+/// flow-control acknowledgements, on_all_cores' launch and completion
+/// messages) hop by hop over hypercube edges, and picks remote steal
+/// victims among hypercube neighbours, when `on`; straight to their process
+/// when off (the default). Still direct: delegate calls (a
 /// global_completion_event made on a rank other than 0 gets its id so);
 /// collectives keep their binomial tree over ranks (relative to the root:
 /// hypercube edges when the root is rank 0). A program that routes its data over the hypercube to
