@@ -15,7 +15,9 @@
 // word still staged at a core (or at a routing hop) travel as one, their
 // values XORed; the table ends the same, since XOR is associative and
 // commutative. --cache-slots sizes each core's cache.
+#include <array>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 
@@ -110,28 +112,42 @@ class routed_updater final : public updater {
       }
       ch.end_phase();  // every update, forwarded ones included, applied
       const shoal::network_traffic after = shoal::local_network_traffic();
-      auto job_sum = [first](std::uint64_t x) {
-        return shoal::allreduce_sum(first ? static_cast<std::int64_t>(x) : std::int64_t{0});
+      // One sum and one max over the job (not one collective per figure:
+      // each costs a tree of ceil(log2 P) legs inside the timed region).
+      const auto mine = [first](std::uint64_t x) {
+        return first ? static_cast<std::int64_t>(x) : std::int64_t{0};
       };
-      route_counts r;
-      r.forwarded = job_sum(ch.local_route_stats().forwarded);
-      r.messages = job_sum(after.messages - before.messages);
-      r.bytes = job_sum(after.bytes - before.bytes);
-      r.batches = job_sum(after.batches - before.batches);
-      r.mpi_messages = job_sum(after.network_buffers_sent - before.network_buffers_sent);
+      std::array<std::int64_t, 7> sums{
+          mine(ch.local_route_stats().forwarded),
+          mine(after.messages - before.messages),
+          mine(after.bytes - before.bytes),
+          mine(after.batches - before.batches),
+          mine(after.network_buffers_sent - before.network_buffers_sent),
+          0,
+          0};
       if constexpr (!std::is_same_v<Red, shoal::reduction::none>) {
         const shoal::reduction_stats red = ch.local_reduction_stats();  // this process's cores
-        r.reduction_lookups = job_sum(red.lookups);
-        r.reduction_hits = job_sum(red.hits);
+        sums[5] = mine(red.lookups);
+        sums[6] = mine(red.hits);
       }
-      r.max_network_buffers = shoal::allreduce_max(
-          first ? static_cast<std::int64_t>(after.network_buffers) : std::int64_t{0});
-      r.max_phase_network_buffers = shoal::allreduce_max(
-          first ? static_cast<std::int64_t>(after.network_buffers_peak) : std::int64_t{0});
-      r.max_coalescing_buffers = shoal::allreduce_max(
-          first ? static_cast<std::int64_t>(after.coalescing_buffers_peak) : std::int64_t{0});
-      r.max_phase_buffer_bytes = shoal::allreduce_max(
-          first ? static_cast<std::int64_t>(after.buffer_memory_peak()) : std::int64_t{0});
+      std::array<std::int64_t, 4> maxes{
+          mine(after.network_buffers), mine(after.network_buffers_peak),
+          mine(after.coalescing_buffers_peak), mine(after.buffer_memory_peak())};
+      shoal::allreduce_sum(std::span<std::int64_t>(sums));
+      shoal::allreduce(std::span<std::int64_t>(maxes),
+                       [](std::int64_t a, std::int64_t b) { return a < b ? b : a; });
+      route_counts r;
+      r.forwarded = sums[0];
+      r.messages = sums[1];
+      r.bytes = sums[2];
+      r.batches = sums[3];
+      r.mpi_messages = sums[4];
+      r.reduction_lookups = sums[5];
+      r.reduction_hits = sums[6];
+      r.max_network_buffers = maxes[0];
+      r.max_phase_network_buffers = maxes[1];
+      r.max_coalescing_buffers = maxes[2];
+      r.max_phase_buffer_bytes = maxes[3];
       r.network_buffer_bytes = static_cast<std::int64_t>(after.network_buffer_bytes);
       if (c == 0) g_counts = r;
       if (hypercube) shoal::route_control_over_hypercube(false);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "shoal/completion_event.hpp"
+#include "shoal/detail/near_send.hpp"
 #include "shoal/message.hpp"
 #include "shoal/runtime.hpp"
 #include "shoal/task.hpp"
@@ -51,7 +52,9 @@ void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain, cons
 
 /// Runs a copy of `f` as a task on every core of the job and waits for all
 /// of them. Blocking; f must be a message_handler_like closure of at most
-/// max_on_all_cores_bytes (48).
+/// max_on_all_cores_bytes (48). Costs one message to every core and one
+/// back; with route_control_over_hypercube on, both go over hypercube edges
+/// (detail/near_send.hpp: up to ceil(log2 P) hops each).
 template <class F>
 requires message_handler_like<F> && fits_on_all_cores<F>
 void on_all_cores(const F& f) {
@@ -60,11 +63,15 @@ void on_all_cores(const F& f) {
   completion_event* d = &done;
   const int home = mycore();
   for (int c = 0; c < cores(); ++c) {
-    send(c, [f, d, home] {
+    detail::send_near(c, [f, d, home] {
       spawn([f, d, home] {
         F g = f;
         g();
-        completion_event::complete_at(home, d);
+        if (mycore() == home) {
+          completion_event::complete_at(home, d);
+        } else {
+          detail::send_near(home, [d, home] { completion_event::complete_at(home, d); });
+        }
       });
     });
   }

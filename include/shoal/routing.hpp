@@ -134,9 +134,14 @@ struct named_routing {
 
 /// Sends the runtime's own messages between processes (barrier arrivals
 /// and releases, the message waves that end channel phases, barriers and
-/// drains) hop by hop over hypercube edges, and picks remote steal victims
-/// among hypercube neighbours, when `on`; straight to their process when
-/// off (the default). A program that routes its data over the hypercube to
+/// drains, global_completion_event waves and id releases, channel
+/// flow-control acknowledgements, on_all_cores' launch and completion
+/// messages) hop by hop over hypercube edges, and picks remote steal
+/// victims among hypercube neighbours, when `on`; straight to their process
+/// when off (the default). Still direct: delegate calls (a
+/// global_completion_event made on a rank other than 0 gets its id so);
+/// collectives keep their binomial tree over ranks (relative to the root:
+/// hypercube edges when the root is rank 0). A program that routes its data over the hypercube to
 /// bound each process's peers (and buffer memory) at ceil(log2 P) turns it
 /// on, or those protocols would open a buffer to every process. Costs: a
 /// barrier's or phase end's latency grows from 1 network hop per leg to up

@@ -12,6 +12,7 @@
 
 #include <sched.h>
 
+#include "comm/near_control.hpp"
 #include "comm/network.hpp"
 #include "tasks/scheduler.hpp"
 
@@ -411,12 +412,14 @@ void aggregator::flow_acknowledged(std::uint32_t stream, int dest, std::uint32_t
 }
 
 // One control message per handled batch of a bounded channel, to the core
-// that staged it.
+// that staged it (over hypercube edges under route_control_over_hypercube:
+// a batch of a channel without routing may come from any process).
 void aggregator::acknowledge(const buffer* b) {
   const std::uint32_t stream = b->stream;
   const std::uint32_t n = b->count;
   const int me = rank_base_ + local_core_;
-  send_control(b->source, [stream, me, n] { tls_aggregator->flow_acknowledged(stream, me, n); });
+  send_control_near(b->source,
+                    [stream, me, n] { tls_aggregator->flow_acknowledged(stream, me, n); });
 }
 
 bool aggregator::poll() {

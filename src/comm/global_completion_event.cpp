@@ -10,6 +10,8 @@
 #include <new>
 #include <vector>
 
+#include "comm/near_control.hpp"
+
 namespace shoal {
 namespace detail {
 namespace {
@@ -82,7 +84,9 @@ void on_reply(wave* w, totals t) {
 }
 
 // One core per process (the waiter's local index) sums its process's
-// counters and replies on the control stream. Suspends until every reply.
+// counters and replies on the control stream (both legs over hypercube
+// edges under route_control_over_hypercube: near_control.hpp). Suspends
+// until every reply.
 totals run_wave(std::uint32_t id) {
   scheduler& s = this_scheduler();
   wave w;
@@ -93,10 +97,11 @@ totals run_wave(std::uint32_t id) {
   const int local = me - g_info.rank_base;
   for (int r = 0; r < g_info.ranks; ++r) {
     if (r == g_info.rank) continue;
-    send_control(r * g_info.local_cores + local, [id, me, wp] {
+    send_control_near(r * g_info.local_cores + local, [id, me, wp] {
       ++this_scheduler().steal_chatter;
       const totals t = local_totals(id);
-      send_control(me, [wp, t] { on_reply(wp, t); });
+      send_control_near(me, [wp, t] { on_reply(wp, t); });
+      push_staged();
     });
   }
   flush();
@@ -196,7 +201,7 @@ global_completion_event::~global_completion_event() {
   SHOAL_CHECK(tls_core >= 0, "a global_completion_event of rank {} destroyed outside run()",
               g_info.rank);
   const std::uint32_t id = id_;
-  send_control(0, [id] { release_id_here(id); });
+  send_control_near(0, [id] { release_id_here(id); });
 }
 
 global_completion_event* global_completion_event::make_default() {

@@ -1,5 +1,7 @@
 // The runtime's own messages between processes (barrier arrivals and
-// releases, message waves and their replies) can travel over the
+// releases, message waves and their replies, global completion event
+// waves, flow-control acknowledgements; on_all_cores' messages, which are
+// application messages, use detail/near_send.hpp) can travel over the
 // hypercube's edges: one bit of the rank at a time, hop by hop, like a
 // value of a channel under hypercube_routing (routing.hpp). A process then
 // exchanges control messages only with the ranks one bit away from it, at

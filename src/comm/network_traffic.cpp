@@ -3,6 +3,7 @@
 // network buffers the process allocated (its buffer memory toward other
 // processes) and sent; local_network_peers: the distinct peer processes.
 #include "shoal/detail/aggregator.hpp"
+#include "shoal/detail/near_send.hpp"
 #include "shoal/detail/process_info.hpp"
 #include "shoal/routing.hpp"
 
@@ -38,6 +39,18 @@ void reset_network_buffers_peak() {
 void route_control_over_hypercube(bool on) noexcept {
   detail::g_control_over_hypercube.store(on, std::memory_order_relaxed);
 }
+
+namespace detail {
+
+int near_next_core(int core) noexcept {
+  const int dest_rank = core / g_info.local_cores;
+  if (!g_control_over_hypercube.load(std::memory_order_relaxed) || dest_rank == g_info.rank)
+    return core;
+  const int next = hypercube_routing{}.next_rank(g_info.rank, dest_rank, g_info.ranks);
+  return next == dest_rank ? core : next * g_info.local_cores + core % g_info.local_cores;
+}
+
+}  // namespace detail
 
 std::uint64_t local_network_peers() {
   std::vector<bool> peers(static_cast<std::size_t>(detail::g_info.ranks), false);

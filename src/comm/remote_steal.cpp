@@ -75,10 +75,18 @@ void serve_steal(int thief) {
     send(thief, m);
     ++sent;
   }
-  send(thief, [sent] {
+  const auto reply = [sent] {
     ++this_scheduler().steal_chatter;
     stealer_of(local_index()).on_reply(sent);
-  });
+  };
+  // An empty reply is protocol, like the request: on the control stream.
+  // One that closes a handover follows the tasks on their stream, so that
+  // it cannot overtake them (order holds per stream).
+  if (sent == 0) {
+    send_control(thief, reply);
+  } else {
+    send(thief, reply);
+  }
 }
 
 }  // namespace
@@ -104,7 +112,12 @@ bool remote_stealer::poll_hook(void* self) {
   st.outstanding_ = true;
   ++st.sched_.stats.steal_attempts;
   const int thief = mycore();
-  send(victim, [thief] { serve_steal(thief); });
+  // On the control stream: a barrier's or a phase's message waves leave it
+  // out, so idle cores asking for work cannot keep a drain from agreeing
+  // (every wave found a few requests more sent than the last one handled;
+  // barriers at 16 x 1 took 0.1-3 s). Termination waves still see it (they
+  // count network batches of every stream).
+  send_control(victim, [thief] { serve_steal(thief); });
   flush();
   return true;
 }

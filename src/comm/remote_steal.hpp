@@ -13,6 +13,12 @@
 //   off once the job looks finished, so that idle cores stop producing
 //   messages and two quiet waves can agree (runtime.cpp).
 // - Steal traffic does not count as progress for the watchdog.
+// - Requests and empty replies travel on the control stream, so message
+//   waves (barrier, channel phases, drains) do not count them: idle cores
+//   asking for work cannot keep a drain from agreeing. Tasks handed over,
+//   and the reply that follows them, are application messages (stream 0,
+//   in order). Termination waves count network batches of every stream,
+//   so they still see every request in flight.
 #pragma once
 
 #include <cstdint>

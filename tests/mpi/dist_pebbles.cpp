@@ -2,12 +2,16 @@
 // (1 x 2, 2 x 2, 3 x 2 through the dist_* glob, and 4 x 1 in
 // tests/CMakeLists.txt); the scenarios are in pebbles_scenarios.hpp (also
 // run on one process by tests/test_distribution.cpp and test_reduction.cpp).
+#include <array>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <utility>
 
 #include "mpi/dist_support.hpp"
 #include "pebbles_scenarios.hpp"
+#include "shoal/detail/aggregator.hpp"
+#include "shoal/stats.hpp"
 #include "test_target_channel_combine.hpp"
 
 namespace {
@@ -209,8 +213,14 @@ std::pair<std::int64_t, std::int64_t> phase_peers_and_values(Route route) {
   return got;
 }
 
+// Run at 4 x 1 and 8 x 1 by tests/CMakeLists.txt, where ceil(log2 P) is
+// below P - 1: the same phase under direct routing must open more peers
+// than the bound (it reaches every other process at once), so the peak
+// measures what the bound claims and the hypercube's figure is not simply
+// what any routing gets (at P <= 3 the two bounds coincide).
 TEST(dist_pebbles, HypercubePhaseOpensBuffersToLogPPeers) {
   const auto [peers, values] = phase_peers_and_values(shoal::hypercube_routing{});
+  const auto [direct_peers, direct_values] = phase_peers_and_values(shoal::direct_routing{});
   if (!rank0()) return;
   const int p = shoal_dist::g_ranks;
   const auto log_p = static_cast<std::int64_t>(std::bit_width(static_cast<unsigned>(p - 1)));
@@ -218,8 +228,138 @@ TEST(dist_pebbles, HypercubePhaseOpensBuffersToLogPPeers) {
   if (p > 1) {
     EXPECT_GE(peers, 1);
   }
+  if (log_p < p - 1) {
+    EXPECT_GT(direct_peers, log_p) << "direct routing at P = " << p;
+  }
   const std::int64_t cores = job_cores();
   EXPECT_EQ(values, 64 * cores * cores);
+  EXPECT_EQ(direct_values, 64 * cores * cores);
+}
+
+// Peers with a network buffer open at once, the most of any process, while
+// global core 0 waits on a global_completion_event (its waves ask every
+// process) with route_control_over_hypercube set to `near`.
+std::int64_t event_wait_peers(bool near) {
+  static std::int64_t most = -1;
+  run_job([near] {
+    shoal::global_completion_event gce;
+    const shoal::completion_ref ref = gce;
+    const shoal::global_completion_event* ev = &gce;  // used on its own core only
+    shoal::on_all_cores([ref, ev, near] {
+      shoal::route_control_over_hypercube(near);
+      ref.enroll();
+      shoal::barrier();
+      shoal::reset_network_buffers_peak();
+      shoal::barrier();
+      ref.complete();
+      if (shoal::mycore() == 0) ev->wait();
+      shoal::barrier();
+      const bool first = shoal::mycore() % shoal::local_cores() == 0;
+      const std::int64_t mine =
+          first ? static_cast<std::int64_t>(shoal::local_network_traffic().coalescing_buffers_peak)
+                : 0;
+      const std::int64_t m = shoal::allreduce_max(mine);
+      if (shoal::mycore() == 0) most = m;
+      shoal::route_control_over_hypercube(false);
+    });
+  });
+  return most;
+}
+
+// A global completion event's waves travel over hypercube edges when the
+// switch is on: at most ceil(log2 P) peers, where the direct waves of
+// global core 0 reach all P - 1 other processes (run at 4 x 1 and 8 x 1).
+TEST(dist_pebbles, EventWavesOverHypercubeOpenLogPPeers) {
+  const std::int64_t near = event_wait_peers(true);
+  const std::int64_t direct = event_wait_peers(false);
+  if (!rank0()) return;
+  const int p = shoal_dist::g_ranks;
+  const auto log_p = static_cast<std::int64_t>(std::bit_width(static_cast<unsigned>(p - 1)));
+  EXPECT_LE(near, log_p) << "peers open at once at P = " << p << " with the switch on";
+  EXPECT_EQ(direct, p - 1) << "peers open at once at P = " << p << " with the switch off";
+}
+
+// on_all_cores' launch and completion messages go over hypercube edges
+// when the switch is on (detail/near_send.hpp): with every protocol routed
+// too, an on_all_cores round opens buffers to at most ceil(log2 P) peers
+// per process, where launching from rank 0 directly reaches all P - 1
+// (run at 4 x 1 and 8 x 1; the peak covers the launch and completions of
+// an empty round and the launch of the round that reads it).
+TEST(dist_pebbles, OnAllCoresOverHypercubeOpensLogPPeers) {
+  static std::int64_t most = -1;
+  static std::int64_t ran_all = -1;
+  static std::atomic<int> ran{0};
+  ran = 0;
+  run_job([] {
+    shoal::on_all_cores([] { shoal::route_control_over_hypercube(true); });
+    shoal::on_all_cores([] {
+      shoal::barrier();
+      shoal::reset_network_buffers_peak();
+      shoal::barrier();
+    });
+    shoal::on_all_cores([] { ran.fetch_add(1); });
+    shoal::on_all_cores([] {
+      const bool first = shoal::mycore() % shoal::local_cores() == 0;
+      const std::int64_t mine =
+          first ? static_cast<std::int64_t>(shoal::local_network_traffic().coalescing_buffers_peak)
+                : 0;
+      const std::int64_t m = shoal::allreduce_max(mine);
+      const std::int64_t r = shoal::allreduce_sum(first ? std::int64_t{ran.load()} : 0);
+      if (shoal::mycore() == 0) {
+        most = m;
+        ran_all = r;
+      }
+      shoal::route_control_over_hypercube(false);
+    });
+  });
+  if (!rank0()) return;
+  const int p = shoal_dist::g_ranks;
+  const auto log_p = static_cast<std::int64_t>(std::bit_width(static_cast<unsigned>(p - 1)));
+  EXPECT_LE(most, log_p) << "peers open at once at P = " << p;
+  EXPECT_EQ(ran_all, job_cores()) << "every core ran the routed round once";
+}
+
+// Idle cores ask other processes for work (remote_steal.hpp); those
+// requests and their empty replies are protocol: a barrier's message waves
+// must not count them, or a drain that waits for two agreeing waves keeps
+// finding a few requests more sent than handled (barriers at 16 x 1 took up
+// to 3 s). Every core but global core 0 idles in a barrier while core 0
+// computes for 20 ms; over that window the idle cores send steal requests,
+// and the application messages sent are at most the tasks handed over and
+// one reply per handover (2 per stolen task), none for a request.
+TEST(dist_pebbles, IdleCoresStealRequestsStayOutOfMessageWaves) {
+  static std::array<std::int64_t, 3> got{};  // app messages sent, steal attempts, tasks stolen
+  run_job([] {
+    shoal::on_all_cores([] {
+      const auto here = [] {
+        const shoal::core_stats st = shoal::stats_per_core()[static_cast<std::size_t>(
+            shoal::mycore() % shoal::local_cores())];
+        return std::array<std::int64_t, 3>{
+            static_cast<std::int64_t>(shoal::detail::tls_aggregator->app_sent()),
+            static_cast<std::int64_t>(st.steal_attempts),
+            static_cast<std::int64_t>(st.tasks_stolen)};
+      };
+      shoal::barrier();
+      const std::array<std::int64_t, 3> before = here();
+      if (shoal::mycore() == 0) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      }
+      shoal::barrier();
+      const std::array<std::int64_t, 3> after = here();
+      std::array<std::int64_t, 3> total{};
+      for (std::size_t k = 0; k < total.size(); ++k)
+        total[k] = shoal::allreduce_sum(after[k] - before[k]);
+      if (shoal::mycore() == 0) got = total;
+    });
+  });
+  if (!rank0()) return;
+  EXPECT_LE(got[0], 2 * got[2]) << "application messages sent while cores idled in a barrier ("
+                                << got[1] << " steal attempts, " << got[2] << " tasks stolen)";
+  if (shoal_dist::g_ranks > 1) {
+    EXPECT_GT(got[1], 0) << "no steal request was sent: the check saw nothing";
+  }
 }
 
 // Run by tests/CMakeLists.txt at 2 x 2: a depth-2 phase whose handlers
