@@ -1,0 +1,223 @@
+// An open-addressing hash table from std::string keys to V: the per-core
+// table of the keyed containers (map, set, counting_set) for std::string
+// keys with the default hash. Contrast flat_table.hpp (bytes-copyable keys
+// and values) and std::unordered_map (which this replaces for strings).
+//
+// One array of slots, linear probing, at most 3/4 full, doubling; erase
+// shifts the following run back (no tombstones). A slot holds the key's
+// hash (so that neither a probe, a growth nor an erase hashes a key again:
+// the owner receives the hash with each record, hashed_key.hpp), the key's
+// length, the key itself when it is at most 20 bytes (else a pointer to its
+// characters on the heap, owned by the table), and the value. A lookup
+// compares hashes first and the characters only on a match. Against
+// std::unordered_map<std::string, V>: no node and no std::string per
+// element (a 16-character key is past libstdc++'s 15-byte small-string
+// buffer: two allocations per element there, none here), one cache line
+// per lookup instead of a bucket, a node and a string, and no hash per
+// lookup.
+//
+// Keys are read as std::string_view (slot::key()); callers that owe a user
+// a const std::string& build one (keyed.hpp). Any insertion may move every
+// slot: pointers to slots are good only until the next insertion (the
+// containers' busy-part rule guarantees that no operation inserts while a
+// visitor or for_all holds one).
+#pragma once
+
+#include "shoal/containers/detail/hashed_key.hpp"
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace shoal::containers_detail {
+
+template <class V>
+class string_table {
+ public:
+  /// Keys of at most this many bytes are stored in the slot.
+  static constexpr std::uint32_t inline_bytes = 20;
+
+  struct slot {
+    // Only tag and len are set in an empty slot (setting the key's bytes
+    // too made each slot's construction a memset call: half of a growing
+    // table's instructions).
+    std::uint64_t tag = 0;  // 0: empty; else the key's hash with its top bit set
+    std::uint32_t len = 0;
+    char bytes[inline_bytes];  // the key, or (longer keys) a char* to it
+    V second{};                // named as std::pair's, for the shared code
+
+    std::string_view key() const noexcept { return {chars(), len}; }
+    const char* chars() const noexcept {
+      if (len <= inline_bytes) return bytes;
+      const char* p;
+      std::memcpy(&p, bytes, sizeof p);
+      return p;
+    }
+  };
+
+  string_table() = default;
+  string_table(const string_table&) = delete;
+  string_table& operator=(const string_table&) = delete;
+  string_table(string_table&& o) noexcept { take(o); }
+  string_table& operator=(string_table&& o) noexcept {
+    if (this != &o) {
+      free_keys();
+      take(o);
+    }
+    return *this;
+  }
+  ~string_table() { free_keys(); }
+
+  std::size_t size() const noexcept { return size_; }
+
+  /// The slot holding k, or nullptr.
+  slot* find(const hashed_key& k) noexcept {
+    if (size_ == 0) return nullptr;
+    const std::uint64_t t = tag_of(k.h);
+    for (std::size_t i = home(t);; i = (i + 1) & mask_) {
+      slot& s = slots_[i];
+      if (s.tag == 0) return nullptr;
+      if (s.tag == t && same_key(s, k.s)) return &s;
+    }
+  }
+
+  /// k's slot, inserted with V(args...) when absent (true), else untouched.
+  /// May allocate (growth; a key longer than inline_bytes).
+  template <class... Args>
+  std::pair<slot*, bool> try_emplace(const hashed_key& k, Args&&... args) {
+    if (size_ >= grow_at_) [[unlikely]]
+      grow();
+    const std::uint64_t t = tag_of(k.h);
+    std::size_t i = home(t);
+    for (; slots_[i].tag != 0; i = (i + 1) & mask_)
+      if (slots_[i].tag == t && same_key(slots_[i], k.s)) return {&slots_[i], false};
+    slot& s = slots_[i];
+    store_key(s, k.s);
+    if constexpr (sizeof...(Args) != 0) s.second = V(std::forward<Args>(args)...);
+    s.tag = t;
+    ++size_;
+    return {&s, true};
+  }
+
+  template <class U>
+  void insert_or_assign(const hashed_key& k, U&& v) {
+    auto [s, fresh] = try_emplace(k);
+    (void)fresh;
+    s->second = std::forward<U>(v);
+  }
+
+  /// Removes k if present (1), else 0.
+  std::size_t erase(const hashed_key& k) {
+    slot* s = find(k);
+    if (s == nullptr) return 0;
+    if (s->len > inline_bytes) delete[] s->chars();
+    // Backward shift: move later members of the probe run into the hole
+    // when their home does not lie cyclically in (hole, their slot].
+    std::size_t hole = static_cast<std::size_t>(s - slots_.data());
+    for (std::size_t j = (hole + 1) & mask_; slots_[j].tag != 0; j = (j + 1) & mask_) {
+      const std::size_t h = home(slots_[j].tag);
+      const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
+      if (stays) continue;
+      move_slot(slots_[hole], slots_[j]);
+      hole = j;
+    }
+    slots_[hole].tag = 0;
+    slots_[hole].len = 0;
+    slots_[hole].second = V{};
+    --size_;
+    return 1;
+  }
+
+  /// Asks for the home slot of a key with hash h to be brought into cache.
+  void prefetch(std::uint64_t h) const noexcept {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[home(tag_of(h))]);
+  }
+
+  /// f(std::string_view key, V& value) for every element, in slot order.
+  template <class F>
+  void for_each(F&& f) {
+    for (slot& s : slots_)
+      if (s.tag != 0) f(s.key(), s.second);
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    for (const slot& s : slots_)
+      if (s.tag != 0) f(s.key(), s.second);
+  }
+
+ private:
+  static std::uint64_t tag_of(std::uint64_t h) noexcept { return h | (std::uint64_t{1} << 63); }
+  /// Fibonacci hashing of the folded hash (as flat_table.hpp; the owner
+  /// took the top bits of a different function of it).
+  std::size_t home(std::uint64_t tag) const noexcept {
+    return static_cast<std::size_t>(((tag ^ (tag >> 32)) * 0x9e3779b97f4a7c15ULL) >> shift_);
+  }
+  static bool same_key(const slot& s, std::string_view k) noexcept {
+    return s.len == k.size() && std::memcmp(s.chars(), k.data(), k.size()) == 0;
+  }
+  static void store_key(slot& s, std::string_view k) {
+    const auto n = static_cast<std::uint32_t>(k.size());
+    if (n <= inline_bytes) {
+      if (n != 0) std::memcpy(s.bytes, k.data(), n);
+    } else {
+      char* p = new char[n];
+      std::memcpy(p, k.data(), n);
+      std::memcpy(s.bytes, &p, sizeof p);
+    }
+    s.len = n;
+  }
+  /// Moves a full slot's key (bytes or the pointer, whose ownership moves
+  /// with it) and value into an empty one.
+  static void move_slot(slot& to, slot& from) noexcept {
+    to.tag = from.tag;
+    to.len = from.len;
+    std::memcpy(to.bytes, from.bytes, inline_bytes);
+    to.second = std::move(from.second);
+  }
+  /// Doubles the slots; old keys are distinct, so each goes to the first
+  /// free slot of its probe run with no comparison and no hash.
+  [[gnu::noinline]] void grow() {
+    const std::size_t n = slots_.empty() ? 16 : slots_.size() * 2;
+    std::vector<slot> old(n);
+    old.swap(slots_);
+    mask_ = n - 1;
+    shift_ = 64 - static_cast<unsigned>(std::countr_zero(n));
+    grow_at_ = n / 4 * 3;  // at most 3/4 full
+    for (slot& s : old) {
+      if (s.tag == 0) continue;
+      std::size_t j = home(s.tag);
+      while (slots_[j].tag != 0) j = (j + 1) & mask_;
+      move_slot(slots_[j], s);
+    }
+  }
+  void free_keys() noexcept {
+    for (slot& s : slots_)
+      if (s.tag != 0 && s.len > inline_bytes) delete[] s.chars();
+    slots_.clear();
+    size_ = 0;
+  }
+  void take(string_table& o) noexcept {
+    slots_ = std::move(o.slots_);
+    mask_ = o.mask_;
+    shift_ = o.shift_;
+    grow_at_ = o.grow_at_;
+    size_ = o.size_;
+    o.slots_.clear();
+    o.mask_ = 0;
+    o.shift_ = 63;
+    o.grow_at_ = 0;
+    o.size_ = 0;
+  }
+
+  std::vector<slot> slots_;
+  std::size_t mask_ = 0;
+  unsigned shift_ = 63;
+  std::size_t grow_at_ = 0;  // the size at which the next insertion grows the table
+  std::size_t size_ = 0;
+};
+
+}  // namespace shoal::containers_detail
