@@ -6,6 +6,7 @@
 #include "shoal/collective.hpp"
 #include "shoal/containers/detail/flat_table.hpp"
 #include "shoal/containers/detail/ops.hpp"
+#include "shoal/containers/detail/string_hash.hpp"
 #include "shoal/containers/detail/string_table.hpp"
 #include "shoal/parallel.hpp"
 #include "shoal/runtime.hpp"
@@ -142,7 +143,9 @@ class keyed {
   /// The core that owns `k`: the mixed hash scaled to [0, cores()) by a
   /// multiply-high (its top bits), not a division, which cost more than
   /// the rest of a remote operation's sending side together.
-  int owner(const K& k) const noexcept { return owner_of_hash(Hash{}(k)); }
+  /// (std::string keys with the default hash: string_hash.hpp's hash, not
+  /// std::hash's.)
+  int owner(const K& k) const noexcept { return owner_of_hash(hash_of(k)); }
 
   void async_insert(const K& k, const V& v) const {
     const key_ref a = key_of(k);
@@ -340,14 +343,21 @@ class keyed {
                   "async_visit: the visitor must be callable as f(const K&, V&, args...)");
   }
 
-  int owner_of_hash(std::size_t h) const noexcept {
-    return static_cast<int>(scale_hash(mix_hash(static_cast<std::uint64_t>(h)),
+  int owner_of_hash(std::uint64_t h) const noexcept {
+    return static_cast<int>(scale_hash(mix_hash(h),
                                        static_cast<std::uint64_t>(shoal::cores())));
+  }
+  static std::uint64_t hash_of(const K& k) noexcept {
+    if constexpr (string_keys) {
+      return string_hash(k);
+    } else {
+      return static_cast<std::uint64_t>(Hash{}(k));
+    }
   }
   /// The key as operations carry it: for std::string keys hashed here, once.
   static key_ref key_of(const K& k) {
     if constexpr (string_keys) {
-      return hashed_key{static_cast<std::uint64_t>(Hash{}(k)), k};
+      return hashed_key{string_hash(k), k};
     } else {
       return k;
     }

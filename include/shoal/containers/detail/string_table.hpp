@@ -28,10 +28,12 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
+#include <type_traits>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 namespace shoal::containers_detail {
 
@@ -71,6 +73,7 @@ class string_table {
     return *this;
   }
   ~string_table() { free_keys(); }
+
 
   std::size_t size() const noexcept { return size_; }
 
@@ -117,7 +120,7 @@ class string_table {
     if (s->len > inline_bytes) delete[] s->chars();
     // Backward shift: move later members of the probe run into the hole
     // when their home does not lie cyclically in (hole, their slot].
-    std::size_t hole = static_cast<std::size_t>(s - slots_.data());
+    std::size_t hole = static_cast<std::size_t>(s - slots_);
     for (std::size_t j = (hole + 1) & mask_; slots_[j].tag != 0; j = (j + 1) & mask_) {
       const std::size_t h = home(slots_[j].tag);
       const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
@@ -134,19 +137,19 @@ class string_table {
 
   /// Asks for the home slot of a key with hash h to be brought into cache.
   void prefetch(std::uint64_t h) const noexcept {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[home(tag_of(h))]);
+    if (capacity_ != 0) __builtin_prefetch(&slots_[home(tag_of(h))]);
   }
 
   /// f(std::string_view key, V& value) for every element, in slot order.
   template <class F>
   void for_each(F&& f) {
-    for (slot& s : slots_)
-      if (s.tag != 0) f(s.key(), s.second);
+    for (std::size_t i = 0; i < capacity_; ++i)
+      if (slots_[i].tag != 0) f(slots_[i].key(), slots_[i].second);
   }
   template <class F>
   void for_each(F&& f) const {
-    for (const slot& s : slots_)
-      if (s.tag != 0) f(s.key(), s.second);
+    for (std::size_t i = 0; i < capacity_; ++i)
+      if (slots_[i].tag != 0) f(slots_[i].key(), static_cast<const V&>(slots_[i].second));
   }
 
  private:
@@ -181,39 +184,72 @@ class string_table {
   /// Doubles the slots; old keys are distinct, so each goes to the first
   /// free slot of its probe run with no comparison and no hash.
   [[gnu::noinline]] void grow() {
-    const std::size_t n = slots_.empty() ? 16 : slots_.size() * 2;
-    std::vector<slot> old(n);
-    old.swap(slots_);
+    const std::size_t n = capacity_ == 0 ? 16 : capacity_ * 2;
+    slot* const old = slots_;
+    const std::size_t old_capacity = capacity_;
+    slots_ = allocate(n);
+    capacity_ = n;
     mask_ = n - 1;
     shift_ = 64 - static_cast<unsigned>(std::countr_zero(n));
     grow_at_ = n / 4 * 3;  // at most 3/4 full
-    for (slot& s : old) {
+    for (std::size_t i = 0; i < old_capacity; ++i) {
+      slot& s = old[i];
       if (s.tag == 0) continue;
       std::size_t j = home(s.tag);
       while (slots_[j].tag != 0) j = (j + 1) & mask_;
       move_slot(slots_[j], s);
     }
+    deallocate(old);
+  }
+
+  /// Empty slots are all zero bytes when V's default value is (V
+  /// trivially default-constructible): calloc then gives a large table
+  /// pages the kernel zeroed, where value-initialising a std::vector of
+  /// slots wrote every byte once more (a growing table's largest cost).
+  static constexpr bool zero_slots = std::is_trivially_default_constructible_v<V> &&
+                                     std::is_trivially_destructible_v<V> &&
+                                     alignof(slot) <= alignof(std::max_align_t);
+  static slot* allocate(std::size_t n) {
+    if constexpr (zero_slots) {
+      void* p = std::calloc(n, sizeof(slot));
+      if (p == nullptr) throw std::bad_alloc();
+      return static_cast<slot*>(p);
+    } else {
+      return new slot[n];
+    }
+  }
+  static void deallocate(slot* p) noexcept {
+    if constexpr (zero_slots) {
+      std::free(p);
+    } else {
+      delete[] p;
+    }
   }
   void free_keys() noexcept {
-    for (slot& s : slots_)
-      if (s.tag != 0 && s.len > inline_bytes) delete[] s.chars();
-    slots_.clear();
+    for (std::size_t i = 0; i < capacity_; ++i)
+      if (slots_[i].tag != 0 && slots_[i].len > inline_bytes) delete[] slots_[i].chars();
+    deallocate(slots_);
+    slots_ = nullptr;
+    capacity_ = 0;
     size_ = 0;
   }
   void take(string_table& o) noexcept {
-    slots_ = std::move(o.slots_);
+    slots_ = o.slots_;
+    capacity_ = o.capacity_;
     mask_ = o.mask_;
     shift_ = o.shift_;
     grow_at_ = o.grow_at_;
     size_ = o.size_;
-    o.slots_.clear();
+    o.slots_ = nullptr;
+    o.capacity_ = 0;
     o.mask_ = 0;
     o.shift_ = 63;
     o.grow_at_ = 0;
     o.size_ = 0;
   }
 
-  std::vector<slot> slots_;
+  slot* slots_ = nullptr;  // capacity_ slots (allocate())
+  std::size_t capacity_ = 0;
   std::size_t mask_ = 0;
   unsigned shift_ = 63;
   std::size_t grow_at_ = 0;  // the size at which the next insertion grows the table
