@@ -6,9 +6,11 @@
 // it is good while the record is.
 #pragma once
 
+#include "shoal/containers/detail/short_bytes.hpp"
 #include "shoal/serialize.hpp"
 
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace shoal::containers_detail {
@@ -30,11 +32,15 @@ struct serializer<containers_detail::hashed_key> {
   static void write(byte_writer& w, const containers_detail::hashed_key& k) {
     w.put(k.h);
     w.put(detail::length_prefix(k.s.size(), "std::string"));
-    w.put(k.s.data(), k.s.size());
+    containers_detail::copy_bytes(w.position(), k.s.data(), k.s.size());
+    w.skip(k.s.size());
   }
   static containers_detail::hashed_key read(byte_reader& r) {
-    const auto h = r.get<std::uint64_t>("a string key's hash");
-    const auto n = r.get<std::uint32_t>("std::string's length");
+    const char* head = r.skip(12, "a string key's hash and length");  // one check for both
+    std::uint64_t h;
+    std::uint32_t n;
+    std::memcpy(&h, head, 8);
+    std::memcpy(&n, head + 8, 4);
     return {h, {r.skip(n, "std::string's characters"), n}};
   }
 };

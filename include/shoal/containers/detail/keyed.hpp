@@ -343,8 +343,10 @@ class keyed {
                   "async_visit: the visitor must be callable as f(const K&, V&, args...)");
   }
 
+  /// (string_hash's value is mixed already: its top bits are used as they are.)
   int owner_of_hash(std::uint64_t h) const noexcept {
-    return static_cast<int>(scale_hash(mix_hash(h),
+    if constexpr (!string_keys) h = mix_hash(h);
+    return static_cast<int>(scale_hash(h,
                                        static_cast<std::uint64_t>(shoal::cores())));
   }
   static std::uint64_t hash_of(const K& k) noexcept {

@@ -24,8 +24,8 @@
 #pragma once
 
 #include "shoal/containers/detail/hashed_key.hpp"
+#include "shoal/containers/detail/short_bytes.hpp"
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -154,21 +154,22 @@ class string_table {
 
  private:
   static std::uint64_t tag_of(std::uint64_t h) noexcept { return h | (std::uint64_t{1} << 63); }
-  /// Fibonacci hashing of the folded hash (as flat_table.hpp; the owner
-  /// took the top bits of a different function of it).
+  /// The hash's low bits (string_hash.hpp mixes every bit of the key into
+  /// them; the owner took its top bits, so a core's keys spread over all
+  /// its slots).
   std::size_t home(std::uint64_t tag) const noexcept {
-    return static_cast<std::size_t>(((tag ^ (tag >> 32)) * 0x9e3779b97f4a7c15ULL) >> shift_);
+    return static_cast<std::size_t>(tag) & mask_;
   }
   static bool same_key(const slot& s, std::string_view k) noexcept {
-    return s.len == k.size() && std::memcmp(s.chars(), k.data(), k.size()) == 0;
+    return s.len == k.size() && same_bytes(s.chars(), k.data(), k.size());
   }
   static void store_key(slot& s, std::string_view k) {
     const auto n = static_cast<std::uint32_t>(k.size());
     if (n <= inline_bytes) {
-      if (n != 0) std::memcpy(s.bytes, k.data(), n);
+      copy_bytes(s.bytes, k.data(), n);
     } else {
       char* p = new char[n];
-      std::memcpy(p, k.data(), n);
+      copy_bytes(p, k.data(), n);
       std::memcpy(s.bytes, &p, sizeof p);
     }
     s.len = n;
@@ -190,7 +191,6 @@ class string_table {
     slots_ = allocate(n);
     capacity_ = n;
     mask_ = n - 1;
-    shift_ = 64 - static_cast<unsigned>(std::countr_zero(n));
     grow_at_ = n / 4 * 3;  // at most 3/4 full
     for (std::size_t i = 0; i < old_capacity; ++i) {
       slot& s = old[i];
@@ -237,13 +237,11 @@ class string_table {
     slots_ = o.slots_;
     capacity_ = o.capacity_;
     mask_ = o.mask_;
-    shift_ = o.shift_;
     grow_at_ = o.grow_at_;
     size_ = o.size_;
     o.slots_ = nullptr;
     o.capacity_ = 0;
     o.mask_ = 0;
-    o.shift_ = 63;
     o.grow_at_ = 0;
     o.size_ = 0;
   }
@@ -251,7 +249,6 @@ class string_table {
   slot* slots_ = nullptr;  // capacity_ slots (allocate())
   std::size_t capacity_ = 0;
   std::size_t mask_ = 0;
-  unsigned shift_ = 63;
   std::size_t grow_at_ = 0;  // the size at which the next insertion grows the table
   std::size_t size_ = 0;
 };
