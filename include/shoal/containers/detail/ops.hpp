@@ -129,7 +129,9 @@ void receive_record(std::uint64_t id, part_of<C>& p, byte_reader& r) {
 
 /// A batch of operation records for part p: applied under one busy mark
 /// (one lookup of the part and one mark per batch, not per operation), or
-/// all queued when the part is busy already. Operations that the batch's
+/// all queued when the part is busy already. A container whose records
+/// say where their keys live in its table (C::prefetch_batch) has those
+/// places fetched first, so that the records' table misses overlap. Operations that the batch's
 /// visitors make on this core's own part queue behind the batch, as they
 /// would behind any busy part (no order between cores is promised).
 template <class C>
@@ -139,6 +141,8 @@ void receive_batch(std::uint64_t id, part_of<C>& p, const char* data, std::uint3
     return;
   }
   busy_scope<C> busy(id, p);
+  if constexpr (requires { C::prefetch_batch(p.table, data, count); })
+    C::prefetch_batch(p.table, data, count);
   detail::deliver_records([id, &p](byte_reader& r) { apply_record<C>(id, p, r); }, data, count);
 }
 
