@@ -41,6 +41,8 @@ class flat_table {
    public:
     basic_iterator() = default;
     basic_iterator(table* t, std::size_t i) : t_(t), i_(i) { skip(); }
+    /// At slot i, known to be full (no skip: a lookup's answer).
+    basic_iterator(table* t, std::size_t i, bool /*full*/) : t_(t), i_(i) {}
     auto& operator*() const { return t_->slots_[i_]; }
     auto* operator->() const { return &t_->slots_[i_]; }
     basic_iterator& operator++() {
@@ -71,7 +73,7 @@ class flat_table {
     if (size_ == 0) return end();
     for (std::size_t i = home(k);; i = (i + 1) & mask_) {
       if (used_[i] == 0) return end();
-      if (Eq{}(slots_[i].first, k)) return iterator(this, i);
+      if (Eq{}(slots_[i].first, k)) return iterator(this, i, true);
     }
   }
 
@@ -83,11 +85,11 @@ class flat_table {
     value_type* const slots = slots_.get();
     std::size_t i = home(k);
     for (; used[i] != 0; i = (i + 1) & mask_)
-      if (Eq{}(slots[i].first, k)) return {iterator(this, i), false};
+      if (Eq{}(slots[i].first, k)) return {iterator(this, i, true), false};
     used[i] = 1;
     slots[i] = value_type(k, V(std::forward<Args>(v)...));
     ++size_;
-    return {iterator(this, i), true};
+    return {iterator(this, i, true), true};
   }
   std::pair<iterator, bool> insert_or_assign(const K& k, const V& v) {
     auto r = try_emplace(k, v);
