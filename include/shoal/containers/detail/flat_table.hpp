@@ -43,8 +43,9 @@ class flat_table {
     basic_iterator(table* t, std::size_t i) : t_(t), i_(i) { skip(); }
     /// At slot i, known to be full (no skip: a lookup's answer).
     basic_iterator(table* t, std::size_t i, bool /*full*/) : t_(t), i_(i) {}
-    auto& operator*() const { return t_->slots_[i_]; }
-    auto* operator->() const { return &t_->slots_[i_]; }
+    using reference = std::conditional_t<Const, const value_type&, value_type&>;
+    reference operator*() const { return t_->slots_[i_]; }
+    auto* operator->() const { return &static_cast<reference>(t_->slots_[i_]); }
     basic_iterator& operator++() {
       ++i_;
       skip();
