@@ -117,7 +117,10 @@ class string_table {
   std::size_t erase(const hashed_key& k) {
     slot* s = find(k);
     if (s == nullptr) return 0;
-    if (s->len > inline_bytes) delete[] s->chars();
+    if (s->len > inline_bytes) {
+      delete[] s->chars();
+      --heap_keys_;
+    }
     // Backward shift: move later members of the probe run into the hole
     // when their home does not lie cyclically in (hole, their slot].
     std::size_t hole = static_cast<std::size_t>(s - slots_);
@@ -163,13 +166,14 @@ class string_table {
   static bool same_key(const slot& s, std::string_view k) noexcept {
     return s.len == k.size() && same_bytes(s.chars(), k.data(), k.size());
   }
-  static void store_key(slot& s, std::string_view k) {
+  void store_key(slot& s, std::string_view k) {
     const auto n = static_cast<std::uint32_t>(k.size());
     if (n <= inline_bytes) {
       copy_bytes(s.bytes, k.data(), n);
     } else {
       char* p = new char[n];
       copy_bytes(p, k.data(), n);
+      ++heap_keys_;
       std::memcpy(s.bytes, &p, sizeof p);
     }
     s.len = n;
@@ -225,9 +229,14 @@ class string_table {
       delete[] p;
     }
   }
+  /// (A table with no key on the heap is freed without a walk over its slots.)
   void free_keys() noexcept {
-    for (std::size_t i = 0; i < capacity_; ++i)
-      if (slots_[i].tag != 0 && slots_[i].len > inline_bytes) delete[] slots_[i].chars();
+    for (std::size_t i = 0; i < capacity_ && heap_keys_ != 0; ++i) {
+      if (slots_[i].tag != 0 && slots_[i].len > inline_bytes) {
+        delete[] slots_[i].chars();
+        --heap_keys_;
+      }
+    }
     deallocate(slots_);
     slots_ = nullptr;
     capacity_ = 0;
@@ -239,6 +248,8 @@ class string_table {
     mask_ = o.mask_;
     grow_at_ = o.grow_at_;
     size_ = o.size_;
+    heap_keys_ = o.heap_keys_;
+    o.heap_keys_ = 0;
     o.slots_ = nullptr;
     o.capacity_ = 0;
     o.mask_ = 0;
@@ -251,6 +262,7 @@ class string_table {
   std::size_t mask_ = 0;
   std::size_t grow_at_ = 0;  // the size at which the next insertion grows the table
   std::size_t size_ = 0;
+  std::size_t heap_keys_ = 0;  // keys longer than inline_bytes (each owns a heap block)
 };
 
 }  // namespace shoal::containers_detail
