@@ -178,8 +178,8 @@ struct find_keyed_part {
 
 /// Sends operation `fn` with `operands` to `core` on channel `channel`.
 template <class Table, class... Ts>
-void send_op(const char* what, std::uint32_t channel, int core, op_fn<Table> fn,
-             const Ts&... operands) {
+[[gnu::always_inline]] inline void send_op(const char* what, std::uint32_t channel, int core,
+                                           op_fn<Table> fn, const Ts&... operands) {
   const std::size_t n = 4 + (std::size_t{0} + ... + serializer<Ts>::size(operands));
   char* p = detail::reserve_record(what, channel, core, n);
   byte_writer w(p);
