@@ -91,8 +91,9 @@
 // Costs: per remote operation 4 + 4 + the serialized key and operands on
 // the wire (std::string keys: 8 + 4 + the characters, the hash included);
 // one hash lookup on the owner. map<std::string, std::uint64_t>'s
-// async_reduce of 16-byte keys: ~336 instructions per operation at 1 x 2
-// end to end, ~96 of them the benchmark's own key making (was ~1150:
+// async_reduce of 16-byte keys (bench-containers, 1 x 2, callgrind): ~277
+// instructions per operation end to end, ~100 of them the benchmark's own
+// key making (was ~640 with std::unordered_map and std::hash:
 // bench/results/containers.md). size(): a barrier and an
 // allreduce; gather: a barrier and a gatherv of every element's bytes.
 #pragma once
