@@ -5,6 +5,9 @@
 #include "shoal/containers/array.hpp"
 #include "shoal/containers/counting_set.hpp"
 #include "shoal/containers/detail/flat_table.hpp"
+#include "shoal/containers/detail/short_bytes.hpp"
+#include "shoal/containers/detail/string_hash.hpp"
+#include "shoal/containers/detail/string_table.hpp"
 #include "shoal/containers/map.hpp"
 #include "shoal/containers/set.hpp"
 
@@ -12,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <new>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -341,6 +345,118 @@ TEST(containers, FlatTableAgreesWithUnorderedMap) {
     ASSERT_EQ(ref.at(k), v);
   }
   EXPECT_EQ(seen, ref.size());
+}
+
+// The string table against std::unordered_map<std::string, V>: keys of
+// every length class (empty, under 8, 8-16 and 17-24 bytes compared by
+// words, inline up to 20 bytes, on the heap past that), random inserts,
+// assignments, erases (backward shifts) and lookups, iteration, and a
+// move-assignment that frees the old keys. V = std::string takes the
+// table's constructed-slot path (calloc'd slots for trivial V).
+template <class V>
+void string_table_agrees(V (*value_of)(int)) {
+  using table = shoal::containers_detail::string_table<V>;
+  using shoal::containers_detail::hashed_key;
+  using shoal::containers_detail::string_hash;
+  table t;
+  std::unordered_map<std::string, V> ref;
+  std::uint64_t x = 987654321;
+  auto key_for = [](std::uint64_t r) {
+    static constexpr int lengths[] = {0, 1, 3, 7, 8, 12, 16, 17, 20, 21, 24, 25, 40};
+    const int len = lengths[r % std::size(lengths)];
+    std::string k(static_cast<std::size_t>(len), 'a');
+    // Keys that differ only in the last, the first or a middle byte.
+    if (len != 0) k[static_cast<std::size_t>((r >> 8) % static_cast<std::uint64_t>(len))] =
+        static_cast<char>('a' + (r >> 4) % 7);
+    return k;
+  };
+  for (int step = 0; step < 100000; ++step) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const std::string k = key_for(x >> 33);
+    const hashed_key hk{string_hash(k), k};
+    switch ((x >> 20) % 4) {
+      case 0:
+        t.insert_or_assign(hk, value_of(step));
+        ref.insert_or_assign(k, value_of(step));
+        break;
+      case 1:
+        ASSERT_EQ(t.erase(hk), ref.erase(k)) << "step " << step << " key " << k;
+        break;
+      case 2: {
+        const auto [s, fresh] = t.try_emplace(hk, value_of(-step));
+        const auto [rt, rfresh] = ref.try_emplace(k, value_of(-step));
+        ASSERT_EQ(fresh, rfresh) << "step " << step;
+        ASSERT_EQ(s->second, rt->second) << "step " << step;
+        ASSERT_EQ(s->key(), k) << "step " << step;
+        break;
+      }
+      default: {
+        const auto* s = t.find(hk);
+        const auto rt = ref.find(k);
+        ASSERT_EQ(s == nullptr, rt == ref.end()) << "step " << step << " key " << k;
+        if (s != nullptr) {
+          ASSERT_EQ(s->second, rt->second) << "step " << step;
+        }
+      }
+    }
+    ASSERT_EQ(t.size(), ref.size()) << "step " << step;
+  }
+  std::size_t seen = 0;
+  t.for_each([&](std::string_view k, V& v) {
+    ++seen;
+    ASSERT_EQ(ref.at(std::string(k)), v) << k;
+  });
+  EXPECT_EQ(seen, ref.size());
+  EXPECT_GT(seen, 50U);  // the key space is a few hundred strings
+  table other;
+  other.insert_or_assign(hashed_key{string_hash("a key longer than twenty bytes"),
+                                    "a key longer than twenty bytes"},
+                         value_of(1));
+  t = std::move(other);  // frees t's keys (ASan: no leak), takes other's
+  EXPECT_EQ(t.size(), 1U);
+  EXPECT_EQ(other.size(), 0U);  // NOLINT(bugprone-use-after-move): moved-from is empty
+}
+
+TEST(containers, StringTableAgreesWithUnorderedMap) {
+  string_table_agrees<std::int64_t>([](int i) { return std::int64_t{i}; });
+  string_table_agrees<std::string>([](int i) { return std::to_string(i) + "-a-value-past-sso"; });
+}
+
+// The string hash: equal characters hash equal wherever they lie, and the
+// keys of the map benchmark's shape (16 bytes), every length up to 64 and
+// single-byte changes all differ; the short-key copy and compare agree
+// with memcpy and memcmp at every length.
+TEST(containers, StringHashAndShortBytes) {
+  using shoal::containers_detail::string_hash;
+  std::set<std::uint64_t> hashes;
+  std::string base(64, 'x');
+  for (std::size_t n = 0; n <= 64; ++n) {
+    const std::string k = base.substr(0, n);
+    const std::string copy(k.data(), k.size());
+    EXPECT_EQ(string_hash(k), string_hash(copy)) << n;
+    hashes.insert(string_hash(k));
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string d = k;
+      d[i] = 'y';
+      hashes.insert(string_hash(d));
+    }
+  }
+  EXPECT_EQ(hashes.size(), 65U + 64U * 65U / 2U);
+  for (std::uint64_t v = 0; v < 4096; ++v) hashes.insert(string_hash(fmt::format("{:016x}", v)));
+  EXPECT_EQ(hashes.size(), 65U + 64U * 65U / 2U + 4096U);
+  for (std::size_t n = 0; n <= 40; ++n) {
+    std::string from(n, 'q');
+    for (std::size_t i = 0; i < n; ++i) from[i] = static_cast<char>('a' + i % 26);
+    std::string to(n + 2, '#');
+    shoal::containers_detail::copy_bytes(to.data() + 1, from.data(), n);
+    EXPECT_EQ(to, "#" + from + "#") << n;
+    EXPECT_TRUE(shoal::containers_detail::same_bytes(to.data() + 1, from.data(), n)) << n;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string other = from;
+      other[i] = '!';
+      EXPECT_FALSE(shoal::containers_detail::same_bytes(other.data(), from.data(), n)) << n << i;
+    }
+  }
 }
 
 }  // namespace

@@ -63,6 +63,8 @@ class byte_writer {
   requires std::is_trivially_copyable_v<T>
   void put(const T& v) noexcept { put(&v, sizeof(T)); }
   char* position() const noexcept { return at_; }
+  /// Moves past n bytes the caller wrote at position() itself.
+  void skip(std::size_t n) noexcept { at_ += n; }
 
  private:
   char* at_;

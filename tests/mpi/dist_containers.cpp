@@ -120,6 +120,69 @@ TEST(dist_containers, MapInsertEraseReduceVisitAndCollectives) {
   EXPECT_EQ(g_failures.load(), 0);
 }
 
+// std::string keys of every length class the string table treats apart
+// (empty, under 8, 8-16 and 17-24 bytes compared by words, inline up to 20
+// bytes, on the heap past that), made by every core, so most travel: the
+// hash sent with each record finds them on the owner; visitors, for_all,
+// erase and gather see the characters unchanged.
+std::string length_key(int n) {
+  std::string k(static_cast<std::size_t>(n), '.');
+  for (int i = 0; i < n; ++i) k[static_cast<std::size_t>(i)] = static_cast<char>('A' + (n + i) % 26);
+  return k;
+}
+
+TEST(dist_containers, MapStringKeysOfEveryLength) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    auto m = string_map::create();
+    shoal::on_all_cores([m] {
+      const int p = shoal::cores();
+      constexpr int longest = 48;
+      for (int n = 0; n <= longest; ++n)
+        m.async_reduce(length_key(n), n, [](std::int64_t a, std::int64_t b) { return a + b; });
+      shoal::barrier();
+      for (int n = 0; n <= longest; ++n)
+        m.async_visit_if_exists(
+            length_key(n),
+            [](const std::string& k, std::int64_t& v, int len, int cores) {
+              if (k != length_key(len) || v % 1000 != std::int64_t{len} * cores % 1000)
+                std::abort();
+              v += 1000;
+            },
+            n, p);
+      std::int64_t local = 0;
+      m.for_all([&](const std::string& k, std::int64_t&) {
+        local += static_cast<std::int64_t>(k.size());
+        check(k == length_key(static_cast<int>(k.size())), "for_all key " + k);
+      });
+      check(shoal::allreduce_sum(local) == std::int64_t{longest} * (longest + 1) / 2,
+            "for_all covers each key once");
+      const auto all = m.gather_all();
+      check(all.size() == longest + 1, fmt::format("gather_all has {}", all.size()));
+      for (const auto& [k, v] : all) {
+        const auto n = static_cast<std::int64_t>(k.size());
+        check(k == length_key(static_cast<int>(n)) && v == n * p + 1000 * p,
+              fmt::format("key of {} bytes = {}", n, v));
+      }
+      for (int n = 1; n <= longest; n += 2) m.async_erase(length_key(n));
+      check(m.size() == longest / 2 + 1, fmt::format("size after erase {}", m.size()));
+      m.async_insert_if_missing(length_key(longest), -1);  // present: unchanged
+      m.async_insert(length_key(longest - 1), -1);         // erased: back
+      const auto after = m.gather_all();
+      auto value = [&after](int n) {
+        for (const auto& [k, v] : after)
+          if (k == length_key(n)) return v;
+        return std::int64_t{-2};
+      };
+      check(after.size() == longest / 2 + 2 && value(longest) == longest * p + 1000 * p &&
+                value(longest - 1) == -1,
+            "insert_if_missing and insert after erase");
+    });
+    m.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
 TEST(dist_containers, SetAndCountingSetTopK) {
   g_failures = 0;
   shoal_dist::run_job([] {

@@ -18,10 +18,11 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 namespace shoal::containers_detail {
 
@@ -40,8 +41,11 @@ class flat_table {
    public:
     basic_iterator() = default;
     basic_iterator(table* t, std::size_t i) : t_(t), i_(i) { skip(); }
-    auto& operator*() const { return t_->slots_[i_]; }
-    auto* operator->() const { return &t_->slots_[i_]; }
+    /// At slot i, known to be full (no skip: a lookup's answer).
+    basic_iterator(table* t, std::size_t i, bool /*full*/) : t_(t), i_(i) {}
+    using reference = std::conditional_t<Const, const value_type&, value_type&>;
+    reference operator*() const { return t_->slots_[i_]; }
+    auto* operator->() const { return &static_cast<reference>(t_->slots_[i_]); }
     basic_iterator& operator++() {
       ++i_;
       skip();
@@ -52,7 +56,7 @@ class flat_table {
    private:
     friend class flat_table;
     void skip() {
-      while (i_ < t_->used_.size() && t_->used_[i_] == 0) ++i_;
+      while (i_ < t_->capacity_ && t_->used_[i_] == 0) ++i_;
     }
     table* t_ = nullptr;
     std::size_t i_ = 0;
@@ -61,16 +65,16 @@ class flat_table {
   using const_iterator = basic_iterator<true>;
 
   iterator begin() { return {this, 0}; }
-  iterator end() { return {this, used_.size()}; }
+  iterator end() { return {this, capacity_}; }
   const_iterator begin() const { return {this, 0}; }
-  const_iterator end() const { return {this, used_.size()}; }
+  const_iterator end() const { return {this, capacity_}; }
   std::size_t size() const noexcept { return size_; }
 
   iterator find(const K& k) {
     if (size_ == 0) return end();
     for (std::size_t i = home(k);; i = (i + 1) & mask_) {
       if (used_[i] == 0) return end();
-      if (Eq{}(slots_[i].first, k)) return iterator(this, i);
+      if (Eq{}(slots_[i].first, k)) return iterator(this, i, true);
     }
   }
 
@@ -78,13 +82,15 @@ class flat_table {
   std::pair<iterator, bool> try_emplace(const K& k, Args&&... v) {
     if (size_ >= grow_at_) [[unlikely]]
       grow();
+    unsigned char* const used = used_.get();
+    value_type* const slots = slots_.get();
     std::size_t i = home(k);
-    for (; used_[i] != 0; i = (i + 1) & mask_)
-      if (Eq{}(slots_[i].first, k)) return {iterator(this, i), false};
-    used_[i] = 1;
-    slots_[i] = value_type(k, V(std::forward<Args>(v)...));
+    for (; used[i] != 0; i = (i + 1) & mask_)
+      if (Eq{}(slots[i].first, k)) return {iterator(this, i, true), false};
+    used[i] = 1;
+    slots[i] = value_type(k, V(std::forward<Args>(v)...));
     ++size_;
-    return {iterator(this, i), true};
+    return {iterator(this, i, true), true};
   }
   std::pair<iterator, bool> insert_or_assign(const K& k, const V& v) {
     auto r = try_emplace(k, v);
@@ -96,7 +102,7 @@ class flat_table {
   /// it a few keys ahead: a table larger than the cache otherwise waits on
   /// memory once per key).
   void prefetch(const K& k) const noexcept {
-    if (!slots_.empty()) {
+    if (capacity_ != 0) {
       const std::size_t i = home(k);
       __builtin_prefetch(&slots_[i]);
       __builtin_prefetch(&used_[i]);
@@ -137,26 +143,49 @@ class flat_table {
   /// first free slot of its probe run with no comparison and no growth
   /// check (through try_emplace this loop cost ~46 instructions per moved
   /// element; it runs about twice per element a table ever holds).
+  /// The arrays come from malloc (slots: their bytes are written before
+  /// they are read) and calloc (occupancy: a large table's pages come
+  /// zeroed from the kernel); value-initialising std::vectors of them wrote
+  /// every byte of both once more per growth.
   [[gnu::noinline]] void grow() {
-    const std::size_t n = used_.empty() ? 16 : used_.size() * 2;
-    std::vector<value_type> old_slots(n);
-    std::vector<unsigned char> old_used(n, 0);
+    const std::size_t n = capacity_ == 0 ? 16 : capacity_ * 2;
+    array<value_type> old_slots(allocate<value_type>(n, false));
+    array<unsigned char> old_used(allocate<unsigned char>(n, true));
     old_slots.swap(slots_);
     old_used.swap(used_);
+    const std::size_t old_capacity = capacity_;
+    capacity_ = n;
     mask_ = n - 1;
     shift_ = 64 - static_cast<unsigned>(std::countr_zero(n));
     grow_at_ = n / 4 * 3;  // at most 3/4 full
-    for (std::size_t i = 0; i < old_used.size(); ++i) {
+    unsigned char* const used = used_.get();
+    value_type* const slots = slots_.get();
+    for (std::size_t i = 0; i < old_capacity; ++i) {
       if (old_used[i] == 0) continue;
       std::size_t j = home(old_slots[i].first);
-      while (used_[j] != 0) j = (j + 1) & mask_;
-      used_[j] = 1;
-      slots_[j] = old_slots[i];
+      while (used[j] != 0) j = (j + 1) & mask_;
+      used[j] = 1;
+      slots[j] = old_slots[i];
     }
   }
 
-  std::vector<value_type> slots_;
-  std::vector<unsigned char> used_;
+  struct free_delete {
+    void operator()(void* p) const noexcept { std::free(p); }
+  };
+  template <class T>
+  using array = std::unique_ptr<T[], free_delete>;
+  /// n elements of a trivially copyable T (objects of such types begin
+  /// their lifetime in malloc'd storage), zeroed when asked.
+  template <class T>
+  static T* allocate(std::size_t n, bool zeroed) {
+    void* p = zeroed ? std::calloc(n, sizeof(T)) : std::malloc(n * sizeof(T));
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+
+  array<value_type> slots_;
+  array<unsigned char> used_;
+  std::size_t capacity_ = 0;
   std::size_t mask_ = 0;
   unsigned shift_ = 63;
   std::size_t grow_at_ = 0;  // the size at which the next insertion grows the table

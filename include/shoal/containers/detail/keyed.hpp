@@ -6,13 +6,17 @@
 #include "shoal/collective.hpp"
 #include "shoal/containers/detail/flat_table.hpp"
 #include "shoal/containers/detail/ops.hpp"
+#include "shoal/containers/detail/string_hash.hpp"
+#include "shoal/containers/detail/string_table.hpp"
 #include "shoal/parallel.hpp"
 #include "shoal/runtime.hpp"
 #include "shoal/serialize.hpp"
 
 #include <algorithm>
 #include <concepts>
+#include <deque>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <new>
 #include <span>
@@ -49,14 +53,28 @@ concept visit_argument = serializable<std::decay_t<A>> && !std::is_pointer_v<std
 
 namespace shoal::containers_detail {
 
-/// std::hash<std::string>'s value for a std::string or any view of one
-/// (the standard makes the two hashes equal), so that a table keyed by
-/// std::string can be searched with a std::string_view.
-struct transparent_string_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept {
-    return std::hash<std::string_view>{}(s);
+/// A std::string holding a received key for as long as a visitor that
+/// takes it as const std::string& runs (string_table.hpp keeps no
+/// std::string). One per nesting depth on the core's thread, kept between
+/// uses so that no key allocates once the strings have grown: a visitor
+/// may apply an operation of another container directly on its core,
+/// whose visitor needs its own (a deque: growing it moves no string).
+class key_scratch {
+ public:
+  explicit key_scratch(std::string_view k) {
+    if (depth_ == pool_.size()) pool_.emplace_back();
+    s_ = &pool_[depth_++];
+    s_->assign(k);
   }
+  ~key_scratch() { --depth_; }
+  key_scratch(const key_scratch&) = delete;
+  key_scratch& operator=(const key_scratch&) = delete;
+  const std::string& get() const noexcept { return *s_; }
+
+ private:
+  static inline thread_local std::deque<std::string> pool_;
+  static inline thread_local std::size_t depth_ = 0;
+  std::string* s_;
 };
 
 /// The end of every container's destroy(): waits for the operations in
@@ -85,24 +103,28 @@ class keyed {
  public:
   using key_type = K;
   using value_type = V;
-  /// std::string keys with the default hash and equality: the owner looks
-  /// a received key up as a view of the record's bytes (transparent_string_hash),
-  /// building a std::string only for a key it inserts. Reading each key
-  /// into a std::string first cost a malloc and a free per operation (a
-  /// 16-character key is past the small-string buffer): with them, about
-  /// 40% of map<std::string, V>'s instructions.
+  /// std::string keys with the default hash and equality travel as
+  /// hashed_key (hash computed once, on the sender) into a string_table
+  /// (keys inline, no std::string per element or per record): the owner
+  /// neither hashes nor allocates for a key it has. With
+  /// std::unordered_map and a rehash on the owner, map<std::string,
+  /// uint64_t>'s async_reduce of 16-byte keys cost ~1150 instructions per
+  /// operation at 1 x 2, about half of them in malloc and free.
   static constexpr bool string_keys = std::is_same_v<K, std::string> &&
                                       std::is_same_v<Hash, std::hash<std::string>> &&
                                       std::is_same_v<Eq, std::equal_to<std::string>>;
-  /// Open addressing for bytes-copyable keys and values (flat_table.hpp),
-  /// std::unordered_map for the rest.
+  /// Open addressing for bytes-copyable keys and values (flat_table.hpp)
+  /// and for std::string keys (string_table.hpp), std::unordered_map for
+  /// the rest.
   using table_type = std::conditional_t<
       std::is_trivially_copyable_v<K> && std::is_trivially_copyable_v<V> &&
           std::is_default_constructible_v<K>,
       flat_table<K, V, Hash, Eq>,
-      std::conditional_t<
-          string_keys, std::unordered_map<std::string, V, transparent_string_hash, std::equal_to<>>,
-          std::unordered_map<K, V, Hash, Eq>>>;
+      std::conditional_t<string_keys, string_table<V>, std::unordered_map<K, V, Hash, Eq>>>;
+  /// A key as the operations carry it: hashed_key for std::string keys,
+  /// else the key itself (key_ref: as the sender holds it, no copy).
+  using key_arg = std::conditional_t<string_keys, hashed_key, K>;
+  using key_ref = std::conditional_t<string_keys, hashed_key, const K&>;
   static constexpr const char* kind = Tag::name;
   static std::size_t elements(const table_type& t) noexcept { return t.size(); }
 
@@ -122,25 +144,28 @@ class keyed {
   /// The core that owns `k`: the mixed hash scaled to [0, cores()) by a
   /// multiply-high (its top bits), not a division, which cost more than
   /// the rest of a remote operation's sending side together.
-  int owner(const K& k) const noexcept {
-    return static_cast<int>(scale_hash(mix_hash(static_cast<std::uint64_t>(Hash{}(k))),
-                                       static_cast<std::uint64_t>(shoal::cores())));
-  }
+  /// (std::string keys with the default hash: string_hash.hpp's hash, not
+  /// std::hash's.)
+  int owner(const K& k) const noexcept { return owner_of_hash(hash_of(k)); }
 
   void async_insert(const K& k, const V& v) const {
+    const key_ref a = key_of(k);
     route(
-        Tag::insert_name, &op_insert, k, [&](table_type& t) { t.insert_or_assign(k, v); }, k, v);
+        Tag::insert_name, &op_insert, owner_of(a),
+        [&](table_type& t) { t.insert_or_assign(a, v); }, a, v);
   }
 
   void async_insert_if_missing(const K& k, const V& v) const {
+    const key_ref a = key_of(k);
     route(
-        Tag::insert_name, &op_insert_if_missing, k, [&](table_type& t) { t.try_emplace(k, v); }, k,
-        v);
+        Tag::insert_name, &op_insert_if_missing, owner_of(a),
+        [&](table_type& t) { t.try_emplace(a, v); }, a, v);
   }
 
   void async_erase(const K& k) const {
+    const key_ref a = key_of(k);
     route(
-        Tag::erase_name, &op_erase, k, [&](table_type& t) { t.erase(k); }, k);
+        Tag::erase_name, &op_erase, owner_of(a), [&](table_type& t) { t.erase(a); }, a);
   }
 
   template <class Op>
@@ -150,31 +175,34 @@ class keyed {
                   "empty function object): it runs on the owner's core");
     static_assert(std::is_invocable_r_v<V, const Op&, const V&, const V&>,
                   "async_reduce: the operation must be callable as V(const V&, const V&)");
+    const key_ref a = key_of(k);
     route(
-        Tag::reduce_name, &op_reduce<Op>, k, [&](table_type& t) { reduce_into(t, k, v, Op{}); }, k,
-        v);
+        Tag::reduce_name, &op_reduce<Op>, owner_of(a),
+        [&](table_type& t) { reduce_into(t, a, v, Op{}); }, a, v);
   }
 
   template <class F, class... Args>
   void async_visit(const K& k, F, const Args&... args) const {
     check_visitor<F, Args...>();
+    const key_ref a = key_of(k);
     route(
-        Tag::visit_name, &op_visit<true, F, std::decay_t<Args>...>, k,
+        Tag::visit_name, &op_visit<true, F, std::decay_t<Args>...>, owner_of(a),
         [&](table_type& t) {
-          visit_now<true, F>(t, K(k), std::tuple<std::decay_t<Args>...>{args...});
+          visit_now<true, F>(t, a, &k, std::tuple<std::decay_t<Args>...>{args...});
         },
-        k, args...);
+        a, args...);
   }
 
   template <class F, class... Args>
   void async_visit_if_exists(const K& k, F, const Args&... args) const {
     check_visitor<F, Args...>();
+    const key_ref a = key_of(k);
     route(
-        Tag::visit_name, &op_visit<false, F, std::decay_t<Args>...>, k,
+        Tag::visit_name, &op_visit<false, F, std::decay_t<Args>...>, owner_of(a),
         [&](table_type& t) {
-          visit_now<false, F>(t, K(k), std::tuple<std::decay_t<Args>...>{args...});
+          visit_now<false, F>(t, a, &k, std::tuple<std::decay_t<Args>...>{args...});
         },
-        k, args...);
+        a, args...);
   }
 
   /// f(const K&, bool present, args...) on k's owner: whether k is there,
@@ -189,22 +217,25 @@ class keyed {
                   "async_contains: every argument must be serializable and not a pointer");
     static_assert(std::is_invocable_v<const F&, const K&, bool, std::decay_t<Args>&...>,
                   "async_contains: the function must be callable as f(const K&, bool, args...)");
+    const key_ref a = key_of(k);
     route(
-        Tag::visit_name, &op_contains<F, std::decay_t<Args>...>, k,
-        [&](table_type& t) { contains_now<F>(t, k, std::tuple<std::decay_t<Args>...>{args...}); },
-        k, args...);
+        Tag::visit_name, &op_contains<F, std::decay_t<Args>...>, owner_of(a),
+        [&](table_type& t) {
+          contains_now<F>(t, a, &k, std::tuple<std::decay_t<Args>...>{args...});
+        },
+        a, args...);
   }
 
-  /// Sends operation `fn` with `operands` to k's owner; when that is the
-  /// calling core, applies `direct` to its part at once, or queues the
-  /// operation behind what is queued there when the part is busy.
+  /// Sends operation `fn` with `operands` to core `o` (the key's owner);
+  /// when that is the calling core, applies `direct` to its part at once,
+  /// or queues the operation behind what is queued there when the part is
+  /// busy.
   template <class Direct, class... Ts>
-  void route(const char* what, op_fn<table_type> fn, const K& k, Direct&& direct,
+  void route(const char* what, op_fn<table_type> fn, int o, Direct&& direct,
              const Ts&... operands) const {
     // The lookup names a stale, destroyed or default handle and a call off
     // a shoal core before anything is sent (a cache hit: two compares).
     part_of<keyed>& p = my_part();
-    const int o = owner(k);
     if (o == shoal::mycore()) {
       if (p.busy) {
         guarded(p, [&] { defer_op<keyed>(p, fn, operands...); });
@@ -218,11 +249,22 @@ class keyed {
     pace();
   }
 
+  /// f(const K&, V&) over this core's elements. For std::string keys the
+  /// key is a std::string of this call's, reassigned per element (good
+  /// for one call of f).
   template <class F>
   void for_all(F&& f) const {
     part_of<keyed>& p = my_part();
     busy_scope<keyed> busy(id_, p);
-    for (auto& [k, v] : p.table) f(k, v);
+    if constexpr (string_keys) {
+      std::string key;
+      p.table.for_each([&](std::string_view k, V& v) {
+        key.assign(k);
+        f(static_cast<const K&>(key), v);
+      });
+    } else {
+      for (auto& [k, v] : p.table) f(k, v);
+    }
   }
 
   std::size_t local_size() const { return my_part().table.size(); }
@@ -274,6 +316,28 @@ class keyed {
   /// The calling core's part (for the containers built on this engine).
   part_of<keyed>& my_part() const { return local_part<storage_of<keyed>>(id_, kind); }
 
+  /// Before a batch is applied (receive_batch): std::string keys' home
+  /// slots, from the hash each record carries after its operation id
+  /// ([u32 length][i32 op][u64 hash]...: every operation writes its key
+  /// first). A table larger than the cache otherwise waited on memory once
+  /// per record. Reads nothing past the batch's buffer (records are checked
+  /// again when applied).
+  static void prefetch_batch(const table_type& t, const char* data, std::uint32_t count)
+  requires string_keys
+  {
+    const char* const limit = data + detail::tls_aggregator->capacity();
+    const char* at = data;
+    for (std::uint32_t i = 0; i < count && limit - at >= 16; ++i) {
+      std::uint32_t n;
+      std::uint64_t h;
+      std::memcpy(&n, at, 4);
+      std::memcpy(&h, at + 8, 8);
+      t.prefetch(h);
+      if (static_cast<std::size_t>(limit - at) - 4 < n) break;
+      at += 4 + static_cast<std::size_t>(n);
+    }
+  }
+
   template <class Fn>
   void guarded(part_of<keyed>& p, Fn&& fn) const {
     try {
@@ -302,98 +366,158 @@ class keyed {
                   "async_visit: the visitor must be callable as f(const K&, V&, args...)");
   }
 
+  /// (string_hash's value is mixed already: its top bits are used as they are.)
+  int owner_of_hash(std::uint64_t h) const noexcept {
+    if constexpr (!string_keys) h = mix_hash(h);
+    return static_cast<int>(scale_hash(h,
+                                       static_cast<std::uint64_t>(shoal::cores())));
+  }
+  static std::uint64_t hash_of(const K& k) noexcept {
+    if constexpr (string_keys) {
+      return string_hash(k);
+    } else {
+      return static_cast<std::uint64_t>(Hash{}(k));
+    }
+  }
+  /// The key as operations carry it: for std::string keys hashed here, once.
+  static key_ref key_of(const K& k) {
+    if constexpr (string_keys) {
+      return hashed_key{string_hash(k), k};
+    } else {
+      return k;
+    }
+  }
+  int owner_of(const key_arg& a) const noexcept {
+    if constexpr (string_keys) {
+      return owner_of_hash(a.h);
+    } else {
+      return owner(a);
+    }
+  }
+  static key_arg read_key(byte_reader& r) { return serializer<key_arg>::read(r); }
+
   template <class Op>
-  static void reduce_into(table_type& t, const K& k, const V& v, const Op& op) {
+  static void reduce_into(table_type& t, const key_arg& k, const V& v, const Op& op) {
     auto [it, fresh] = t.try_emplace(k, v);
     if (!fresh) it->second = op(static_cast<const V&>(it->second), v);
   }
 
   static void op_insert(table_type& t, byte_reader& r) {
-    K k = serializer<K>::read(r);
+    key_arg k = read_key(r);
     V v = serializer<V>::read(r);
     t.insert_or_assign(std::move(k), std::move(v));
   }
   static void op_insert_if_missing(table_type& t, byte_reader& r) {
-    K k = serializer<K>::read(r);
+    key_arg k = read_key(r);
     V v = serializer<V>::read(r);
     t.try_emplace(std::move(k), std::move(v));
   }
-  static void op_erase(table_type& t, byte_reader& r) { t.erase(serializer<K>::read(r)); }
+  static void op_erase(table_type& t, byte_reader& r) { t.erase(read_key(r)); }
   template <class Op>
   static void op_reduce(table_type& t, byte_reader& r) {
-    if constexpr (string_keys) {
-      const std::string_view k = read_string_view(r);
-      V v = serializer<V>::read(r);
-      const auto it = t.find(k);
-      if (it != t.end()) {
-        it->second = Op{}(static_cast<const V&>(it->second), v);
-      } else {
-        t.emplace(std::string(k), std::move(v));
-      }
-    } else {
-      K k = serializer<K>::read(r);
-      V v = serializer<V>::read(r);
-      reduce_into(t, k, v, Op{});
-    }
+    const key_arg k = read_key(r);
+    const V v = serializer<V>::read(r);
+    reduce_into(t, k, v, Op{});
   }
   template <bool Create, class F, class... Args>
   static void op_visit(table_type& t, byte_reader& r) {
-    if constexpr (string_keys) {
-      const std::string_view k = read_string_view(r);
-      std::tuple<Args...> args{serializer<Args>::read(r)...};  // braced: read in order
-      auto it = t.find(k);
-      if (it == t.end()) {
-        if constexpr (!Create) return;
-        it = t.try_emplace(std::string(k)).first;
-      }
-      std::apply([&](Args&... a) { F{}(static_cast<const K&>(it->first), it->second, a...); },
-                 args);
-    } else {
-      K k = serializer<K>::read(r);
-      // Braced: the arguments are read in order.
-      visit_now<Create, F>(t, std::move(k), std::tuple<Args...>{serializer<Args>::read(r)...});
-    }
+    key_arg k = read_key(r);
+    // Braced: the arguments are read in order.
+    visit_now<Create, F>(t, std::move(k), nullptr,
+                         std::tuple<Args...>{serializer<Args>::read(r)...});
   }
-  /// A std::string key of a record, in place (serialize.hpp's layout: a
-  /// 32-bit length, then the characters).
-  static std::string_view read_string_view(byte_reader& r) {
-    const auto n = r.get<std::uint32_t>("std::string's length");
-    return {r.skip(n, "std::string's characters"), n};
-  }
+  /// f(key, value, args...) on k's element (made first when Create).
+  /// `original`: the caller's K when it has one (a key of its own core),
+  /// else nullptr (a received std::string key is built for f, key_scratch).
   template <bool Create, class F, class... Args>
-  static void visit_now(table_type& t, K k, std::tuple<Args...> args) {
-    typename table_type::iterator it;
+  static void visit_now(table_type& t, key_arg k, const K* original, std::tuple<Args...> args) {
+    V* value;
+    const K* key;
     if constexpr (Create) {
-      it = t.try_emplace(std::move(k)).first;
+      auto it = t.try_emplace(std::move(k)).first;
+      value = &it->second;
+      key = key_in(it, original);
     } else {
-      it = t.find(k);
-      if (it == t.end()) return;
+      auto it = t.find(k);
+      if (it == end_of(t)) return;
+      value = &it->second;
+      key = key_in(it, original);
     }
-    std::apply([&](Args&... a) { F{}(static_cast<const K&>(it->first), it->second, a...); }, args);
+    if constexpr (string_keys) {
+      if (key == nullptr) {
+        const key_scratch scratch(k.s);
+        std::apply([&](Args&... a) { F{}(scratch.get(), *value, a...); }, args);
+        return;
+      }
+    }
+    std::apply([&](Args&... a) { F{}(*key, *value, a...); }, args);
+  }
+  /// The key a visitor sees: the table's own (std::string keys: the
+  /// caller's, or none, the table holding characters only).
+  template <class It>
+  static const K* key_in([[maybe_unused]] const It& it,
+                         [[maybe_unused]] const K* original) noexcept {
+    if constexpr (string_keys) {
+      return original;
+    } else {
+      return &it->first;
+    }
+  }
+  static auto end_of(table_type& t) {
+    if constexpr (string_keys) {
+      return static_cast<typename table_type::slot*>(nullptr);
+    } else {
+      return t.end();
+    }
   }
 
   template <class F, class... Args>
   static void op_contains(table_type& t, byte_reader& r) {
-    K k = serializer<K>::read(r);
-    contains_now<F>(t, k, std::tuple<Args...>{serializer<Args>::read(r)...});
+    const key_arg k = read_key(r);
+    contains_now<F>(t, k, nullptr, std::tuple<Args...>{serializer<Args>::read(r)...});
   }
   template <class F, class... Args>
-  static void contains_now(table_type& t, const K& k, std::tuple<Args...> args) {
-    const bool present = t.find(k) != t.end();
-    std::apply([&](Args&... a) { F{}(k, present, a...); }, args);
+  static void contains_now(table_type& t, const key_arg& k, [[maybe_unused]] const K* original,
+                           std::tuple<Args...> args) {
+    const bool present = t.find(k) != end_of(t);
+    if constexpr (string_keys) {
+      if (original == nullptr) {
+        const key_scratch scratch(k.s);
+        std::apply([&](Args&... a) { F{}(scratch.get(), present, a...); }, args);
+        return;
+      }
+      std::apply([&](Args&... a) { F{}(*original, present, a...); }, args);
+    } else {
+      std::apply([&](Args&... a) { F{}(k, present, a...); }, args);
+    }
   }
 
   std::vector<char> serialize_local() const {
     part_of<keyed>& p = my_part();
-    std::size_t n = 0;
-    for (const auto& [k, v] : p.table) n += serializer<K>::size(k) + serializer<V>::size(v);
-    std::vector<char> bytes(n);
-    byte_writer w(bytes.data());
-    for (const auto& [k, v] : p.table) {
-      serializer<K>::write(w, k);
-      serializer<V>::write(w, v);
+    if constexpr (string_keys) {
+      // The bytes serializer<std::string> writes, from the stored characters.
+      std::size_t n = 0;
+      p.table.for_each(
+          [&](std::string_view k, const V& v) { n += 4 + k.size() + serializer<V>::size(v); });
+      std::vector<char> bytes(n);
+      byte_writer w(bytes.data());
+      p.table.for_each([&](std::string_view k, const V& v) {
+        w.put(static_cast<std::uint32_t>(k.size()));
+        w.put(k.data(), k.size());
+        serializer<V>::write(w, v);
+      });
+      return bytes;
+    } else {
+      std::size_t n = 0;
+      for (const auto& [k, v] : p.table) n += serializer<K>::size(k) + serializer<V>::size(v);
+      std::vector<char> bytes(n);
+      byte_writer w(bytes.data());
+      for (const auto& [k, v] : p.table) {
+        serializer<K>::write(w, k);
+        serializer<V>::write(w, v);
+      }
+      return bytes;
     }
-    return bytes;
   }
 
   static std::vector<std::pair<K, V>> parse_sorted(const std::vector<char>& bytes) {

@@ -129,7 +129,9 @@ void receive_record(std::uint64_t id, part_of<C>& p, byte_reader& r) {
 
 /// A batch of operation records for part p: applied under one busy mark
 /// (one lookup of the part and one mark per batch, not per operation), or
-/// all queued when the part is busy already. Operations that the batch's
+/// all queued when the part is busy already. A container whose records
+/// say where their keys live in its table (C::prefetch_batch) has those
+/// places fetched first, so that the records' table misses overlap. Operations that the batch's
 /// visitors make on this core's own part queue behind the batch, as they
 /// would behind any busy part (no order between cores is promised).
 template <class C>
@@ -139,6 +141,8 @@ void receive_batch(std::uint64_t id, part_of<C>& p, const char* data, std::uint3
     return;
   }
   busy_scope<C> busy(id, p);
+  if constexpr (requires { C::prefetch_batch(p.table, data, count); })
+    C::prefetch_batch(p.table, data, count);
   detail::deliver_records([id, &p](byte_reader& r) { apply_record<C>(id, p, r); }, data, count);
 }
 
@@ -174,8 +178,8 @@ struct find_keyed_part {
 
 /// Sends operation `fn` with `operands` to `core` on channel `channel`.
 template <class Table, class... Ts>
-void send_op(const char* what, std::uint32_t channel, int core, op_fn<Table> fn,
-             const Ts&... operands) {
+[[gnu::always_inline]] inline void send_op(const char* what, std::uint32_t channel, int core,
+                                           op_fn<Table> fn, const Ts&... operands) {
   const std::size_t n = 4 + (std::size_t{0} + ... + serializer<Ts>::size(operands));
   char* p = detail::reserve_record(what, channel, core, n);
   byte_writer w(p);
