@@ -75,6 +75,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace shoal {
 
@@ -371,6 +372,51 @@ class target_channel {
                 "use send())");
     return combining_sender(this, &combiner_here(cache_here("shoal::target_channel::combining")));
   }
+  /// Runs f(sender) once, on this core, with a sender of combining()'s
+  /// contract chosen for the combiner's layout, so that a loop in f tests
+  /// no mode per value: f is called with a `const S&` for one of two or
+  /// three sender types (write it as a generic lambda, `const auto& to`).
+  /// Without marks (drop_identity) to.send(t, v) is the range check and the
+  /// reduction, inlined, the count of values kept in the sender: as
+  /// `sums[t] += v` by hand. Values join the combiner as they are sent (a
+  /// flush inside f sends them); their count joins the statistics when f
+  /// returns. Call from a task, as combining(); the sender is valid only
+  /// inside f. Costs nothing beyond the values' folding.
+  template <class F>
+  void local_combine(F&& f) const {
+    SHOAL_CHECK(combine_ && reduces,
+                "target_channel::local_combine on channel {}, which was not opened with "
+                "combine_until_flush and a reduction",
+                ch_.id());
+    combining_sender s = combining();
+    if constexpr (flat) {
+      if (s.unmarked_) {
+        using sender = detail::unmarked_sender<T, R, D>;
+        const sender u(s.values_, s.size_, op_, &dist_);
+        // Also when f throws. The values are counted as lookups and hits
+        // here and each flush subtracts its records from the hits (in
+        // modular arithmetic), so the totals agree once f has returned.
+        struct close_sender {
+          combiner_type* c;
+          detail::reduction_cache* cache;
+          const sender* u;
+          ~close_sender() {
+            --c->open_senders;
+            c->sender_added = c->sender_added || u->adds() != 0;
+            // Relaxed: statistics.
+            cache->lookups.store(cache->lookups.load(std::memory_order_relaxed) + u->adds(),
+                                 std::memory_order_relaxed);
+            cache->hits.store(cache->hits.load(std::memory_order_relaxed) + u->adds(),
+                              std::memory_order_relaxed);
+          }
+        } closing{s.c_, &cache_here("shoal::target_channel::local_combine"), &u};
+        ++s.c_->open_senders;
+        f(u);
+        return;
+      }
+    }
+    f(std::as_const(s));
+  }
   const Route& routing() const noexcept { return route_; }
   const channel<record>& underlying() const noexcept { return ch_; }
   std::uint32_t id() const noexcept { return ch_.id(); }
@@ -465,7 +511,13 @@ class target_channel {
       const std::uint64_t adds = c.adds;
       const std::uint64_t before = c.distinct;
       c.adds = 0;
-      if constexpr (flat) {
+      if constexpr (detail::region_combinable<D>) {
+        if (c.unmarked()) {
+          drain_regions(c);
+        } else {
+          drain_flat(c);
+        }
+      } else if constexpr (flat) {
         drain_flat(c);
       } else {
         c.drain([this](int owner, std::uint64_t local, const T& v) { hand_on(owner, local, v); });
@@ -478,6 +530,87 @@ class target_channel {
       cache.hits.store(cache.hits.load(std::memory_order_relaxed) + (adds - sent),
                        std::memory_order_relaxed);
     }
+  }
+
+  /// The flush without marks over contiguous regions (region_combinable):
+  /// each owner's region scanned in turn, the next core's first and this
+  /// core's last (handed to the handler in runs, as drain_flat does), the
+  /// owner, its next hop and the bounds checked once per region; then the
+  /// ids in no region, where a value is a distribution error.
+  void drain_regions(combiner_type& c) const {
+    c.sender_added = false;
+    const D dist = dist_;  // locals: see drain_flat
+    const int me = detail::tls_core;
+    const int job = cores();
+    const std::uint64_t size = c.size();
+    std::uint64_t covered = 0;  // ids in regions; regions in ascending order: end of the last
+    std::uint64_t end = 0;
+    bool ascending = true;
+    for (int k = 1; k <= job; ++k) {
+      const int owner = (me + k) % job;
+      const std::uint64_t first = dist.first_target(owner);
+      const std::uint64_t count = dist.local_count(owner);
+      if (count == 0) continue;
+      if (first > size || count > size - first || count - 1 > max_target_local) [[unlikely]]
+        fatal_region(owner, first, count, size);
+      drain_region(c, owner, first, count);
+      covered += count;
+    }
+    for (int o = 0; o < job && ascending; ++o) {
+      const std::uint64_t count = dist.local_count(o);
+      if (count == 0) continue;
+      const std::uint64_t first = dist.first_target(o);
+      ascending = first >= end;
+      if (ascending) check_gap(c, end, first);
+      end = first + count;
+    }
+    if (covered < size) check_gap(c, ascending ? end : 0, size);
+  }
+
+  /// Hands on the values of owner `owner`'s region [first, first + count).
+  void drain_region(combiner_type& c, int owner, std::uint64_t first, std::uint64_t count) const {
+    const std::uint64_t tag = static_cast<std::uint64_t>(owner) << target_local_bits;
+    if (owner == detail::tls_core && short_circuit_ &&
+        detail::tls_short_circuit_depth < max_short_circuit_depth) {
+      constexpr std::uint32_t run = 64;
+      alignas(64) unsigned char own[run * sizeof(record)];
+      std::uint32_t n = 0;
+      c.drain_range(first, first + count, [&](std::uint64_t t, const T& v) {
+        const record r{tag | (t - first), v};
+        std::memcpy(own + std::size_t{n++} * sizeof(record), &r, sizeof r);
+        if (n == run) {
+          run_here(own, n);
+          n = 0;
+        }
+      });
+      if (n != 0) run_here(own, n);
+      return;
+    }
+    const std::uint32_t id = ch_.id();
+    const std::uint32_t bound = ch_.max_in_flight();
+    const int dest = detail::next_core(route_, owner);
+    c.drain_range(first, first + count, [&](std::uint64_t t, const T& v) {
+      detail::stage_record(id, bound, dest, tag | (t - first), v, reduction::none{});
+    });
+  }
+
+  /// Ids [lo, hi) lie in no core's region: a value folded there (one that
+  /// differs from the identity) names its target and ends the job.
+  void check_gap(combiner_type& c, std::uint64_t lo, std::uint64_t hi) const {
+    if (lo < hi)
+      c.drain_range(lo, hi, [this](std::uint64_t t, const T&) {
+        detail::fatal_target("shoal::target_channel::flush", t, distribution_name(dist_),
+                             "is in no core's region (first_target(core) and local_count(core))");
+      });
+  }
+
+  [[noreturn, gnu::cold, gnu::noinline]] void fatal_region(int owner, std::uint64_t first,
+                                                           std::uint64_t count,
+                                                           std::uint64_t size) const {
+    detail::fatal_user(fmt::format(
+        "shoal::target_channel::flush: {} gives core {} the region of {} targets from {}, "
+        "beyond its targets() ({}) or with local indices above 2^40 - 1",
+        distribution_name(dist_), owner, count, first, size));
   }
 
   /// The flat combiner's flush: each distinct target located and checked
