@@ -66,6 +66,7 @@
 
 #include "shoal/channel.hpp"
 #include "shoal/detail/core_state.hpp"
+#include "shoal/detail/handler_id.hpp"
 #include "shoal/detail/local_combiner.hpp"
 #include "shoal/detail/reduction_cache.hpp"
 #include "shoal/distribution.hpp"
@@ -204,6 +205,29 @@ void stage_record(std::uint32_t id, std::uint32_t bound, int dest, std::uint64_t
   }
 }
 
+/// Hands this core's own region of a combiner without marks to the
+/// handler: each value of values[0, count) that differs from `identity`
+/// (reset first) goes to handler(local index, value), called directly.
+/// `state` is the channel's receiver (Receiver) on this process. Returns
+/// the values handed on. Reached through a code offset
+/// (target_channel::own_region_), so that handles may travel.
+template <class T, class Receiver>
+std::uint64_t hand_on_own_region(const void* state, T* values, std::uint64_t count,
+                                 const T& identity) {
+  const Receiver& r = *static_cast<const Receiver*>(state);
+  std::uint64_t n = 0;
+  for (std::uint64_t l = 0; l < count; ++l) {
+    if (values[l] == identity) continue;
+    const T v = values[l];
+    values[l] = identity;
+    ++n;
+    r.handler(l, v);
+  }
+  return n;
+}
+template <class T>
+using own_region_fn = std::uint64_t(const void*, T*, std::uint64_t, const T&);
+
 /// The receive side of a target channel: the handler and the routing.
 template <class T, class H, class R, class Route>
 struct target_receiver {
@@ -245,11 +269,13 @@ class target_channel {
   target_channel() = default;
   /// Use make_target_channel.
   target_channel(detail::target_channel_key, channel<record> ch, const D& dist, const R& op,
-                 const Route& route, bool short_circuit, bool combine, bool drop_identity)
+                 const Route& route, bool short_circuit, bool combine, bool drop_identity,
+                 std::int64_t own_region = 0)
       : ch_(ch),
         short_circuit_(short_circuit),
         combine_(combine),
         drop_identity_(drop_identity),
+        own_region_(own_region),
         dist_(dist),
         op_(op),
         route_(route) {}
@@ -572,6 +598,15 @@ class target_channel {
     const std::uint64_t tag = static_cast<std::uint64_t>(owner) << target_local_bits;
     if (owner == detail::tls_core && short_circuit_ &&
         detail::tls_short_circuit_depth < max_short_circuit_depth) {
+      if (own_region_ != 0) {
+        // One call for the region: the scan and the handler inlined together.
+        const detail::channel_entry& e = detail::channel_table()[ch_.id()];
+        auto* fn = detail::from_code_offset<detail::own_region_fn<T>>(own_region_);
+        ++detail::tls_short_circuit_depth;
+        c.distinct += fn(e.state, c.values() + first, count, c.identity());
+        --detail::tls_short_circuit_depth;
+        return;
+      }
       constexpr std::uint32_t run = 64;
       alignas(64) unsigned char own[run * sizeof(record)];
       std::uint32_t n = 0;
@@ -701,6 +736,8 @@ class target_channel {
   bool short_circuit_ = true;
   bool combine_ = false;
   bool drop_identity_ = false;
+  // detail::hand_on_own_region for the handler, as a code offset; 0: none.
+  std::int64_t own_region_ = 0;
   D dist_{};
   [[no_unique_address]] R op_{};
   [[no_unique_address]] Route route_{};
@@ -760,10 +797,16 @@ target_channel<T, D, R, Route> make_target_channel(const D& dist, const H& handl
   channel_options co;
   co.max_in_flight = options.max_in_flight;
   co.coalesce_values = options.coalesce_values;
+  std::int64_t own_region = 0;
+  if constexpr (detail::region_combinable<D> && reduction_with_identity<R, T>) {
+    if (options.drop_identity)
+      own_region = detail::to_code_offset(&detail::hand_on_own_region<T, receiver>);
+  }
   return target_channel<T, D, R, Route>(
       detail::target_channel_key{},
       detail::open_typed_channel<target_record<T>>(receiver{handler, op, route}, co, slots), dist,
-      op, route, options.short_circuit, options.combine_until_flush, options.drop_identity);
+      op, route, options.short_circuit, options.combine_until_flush, options.drop_identity,
+      own_region);
 }
 
 }  // namespace shoal

@@ -72,6 +72,8 @@ class flat_combiner final : public combiner_base {
     for (std::uint64_t t = 0; t < targets; ++t) values_[t] = identity;
   }
   bool unmarked() const noexcept { return unmarked_; }
+  /// What an unmarked slot holds when no value reached it.
+  const T& identity() const noexcept { return identity_; }
   /// Folds `v` into target `t` without marks: the reduction only.
   template <class R>
   [[gnu::always_inline]] void add_unmarked(T* values, std::uint64_t t, const T& v, const R& op) {
