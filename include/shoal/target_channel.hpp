@@ -49,12 +49,20 @@
 //   phase.
 // - Memory: flat: sizeof(T) bytes and 1 bit per target of the job, per core.
 // - Cost: combining() gives a task's loop a sender whose send() over a flat
-//   combiner is a range check, a bit test and the reduction, inlined
-//   (pagerank --reduce combine: within a few instructions of its
-//   hand-written --impl combining). The owner of each distinct target is
-//   located once, at the flush; this core's own targets are handled there
-//   in runs of 64 through one call of the channel's deliver loop, the
-//   others staged as one record each.
+//   combiner is a range check, a bit test and the reduction, inlined;
+//   local_combine(f) hands f a sender chosen for the combiner's layout, so
+//   that with drop_identity send() is the range check and the reduction
+//   alone, as a hand-written `sums[t] += v`. The owner of each distinct
+//   target is located once, at the flush; this core's own targets are
+//   handled there in runs of 64 through one call of the channel's deliver
+//   loop, the others staged as one record each.
+// - Dense regions: with drop_identity and a distribution whose cores own
+//   contiguous ranges of ids (first_target(core): block_distribution), the
+//   flush goes owner by owner (no per-target lookup) and hands this core's
+//   own range to the handler in one call that scans the slots and runs the
+//   handler inline (no records). pagerank --impl combining is this path:
+//   within 1.2x of its former hand-written protocol in instructions
+//   (bench/results/pebbles.md).
 // Statistics: lookups = values combined, hits = lookups - records sent.
 //
 // Misuse: a target the distribution maps outside the job (or outside its
@@ -67,6 +75,7 @@
 #include "shoal/channel.hpp"
 #include "shoal/detail/core_state.hpp"
 #include "shoal/detail/handler_id.hpp"
+#include "shoal/detail/target_path.hpp"
 #include "shoal/detail/local_combiner.hpp"
 #include "shoal/detail/reduction_cache.hpp"
 #include "shoal/distribution.hpp"
@@ -79,17 +88,6 @@
 #include <utility>
 
 namespace shoal {
-
-/// What travels: where the value goes (its owner core in the high 24 bits,
-/// its local index there in the low 40, so that routing hops need not ask
-/// the distribution), and the value.
-template <class T>
-struct target_record {
-  std::uint64_t where;
-  T value;
-};
-inline constexpr int target_local_bits = 40;
-inline constexpr std::uint64_t max_target_local = (std::uint64_t{1} << target_local_bits) - 1;
 
 /// A target handler: callable as h(std::uint64_t local_index, const T&),
 /// trivially copyable as bytes, at most max_channel_handler_bytes less the
@@ -136,118 +134,6 @@ struct target_channel_key {
   explicit target_channel_key() = default;
 };
 
-[[noreturn, gnu::cold, gnu::noinline]] inline void fatal_route(const char* routing, int me,
-                                                               int dest, int next) {
-  fatal_user(
-      fmt::format("shoal::target_channel: {} routing sends a value from process {} "
-                  "for process {} to process {}, which is not a process of the job "
-                  "of {} (or is the sender)",
-                  routing, me, dest, next, g_info.ranks));
-}
-
-/// The core a value for core `owner` goes to next from this process.
-template <class Route>
-int next_core(const Route& route, int owner) {
-  if constexpr (std::same_as<Route, direct_routing>) {
-    return owner;  // straight to the owner, whichever process it is on
-  }
-  const int per = g_info.local_cores;
-  const int dest = owner / per;
-  if (dest == g_info.rank) return owner;
-  const int next = route.next_rank(g_info.rank, dest, g_info.ranks);
-  if (next == dest) return owner;
-  if (next < 0 || next >= g_info.ranks || next == g_info.rank) [[unlikely]] {
-    if constexpr (requires { Route::name(); }) {
-      fatal_route(Route::name(), g_info.rank, dest, next);
-    } else {
-      fatal_route("a user-defined", g_info.rank, dest, next);
-    }
-  }
-  return next * per + owner % per;  // the core of the owner's local index there
-}
-
-/// Stages record {where, value} for core `dest` on channel `id`, folding it
-/// into a staged value for the same `where` when R reduces (reduction.hpp).
-template <class T, class R>
-void stage_record(std::uint32_t id, std::uint32_t bound, int dest, std::uint64_t where,
-                  const T& value, const R& op) {
-  using record = target_record<T>;
-  aggregator& agg = *tls_aggregator;
-  if constexpr (std::same_as<R, reduction::none>) {
-    if (bound != 0) agg.flow_reserve(id, dest, bound);
-    const record r{where, value};
-    std::memcpy(agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof(record))), &r, sizeof r);
-  } else {
-    reduction_cache* caches = channel_table()[id].caches;
-    // A stale copy of a closed channel's handle (its caches went with it).
-    if (caches == nullptr) [[unlikely]]
-      fatal_channel_send(id, "shoal::target_channel::send");
-    reduction_cache& cache = caches[tls_core - g_info.rank_base];
-    reduction_cache::slot& s = cache.at(where);
-    if (s.key == where + 1 && s.dest == dest) {
-      if (char* p = agg.staged(id, dest, s.offset, sizeof(record))) {
-        record staged;
-        std::memcpy(&staged, p, sizeof staged);
-        if (staged.where == where) {
-          op(staged.value, value);
-          std::memcpy(p, &staged, sizeof staged);
-          cache.count(true);
-          return;
-        }
-      }
-    }
-    cache.count(false);
-    if (bound != 0) agg.flow_reserve(id, dest, bound);
-    char* p = agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof(record)));
-    const record r{where, value};
-    std::memcpy(p, &r, sizeof r);
-    s = {where + 1, dest, agg.staged_offset(id, dest, p)};
-  }
-}
-
-/// Hands this core's own region of a combiner without marks to the
-/// handler: each value of values[0, count) that differs from `identity`
-/// (reset first) goes to handler(local index, value), called directly.
-/// `state` is the channel's receiver (Receiver) on this process. Returns
-/// the values handed on. Reached through a code offset
-/// (target_channel::own_region_), so that handles may travel.
-template <class T, class Receiver>
-std::uint64_t hand_on_own_region(const void* state, T* values, std::uint64_t count,
-                                 const T& identity) {
-  const Receiver& r = *static_cast<const Receiver*>(state);
-  std::uint64_t n = 0;
-  for (std::uint64_t l = 0; l < count; ++l) {
-    if (values[l] == identity) continue;
-    const T v = values[l];
-    values[l] = identity;
-    ++n;
-    r.handler(l, v);
-  }
-  return n;
-}
-template <class T>
-using own_region_fn = std::uint64_t(const void*, T*, std::uint64_t, const T&);
-
-/// The receive side of a target channel: the handler and the routing.
-template <class T, class H, class R, class Route>
-struct target_receiver {
-  H handler;
-  [[no_unique_address]] R op;
-  [[no_unique_address]] Route route;
-  void operator()(const target_record<T>& r) const {
-    const int owner = static_cast<int>(r.where >> target_local_bits);
-    if (owner == tls_core) [[likely]] {
-      handler(r.where & max_target_local, r.value);
-      return;
-    }
-    // An intermediate hop (routing): on to the next, on the same channel.
-    const std::uint32_t id = tls_delivering_stream;
-    reduction_cache* caches = channel_table()[id].caches;
-    if (caches != nullptr) caches[tls_core - g_info.rank_base].count_forward();
-    stage_record(id, channel_table()[id].max_in_flight, next_core(route, owner), r.where, r.value,
-                 op);
-  }
-};
 }  // namespace detail
 
 template <channel_value_like T, distribution_like D, class R = reduction::none,
