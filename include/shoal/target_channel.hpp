@@ -74,7 +74,6 @@
 
 #include "shoal/channel.hpp"
 #include "shoal/detail/core_state.hpp"
-#include "shoal/detail/handler_id.hpp"
 #include "shoal/detail/target_path.hpp"
 #include "shoal/detail/local_combiner.hpp"
 #include "shoal/detail/reduction_cache.hpp"
@@ -155,13 +154,11 @@ class target_channel {
   target_channel() = default;
   /// Use make_target_channel.
   target_channel(detail::target_channel_key, channel<record> ch, const D& dist, const R& op,
-                 const Route& route, bool short_circuit, bool combine, bool drop_identity,
-                 std::int64_t own_region = 0)
+                 const Route& route, bool short_circuit, bool combine, bool drop_identity)
       : ch_(ch),
         short_circuit_(short_circuit),
         combine_(combine),
         drop_identity_(drop_identity),
-        own_region_(own_region),
         dist_(dist),
         op_(op),
         route_(route) {}
@@ -484,13 +481,19 @@ class target_channel {
     const std::uint64_t tag = static_cast<std::uint64_t>(owner) << target_local_bits;
     if (owner == detail::tls_core && short_circuit_ &&
         detail::tls_short_circuit_depth < max_short_circuit_depth) {
-      if (own_region_ != 0) {
-        // One call for the region: the scan and the handler inlined together.
-        const detail::channel_entry& e = detail::channel_table()[ch_.id()];
-        auto* fn = detail::from_code_offset<detail::own_region_fn<T>>(own_region_);
-        ++detail::tls_short_circuit_depth;
-        c.distinct += fn(e.state, c.values() + first, count, c.identity());
-        --detail::tls_short_circuit_depth;
+      if constexpr (std::equality_comparable<T>) {
+        // One record for the region: the receive side scans it with the
+        // handler inlined (detail::own_region_request).
+        detail::own_region_request q{c.values() + first, count, &c.identity()};
+        detail::own_region_request* const outer = detail::tls_own_region;
+        detail::tls_own_region = &q;
+        const record r{static_cast<std::uint64_t>(detail::region_owner) << target_local_bits,
+                       c.identity()};
+        alignas(64) unsigned char one[sizeof(record)];
+        std::memcpy(one, &r, sizeof r);
+        run_here(one, 1);
+        detail::tls_own_region = outer;
+        c.distinct += q.handed;
         return;
       }
       constexpr std::uint32_t run = 64;
@@ -622,8 +625,6 @@ class target_channel {
   bool short_circuit_ = true;
   bool combine_ = false;
   bool drop_identity_ = false;
-  // detail::hand_on_own_region for the handler, as a code offset; 0: none.
-  std::int64_t own_region_ = 0;
   D dist_{};
   [[no_unique_address]] R op_{};
   [[no_unique_address]] Route route_{};
@@ -683,16 +684,10 @@ target_channel<T, D, R, Route> make_target_channel(const D& dist, const H& handl
   channel_options co;
   co.max_in_flight = options.max_in_flight;
   co.coalesce_values = options.coalesce_values;
-  std::int64_t own_region = 0;
-  if constexpr (detail::region_combinable<D> && reduction_with_identity<R, T>) {
-    if (options.drop_identity)
-      own_region = detail::to_code_offset(&detail::hand_on_own_region<T, receiver>);
-  }
   return target_channel<T, D, R, Route>(
       detail::target_channel_key{},
       detail::open_typed_channel<target_record<T>>(receiver{handler, op, route}, co, slots), dist,
-      op, route, options.short_circuit, options.combine_until_flush, options.drop_identity,
-      own_region);
+      op, route, options.short_circuit, options.combine_until_flush, options.drop_identity);
 }
 
 }  // namespace shoal

@@ -100,28 +100,22 @@ void stage_record(std::uint32_t id, std::uint32_t bound, int dest, std::uint64_t
   }
 }
 
-/// Hands this core's own region of a combiner without marks to the
-/// handler: each value of values[0, count) that differs from `identity`
-/// (reset first) goes to handler(local index, value), called directly.
-/// `state` is the channel's receiver (Receiver) on this process. Returns
-/// the values handed on. Reached through a code offset
-/// (target_channel::own_region_), so that handles may travel.
-template <class T, class Receiver>
-std::uint64_t hand_on_own_region(const void* state, T* values, std::uint64_t count,
-                                 const T& identity) {
-  const Receiver& r = *static_cast<const Receiver*>(state);
-  std::uint64_t n = 0;
-  for (std::uint64_t l = 0; l < count; ++l) {
-    if (values[l] == identity) continue;
-    const T v = values[l];
-    values[l] = identity;
-    ++n;
-    r.handler(l, v);
-  }
-  return n;
-}
-template <class T>
-using own_region_fn = std::uint64_t(const void*, T*, std::uint64_t, const T&);
+/// A flush's request to hand this core's own region of a combiner without
+/// marks to the handler (target_channel::drain_region): the flush sets it
+/// and runs one record addressed to region_owner through the channel's
+/// deliver loop; the receive side then scans values[0, count) and calls
+/// the handler, inlined, for each value that differs from `identity`
+/// (reset first), with its index as the local index: no record per value.
+struct own_region_request {
+  void* values;
+  std::uint64_t count;
+  const void* identity;
+  std::uint64_t handed = 0;  ///< values handed to the handler
+};
+inline thread_local own_region_request* tls_own_region = nullptr;
+/// The owner field of that record: no core (make_target_channel keeps
+/// cores() below it).
+inline constexpr int region_owner = (1 << (64 - target_local_bits)) - 1;
 
 /// The receive side of a target channel: the handler and the routing.
 template <class T, class H, class R, class Route>
@@ -135,12 +129,31 @@ struct target_receiver {
       handler(r.where & max_target_local, r.value);
       return;
     }
+    if constexpr (std::equality_comparable<T>) {
+      if (owner == region_owner && tls_own_region != nullptr) {
+        hand_on_region(*tls_own_region);
+        return;
+      }
+    }
     // An intermediate hop (routing): on to the next, on the same channel.
     const std::uint32_t id = tls_delivering_stream;
     reduction_cache* caches = channel_table()[id].caches;
     if (caches != nullptr) caches[tls_core - g_info.rank_base].count_forward();
     stage_record(id, channel_table()[id].max_in_flight, next_core(route, owner), r.where, r.value,
                  op);
+  }
+  void hand_on_region(own_region_request& q) const {
+    T* values = static_cast<T*>(q.values);
+    const T identity = *static_cast<const T*>(q.identity);
+    std::uint64_t n = 0;
+    for (std::uint64_t l = 0; l < q.count; ++l) {
+      if (values[l] == identity) continue;
+      const T v = values[l];
+      values[l] = identity;
+      ++n;
+      handler(l, v);
+    }
+    q.handed += n;
   }
 };
 }  // namespace detail
