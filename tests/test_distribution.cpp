@@ -333,19 +333,18 @@ struct gapped_regions {
 
 // A value for an id in no core's region is named at the flush, not dropped.
 TEST_F(pebbles_misuse, CombinedTargetInNoRegionIsNamedAtTheFlush) {
-  EXPECT_EXIT(shoal_test::run_to_death(
-                  shoal_test::make_config(2),
-                  [] {
-                    auto ch = shoal::make_target_channel<int>(
-                        gapped_regions{}, [](std::uint64_t, const int&) {},
-                        {.combine_until_flush = true, .drop_identity = true},
-                        shoal::reduction::sum{});
-                    ch.local_combine([](const auto& to) {
-                      to.send(1, 1);
-                      to.send(6, 1);
-                    });
-                    ch.flush();
-                  }),
+  EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
+                                       [] {
+                                         auto ch = shoal::make_target_channel<int>(
+                                             gapped_regions{}, [](std::uint64_t, const int&) {},
+                                             {.combine_until_flush = true, .drop_identity = true},
+                                             shoal::reduction::sum{});
+                                         ch.local_combine([](const auto& to) {
+                                           to.send(1, 1);
+                                           to.send(6, 1);
+                                         });
+                                         ch.flush();
+                                       }),
               ExitedWithCode(shoal::exit_status::fatal),
               "target_channel::flush: target 6 of a user-defined distribution is in no core's "
               "region");

@@ -155,7 +155,7 @@ struct reduce_options {
   std::string reduce = "none";
   std::uint32_t cache_slots = 4096;
   bool sum = false;        ///< the increments go through the summing target channel
-  bool combine = false;  ///< ... in combine-until-flush mode (--reduce combine, --impl combining)
+  bool combine = false;    ///< ... in combine-until-flush mode (--reduce combine, --impl combining)
 };
 /// Job-wide counts of the reduction (rank 0).
 struct reduce_outcome {

@@ -74,9 +74,9 @@
 
 #include "shoal/channel.hpp"
 #include "shoal/detail/core_state.hpp"
-#include "shoal/detail/target_path.hpp"
 #include "shoal/detail/local_combiner.hpp"
 #include "shoal/detail/reduction_cache.hpp"
+#include "shoal/detail/target_path.hpp"
 #include "shoal/distribution.hpp"
 #include "shoal/reduction.hpp"
 #include "shoal/routing.hpp"
@@ -119,7 +119,9 @@ struct target_channel_options {
   /// identity (a sum of 0, a min of +infinity...): a target whose values
   /// fold to the identity gets no record. Per value: the range check and
   /// the reduction, as a hand-written `sums[t] += v` (pagerank's
-  /// increments are positive). A flush scans every slot.
+  /// increments are positive). A flush scans every slot; with a
+  /// distribution that declares first_target(core), owner range by owner
+  /// range, this core's own range handed to the handler in one loop.
   bool drop_identity = false;
 };
 inline constexpr std::uint32_t default_cache_slots = 1024;
