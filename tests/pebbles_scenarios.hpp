@@ -262,7 +262,8 @@ struct uncounted_block {
 };
 
 /// `combine`: the channel combines until flush (target_channel.hpp), half
-/// of the values through send() and half through combining(); every core
+/// of the values through send() and half through combining() and
+/// local_combine()'s sender; every core
 /// then sends exactly one record per target.
 template <class R, class Job, class Route = shoal::direct_routing,
           class Dist = shoal::block_distribution>
@@ -283,13 +284,17 @@ void check_reduction(Job job, int cores, op o, bool short_circuit, std::uint32_t
     shoal::on_all_cores([ch, o, combine] {
       const Dist& d = ch.distribution();
       if (combine) {
-        const auto to = ch.combining();
-        for (u64 t = 0; t < n; ++t)
-          for (int r = 0; r < rounds; ++r)
-            if (r % 2 == 0)
-              to.send(t, sent_value(shoal::mycore(), r, t));
-            else
-              ch.send(t, sent_value(shoal::mycore(), r, t));
+        ch.local_combine([&](const auto& lc) {
+          const auto to = ch.combining();
+          for (u64 t = 0; t < n; ++t)
+            for (int r = 0; r < rounds; ++r)
+              if (r == 4)
+                lc.send(t, sent_value(shoal::mycore(), r, t));
+              else if (r % 2 == 0)
+                to.send(t, sent_value(shoal::mycore(), r, t));
+              else
+                ch.send(t, sent_value(shoal::mycore(), r, t));
+        });
       } else {
         for (u64 t = 0; t < n; ++t)
           for (int r = 0; r < rounds; ++r) ch.send(t, sent_value(shoal::mycore(), r, t));

@@ -292,6 +292,64 @@ TEST_F(pebbles_misuse, CombiningSenderTargetOutsideTheRangeIsNamed) {
               "is out of range \\[0, 8\\)");
 }
 
+TEST_F(pebbles_misuse, LocalCombineTargetOutsideTheRangeIsNamed) {
+  EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
+                                       [] {
+                                         shoal::block_distribution d(8, 2);
+                                         auto ch = shoal::make_target_channel<int>(
+                                             d, [](std::uint64_t, const int&) {},
+                                             {.combine_until_flush = true, .drop_identity = true},
+                                             shoal::reduction::sum{});
+                                         ch.local_combine([](const auto& to) { to.send(8, 1); });
+                                       }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "target_channel::local_combine: target 8 of block_distribution\\(8 targets, 2 "
+              "cores\\) is out of range \\[0, 8\\)");
+}
+
+TEST_F(pebbles_misuse, LocalCombineWithoutCombiningIsNamed) {
+  EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
+                                       [] {
+                                         shoal::block_distribution d(8, 2);
+                                         auto ch = shoal::make_target_channel<int>(
+                                             d, [](std::uint64_t, const int&) {}, {},
+                                             shoal::reduction::sum{});
+                                         ch.local_combine([](const auto& to) { to.send(1, 1); });
+                                       }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "target_channel::local_combine on channel [0-9]+, which was not opened with "
+              "combine_until_flush");
+}
+
+/// Contiguous regions with gaps: core c owns ids 4c and 4c + 1 of 8.
+struct gapped_regions {
+  shoal::target_location locate(std::uint64_t t) const noexcept {
+    return {static_cast<int>(t / 4), t % 4};
+  }
+  std::uint64_t targets() const noexcept { return 8; }
+  std::uint64_t local_count(int) const noexcept { return 2; }
+  std::uint64_t first_target(int c) const noexcept { return 4 * static_cast<std::uint64_t>(c); }
+};
+
+// A value for an id in no core's region is named at the flush, not dropped.
+TEST_F(pebbles_misuse, CombinedTargetInNoRegionIsNamedAtTheFlush) {
+  EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
+                                       [] {
+                                         auto ch = shoal::make_target_channel<int>(
+                                             gapped_regions{}, [](std::uint64_t, const int&) {},
+                                             {.combine_until_flush = true, .drop_identity = true},
+                                             shoal::reduction::sum{});
+                                         ch.local_combine([](const auto& to) {
+                                           to.send(1, 1);
+                                           to.send(6, 1);
+                                         });
+                                         ch.flush();
+                                       }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "target_channel::flush: target 6 of a user-defined distribution is in no core's "
+              "region");
+}
+
 /// Targets() and local_count() (so a flat combiner) but target t on core
 /// t mod 5, in a job of 2 cores.
 struct counted_but_outside {

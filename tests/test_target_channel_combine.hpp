@@ -56,8 +56,9 @@ inline std::vector<u64> targets_of(int p, int c) {
 }
 
 /// Two phases (dense, then sparse) on one channel; each core sends every
-/// round of its targets, even rounds through combining(), odd ones through
-/// send(). After each phase every owner compares its sums with the
+/// round of its targets, rounds 0 mod 4 through combining(), 2 mod 4
+/// through local_combine()'s sender, odd ones through send(); the sparse
+/// phase ends inside local_combine. After each phase every owner compares its sums with the
 /// sequential sum over every core's values.
 /// `drop_identity`: the combiner without marks (every value here is
 /// positive, so every target reached has a sum other than 0 and is sent).
@@ -80,18 +81,23 @@ void check_combined_sums(Job job, int cores, bool drop_identity = false) {
       i64 wrong = 0;
       i64 expected = 0;  // records: one per (core, distinct target) of each phase
       for (int p = 0; p < 2; ++p) {
-        {
+        ch.local_combine([&](const auto& lc) {
           const auto to = ch.combining();
           for (int r = 0; r < rounds; ++r)
             for (const u64 t : targets_of(p, me)) {
-              if (r % 2 == 0) {
+              if (r % 4 == 0) {
                 to.send(t, value(me, r, t));
+              } else if (r % 4 == 2) {
+                lc.send(t, value(me, r, t));
               } else {
                 ch.send(t, value(me, r, t));
               }
             }
-        }
-        ch.end_phase();
+          // The sparse phase ends inside local_combine: what its sender
+          // added travels all the same.
+          if (p == 1) ch.end_phase();
+        });
+        if (p == 0) ch.end_phase();
         for (int c = 0; c < shoal::cores(); ++c) {
           std::vector<bool> reached(targets, false);
           for (const u64 t : targets_of(p, c)) {

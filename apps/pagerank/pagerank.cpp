@@ -36,23 +36,20 @@
 // (reduction.hpp; --cache-slots sizes each core's cache). The report adds
 // the messages the reduction removed and its hit rate.
 //
-// --reduce combine: the same target channel in combine-until-flush mode
-// (target_channel.hpp): every increment a core sends is added into its
-// flat array of one sum per packed id (the distribution below declares
-// targets() and local_count(), so no hashing; drop_identity: no marks, a
-// zero sum is a target not reached, as increments are positive), and one
-// increment per (core, target) reached leaves at the iteration's
-// end_phase: what --impl combining does by hand, in the library
-// (bench/results/pebbles.md compares the two).
-//
-// --impl combining (the same reduction done densely by hand): each core
-// first adds every increment into its own sum per target vertex of the job,
-// then sends one increment per (core, target) reached instead of one per
-// link: every duplicate removed, for a scan of a vertex-sized array per
-// core and iteration (memory: one double per vertex and core). Kept beside
-// --reduce sum because it is several times faster on this machine (the
-// library's cache removes only duplicates staged at the same time, and pays
-// a cache probe per increment: bench/results/pebbles.md).
+// --impl combining (the same as --impl channel --reduce combine): the
+// summing target channel in combine-until-flush mode (target_channel.hpp):
+// every increment a core pushes is added into the library's flat array of
+// one sum per packed id (the distribution below declares targets() and
+// local_count(), so no hashing; drop_identity: no marks, a zero sum is a
+// target not reached, as increments are positive), through
+// target_channel::local_combine, whose send is `sums[t] += share` and a
+// range check; one increment per (core, target) reached leaves at the
+// iteration's end_phase: every duplicate removed, for a scan of a
+// vertex-sized array per core and iteration (memory: one double per vertex
+// and core). This was a hand-written protocol until the library's path
+// came within 1.2x of its instructions (rate: 1.10x at 1 x 2, 0.84x at
+// 2 x 1: bench/results/pebbles.md, "Combining until flush, third pass"). Much faster than --reduce sum, whose cache removes only
+// duplicates staged at the same time and pays a probe per increment.
 //
 // --impl pull and pull-float (pull.hpp): each core sums the contributions
 // of its vertices' in-links from a copy of every vertex's contribution
@@ -112,6 +109,8 @@ struct packed_vertices {
   std::uint64_t local_count(int c) const noexcept {
     return static_cast<std::uint64_t>(layout.count(c));
   }
+  /// Part c's ids are contiguous from here: the flush goes part by part.
+  std::uint64_t first_target(int c) const noexcept { return layout.packed(c, 0); }
   const char* name() const noexcept { return "pagerank's packed vertex ids"; }
 };
 static_assert(shoal::distribution_like<packed_vertices>);
@@ -131,11 +130,7 @@ struct core_state {
   int me = 0;
   out_rows rows;
   std::vector<double> rank;
-  std::vector<double> acc;  ///< channel: the increments to this core's vertices
-  /// combining: one sum per packed id of the job (this core's share of
-  /// every target); its slice of this core's own vertices is the accumulator.
-  std::vector<double> combined;
-  double* into = nullptr;  ///< where the increments land: acc, or the own slice of combined
+  std::vector<double> acc;  ///< the increments to this core's vertices
   // Results (identical on every core; read on rank 0 from core 0).
   int iterations = 0;
   double l1 = 0;
@@ -160,8 +155,7 @@ struct reduce_options {
   std::string reduce = "none";
   std::uint32_t cache_slots = 4096;
   bool sum = false;        ///< the increments go through the summing target channel
-  bool combine = false;    ///< ... in combine-until-flush mode (--reduce combine)
-  bool combining = false;  ///< --impl combining: dense sums by hand
+  bool combine = false;    ///< ... in combine-until-flush mode (--reduce combine, --impl combining)
 };
 /// Job-wide counts of the reduction (rank 0).
 struct reduce_outcome {
@@ -213,20 +207,14 @@ iteration_sums allreduce_sums(iteration_sums x) {
 }
 
 /// Builds this core's rows and initial ranks (r = 1/n). SPMD.
-void construct_core(std::int64_t vertices, bool combining) {
+void construct_core(std::int64_t vertices) {
   core_state& st = g_state.local();
   st.me = shoal::mycore();
   st.layout = block_layout(vertices, shoal::cores());
   st.rows = build_out_rows(g_edges, st.layout, st.me);
   const auto count = static_cast<std::size_t>(st.layout.count(st.me));
   st.rank.assign(count, 1.0 / static_cast<double>(st.layout.vertices()));
-  if (combining) {
-    st.combined.assign(st.layout.packed_range(), 0.0);
-    st.into = st.combined.data() + st.layout.packed(st.me, 0);
-  } else {
-    st.acc.assign(count, 0.0);
-    st.into = st.acc.data();
-  }
+  st.acc.assign(count, 0.0);
   std::int64_t dangling = 0;
   for (std::size_t l = 0; l < count; ++l) dangling += st.rows.offsets[l + 1] == st.rows.offsets[l];
   const auto totals = shoal::allreduce(
@@ -244,7 +232,7 @@ void push(core_state& st, const shoal::channel<increment>& ch, bool drop_first) 
   // Locals, so that stores into acc cannot alias what the loop reads.
   const block_layout layout = st.layout;
   const int me = st.me;
-  double* acc = st.into;
+  double* acc = st.acc.data();
   const auto count = static_cast<std::size_t>(layout.count(me));
   yield_every pacing;
   for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {
@@ -259,33 +247,6 @@ void push(core_state& st, const shoal::channel<increment>& ch, bool drop_first) 
   });
 }
 
-/// The combining push: every increment added to this core's sum for its
-/// target (no message), then one message per other core's target with a
-/// non-zero sum (each rank is > 0, so every reached target's sum is), the
-/// sums cleared as they go. The own slice is already the accumulator.
-void push_combining(core_state& st, const shoal::channel<increment>& ch, bool drop_first) {
-  const block_layout layout = st.layout;
-  const int me = st.me;
-  double* sums = st.combined.data();
-  const auto count = static_cast<std::size_t>(layout.count(me));
-  for_each_share(st.rows, st.rank.data(), count, drop_first,
-                 [sums](std::uint32_t t, double share) { sums[t] += share; });
-  yield_every pacing;
-  const int parts = layout.parts();
-  for (int k = 1; k < parts; ++k) {
-    const int owner = (me + k) % parts;  // spread: not every core to core 0 first
-    double* slice = sums + layout.packed(owner, 0);
-    const auto n = static_cast<std::uint32_t>(layout.count(owner));
-    for (std::uint32_t l = 0; l < n; ++l) {
-      const double x = slice[l];
-      if (x == 0) continue;
-      slice[l] = 0;
-      ch.send(owner, increment{l, x});
-      pacing.tick();
-    }
-  }
-}
-
 /// The reducing push: every increment sent to its target vertex on the
 /// summing target channel; the library short-circuits this core's own
 /// targets and adds increments to one target that meet in a staged batch.
@@ -293,12 +254,13 @@ void push_reduced(core_state& st, const summing_channel& ch, bool drop_first) {
   const auto count = static_cast<std::size_t>(st.layout.count(st.me));
   yield_every pacing;
   if (ch.combines_until_flush()) {
-    // --reduce combine: the library's combiner, through its loop fast path.
-    // Nothing travels before end_phase, so there is nothing to yield for
-    // (as in push_combining's summing loop).
-    const summing_channel::combining_sender to = ch.combining();
-    for_each_share(st.rows, st.rank.data(), count, drop_first,
-                   [&to](std::uint32_t t, double share) { to.send(t, share); });
+    // --reduce combine / --impl combining: the library's combiner, through
+    // its loop fast path. Nothing travels before end_phase, so there is
+    // nothing to yield for.
+    ch.local_combine([&](const auto& to) {
+      for_each_share(st.rows, st.rank.data(), count, drop_first,
+                     [&to](std::uint32_t t, double share) { to.send(t, share); });
+    });
     return;
   }
   for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {
@@ -313,7 +275,7 @@ iteration_sums update(core_state& st, double dangling) {
   const double base = (1.0 - damping) / n + damping * dangling / n;
   const std::uint64_t* offsets = st.rows.offsets.data();
   double* rank = st.rank.data();
-  double* acc = st.into;
+  double* acc = st.acc.data();
   iteration_sums s;
   const std::size_t count = st.rank.size();
   for (std::size_t v = 0; v < count; ++v) {
@@ -335,7 +297,6 @@ struct iterate_params {
   double tolerance;
   int max_iterations;
   bool corrupt;
-  bool combining;
 };
 
 /// The timed iterations, on every core. SPMD.
@@ -353,10 +314,7 @@ void iterate(const iterate_params& p) {
       push_reduced(st, tls_sum, drop);
       tls_sum.end_phase();  // every core's increments of this iteration added
     } else {
-      if (p.combining)
-        push_combining(st, p.ch, drop);
-      else
-        push(st, p.ch, drop);
+      push(st, p.ch, drop);
       p.ch.end_phase();
     }
     const iteration_sums total = allreduce_sums(update(st, dangling));
@@ -393,8 +351,7 @@ void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_
                  reduce_outcome& ro) {
   shoal::run([&] {
     const auto t0 = std::chrono::steady_clock::now();
-    const bool combining = r.combining;
-    shoal::on_all_cores([n, combining] { construct_core(n, combining); });
+    shoal::on_all_cores([n] { construct_core(n); });
     out.construction_s = seconds_since(t0);
   });
   if (shoal::myrank() != 0) std::vector<edge>().swap(g_edges);
@@ -407,7 +364,7 @@ void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_
           [](std::uint64_t local, const double& x) {
             if (tls_state == nullptr) [[unlikely]]
               tls_state = &g_state.local();
-            tls_state->into[local] += x;
+            tls_state->acc[local] += x;
           },
           // Increments are positive: a zero sum is a target not reached.
           {.cache_slots = r.cache_slots,
@@ -418,14 +375,18 @@ void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_
       p.ch = shoal::make_channel<increment>([](const increment& m) {
         if (tls_state == nullptr) [[unlikely]]
           tls_state = &g_state.local();
-        tls_state->into[m.local] += m.value;
+        tls_state->acc[m.local] += m.value;
       });
     }
     p.tolerance = o.tolerance;
     p.max_iterations = o.iterations;
     p.corrupt = o.corrupt;
-    p.combining = r.combining;
-    shoal::on_all_cores([sum] { tls_sum = sum; });
+    shoal::on_all_cores([sum] {
+      tls_sum = sum;
+      // The combiner's array (a double per vertex) is made here, untimed,
+      // as the accumulators are.
+      if (sum && sum.combines_until_flush()) sum.local_combine([](const auto&) {});
+    });
     const auto t0 = std::chrono::steady_clock::now();
     shoal::on_all_cores([p] { iterate(p); });
     out.time_s = seconds_since(t0);
@@ -474,14 +435,15 @@ void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx)
         fmt::format("--reduce {}: the library reduction applies to --impl channel "
                     "only, not --impl {}",
                     r.reduce, ctx.impl));
+  // --impl combining is the library's combiner (--reduce combine).
+  if (ctx.impl == "combining") r.reduce = "combine";
   r.combine = r.reduce == "combine";
   r.sum = r.reduce == "sum" || r.combine;
-  r.combining = ctx.impl == "combining";
   const bool pull = ctx.impl == "pull" || ctx.impl == "pull-float";
   // Every core gathers a vertex-sized copy of the ranks; core 0 combines one
   // per core. Pull: every core gathers every contribution (the same size).
   input_size in =
-      size_input(o, {shoal::ranks(), shoal::local_cores(), shoal::cores(), r.combining || pull});
+      size_input(o, {shoal::ranks(), shoal::local_cores(), shoal::cores(), r.combine || pull});
   if (!o.graph.file.empty()) {
     g_edges = std::move(in.file_edges);
   } else if (ctx.impl == "sequential") {
@@ -541,7 +503,7 @@ app_spec pagerank_app() {
                            "(a library target channel adds increments to one vertex staged "
                            "together before they travel); or combine (the target channel "
                            "combines every increment to one vertex until the core's end of "
-                           "the iteration: the library's form of --impl combining)")
+                           "the iteration: what --impl combining runs)")
                 ->check(CLI::IsMember({"none", "sum", "combine"}))
                 ->capture_default_str();
             cmd.add_option("--cache-slots", r->cache_slots,

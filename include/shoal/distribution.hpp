@@ -16,7 +16,9 @@
 //                                             index is the target id itself
 // User-defined: any type satisfying distribution_like (locate(t) returning a
 // target_location; optionally name() and targets(), used in error messages
-// and range checks).
+// and range checks; targets() and local_count(core) give combine-until-flush
+// a flat array, and first_target(core), for a distribution whose cores own
+// contiguous ranges of ids, a flush region by region: target_channel.hpp).
 //
 // Contract. locate() is pure arithmetic: it does not check. Whoever sends to
 // a target (target_channel) checks it with check_target(), which ends the
@@ -71,6 +73,10 @@ class block_distribution {
   std::uint64_t global(int core, std::uint64_t l) const noexcept {
     return static_cast<std::uint64_t>(core) * block_ + l;
   }
+  /// The first target of core `core`'s block: its targets are
+  /// first_target(core) .. first_target(core) + local_count(core) - 1 (a
+  /// combining target channel flushes block by block).
+  std::uint64_t first_target(int core) const noexcept { return global(core, 0); }
   /// How many targets core `core` owns.
   std::uint64_t local_count(int core) const noexcept {
     const std::uint64_t first = static_cast<std::uint64_t>(core) * block_;

@@ -49,12 +49,20 @@
 //   phase.
 // - Memory: flat: sizeof(T) bytes and 1 bit per target of the job, per core.
 // - Cost: combining() gives a task's loop a sender whose send() over a flat
-//   combiner is a range check, a bit test and the reduction, inlined
-//   (pagerank --reduce combine: within a few instructions of its
-//   hand-written --impl combining). The owner of each distinct target is
-//   located once, at the flush; this core's own targets are handled there
-//   in runs of 64 through one call of the channel's deliver loop, the
-//   others staged as one record each.
+//   combiner is a range check, a bit test and the reduction, inlined;
+//   local_combine(f) hands f a sender chosen for the combiner's layout, so
+//   that with drop_identity send() is the range check and the reduction
+//   alone, as a hand-written `sums[t] += v`. The owner of each distinct
+//   target is located once, at the flush; this core's own targets are
+//   handled there in runs of 64 through one call of the channel's deliver
+//   loop, the others staged as one record each.
+// - Dense regions: with drop_identity and a distribution whose cores own
+//   contiguous ranges of ids (first_target(core): block_distribution), the
+//   flush goes owner by owner (no per-target lookup) and hands this core's
+//   own range to the handler in one call that scans the slots and runs the
+//   handler inline (no records). pagerank --impl combining is this path:
+//   within 1.2x of its former hand-written protocol in instructions
+//   (bench/results/pebbles.md).
 // Statistics: lookups = values combined, hits = lookups - records sent.
 //
 // Misuse: a target the distribution maps outside the job (or outside its
@@ -68,26 +76,18 @@
 #include "shoal/detail/core_state.hpp"
 #include "shoal/detail/local_combiner.hpp"
 #include "shoal/detail/reduction_cache.hpp"
+#include "shoal/detail/target_path.hpp"
 #include "shoal/distribution.hpp"
 #include "shoal/reduction.hpp"
 #include "shoal/routing.hpp"
 #include "shoal/runtime.hpp"
+#include "shoal/task.hpp"
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace shoal {
-
-/// What travels: where the value goes (its owner core in the high 24 bits,
-/// its local index there in the low 40, so that routing hops need not ask
-/// the distribution), and the value.
-template <class T>
-struct target_record {
-  std::uint64_t where;
-  T value;
-};
-inline constexpr int target_local_bits = 40;
-inline constexpr std::uint64_t max_target_local = (std::uint64_t{1} << target_local_bits) - 1;
 
 /// A target handler: callable as h(std::uint64_t local_index, const T&),
 /// trivially copyable as bytes, at most max_channel_handler_bytes less the
@@ -120,7 +120,9 @@ struct target_channel_options {
   /// identity (a sum of 0, a min of +infinity...): a target whose values
   /// fold to the identity gets no record. Per value: the range check and
   /// the reduction, as a hand-written `sums[t] += v` (pagerank's
-  /// increments are positive). A flush scans every slot.
+  /// increments are positive). A flush scans every slot; with a
+  /// distribution that declares first_target(core), owner range by owner
+  /// range, this core's own range handed to the handler in one loop.
   bool drop_identity = false;
 };
 inline constexpr std::uint32_t default_cache_slots = 1024;
@@ -134,95 +136,6 @@ struct target_channel_key {
   explicit target_channel_key() = default;
 };
 
-[[noreturn, gnu::cold, gnu::noinline]] inline void fatal_route(const char* routing, int me,
-                                                               int dest, int next) {
-  fatal_user(
-      fmt::format("shoal::target_channel: {} routing sends a value from process {} "
-                  "for process {} to process {}, which is not a process of the job "
-                  "of {} (or is the sender)",
-                  routing, me, dest, next, g_info.ranks));
-}
-
-/// The core a value for core `owner` goes to next from this process.
-template <class Route>
-int next_core(const Route& route, int owner) {
-  if constexpr (std::same_as<Route, direct_routing>) {
-    return owner;  // straight to the owner, whichever process it is on
-  }
-  const int per = g_info.local_cores;
-  const int dest = owner / per;
-  if (dest == g_info.rank) return owner;
-  const int next = route.next_rank(g_info.rank, dest, g_info.ranks);
-  if (next == dest) return owner;
-  if (next < 0 || next >= g_info.ranks || next == g_info.rank) [[unlikely]] {
-    if constexpr (requires { Route::name(); }) {
-      fatal_route(Route::name(), g_info.rank, dest, next);
-    } else {
-      fatal_route("a user-defined", g_info.rank, dest, next);
-    }
-  }
-  return next * per + owner % per;  // the core of the owner's local index there
-}
-
-/// Stages record {where, value} for core `dest` on channel `id`, folding it
-/// into a staged value for the same `where` when R reduces (reduction.hpp).
-template <class T, class R>
-void stage_record(std::uint32_t id, std::uint32_t bound, int dest, std::uint64_t where,
-                  const T& value, const R& op) {
-  using record = target_record<T>;
-  aggregator& agg = *tls_aggregator;
-  if constexpr (std::same_as<R, reduction::none>) {
-    if (bound != 0) agg.flow_reserve(id, dest, bound);
-    const record r{where, value};
-    std::memcpy(agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof(record))), &r, sizeof r);
-  } else {
-    reduction_cache* caches = channel_table()[id].caches;
-    // A stale copy of a closed channel's handle (its caches went with it).
-    if (caches == nullptr) [[unlikely]]
-      fatal_channel_send(id, "shoal::target_channel::send");
-    reduction_cache& cache = caches[tls_core - g_info.rank_base];
-    reduction_cache::slot& s = cache.at(where);
-    if (s.key == where + 1 && s.dest == dest) {
-      if (char* p = agg.staged(id, dest, s.offset, sizeof(record))) {
-        record staged;
-        std::memcpy(&staged, p, sizeof staged);
-        if (staged.where == where) {
-          op(staged.value, value);
-          std::memcpy(p, &staged, sizeof staged);
-          cache.count(true);
-          return;
-        }
-      }
-    }
-    cache.count(false);
-    if (bound != 0) agg.flow_reserve(id, dest, bound);
-    char* p = agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof(record)));
-    const record r{where, value};
-    std::memcpy(p, &r, sizeof r);
-    s = {where + 1, dest, agg.staged_offset(id, dest, p)};
-  }
-}
-
-/// The receive side of a target channel: the handler and the routing.
-template <class T, class H, class R, class Route>
-struct target_receiver {
-  H handler;
-  [[no_unique_address]] R op;
-  [[no_unique_address]] Route route;
-  void operator()(const target_record<T>& r) const {
-    const int owner = static_cast<int>(r.where >> target_local_bits);
-    if (owner == tls_core) [[likely]] {
-      handler(r.where & max_target_local, r.value);
-      return;
-    }
-    // An intermediate hop (routing): on to the next, on the same channel.
-    const std::uint32_t id = tls_delivering_stream;
-    reduction_cache* caches = channel_table()[id].caches;
-    if (caches != nullptr) caches[tls_core - g_info.rank_base].count_forward();
-    stage_record(id, channel_table()[id].max_in_flight, next_core(route, owner), r.where, r.value,
-                 op);
-  }
-};
 }  // namespace detail
 
 template <channel_value_like T, distribution_like D, class R = reduction::none,
@@ -371,6 +284,51 @@ class target_channel {
                 "use send())");
     return combining_sender(this, &combiner_here(cache_here("shoal::target_channel::combining")));
   }
+  /// Runs f(sender) once, on this core, with a sender of combining()'s
+  /// contract chosen for the combiner's layout, so that a loop in f tests
+  /// no mode per value: f is called with a `const S&` for one of two or
+  /// three sender types (write it as a generic lambda, `const auto& to`).
+  /// Without marks (drop_identity) to.send(t, v) is the range check and the
+  /// reduction, inlined, the count of values kept in the sender: as
+  /// `sums[t] += v` by hand. Values join the combiner as they are sent (a
+  /// flush inside f sends them); their count joins the statistics when f
+  /// returns. Call from a task, as combining(); the sender is valid only
+  /// inside f. Costs nothing beyond the values' folding.
+  template <class F>
+  void local_combine(F&& f) const {
+    SHOAL_CHECK(combine_ && reduces,
+                "target_channel::local_combine on channel {}, which was not opened with "
+                "combine_until_flush and a reduction",
+                ch_.id());
+    combining_sender s = combining();
+    if constexpr (flat) {
+      if (s.unmarked_) {
+        using sender = detail::unmarked_sender<T, R, D>;
+        const sender u(s.values_, s.size_, op_, &dist_);
+        // Also when f throws. The values are counted as lookups and hits
+        // here and each flush subtracts its records from the hits (in
+        // modular arithmetic), so the totals agree once f has returned.
+        struct close_sender {
+          combiner_type* c;
+          detail::reduction_cache* cache;
+          const sender* u;
+          ~close_sender() {
+            --c->open_senders;
+            c->sender_added = c->sender_added || u->adds() != 0;
+            // Relaxed: statistics.
+            cache->lookups.store(cache->lookups.load(std::memory_order_relaxed) + u->adds(),
+                                 std::memory_order_relaxed);
+            cache->hits.store(cache->hits.load(std::memory_order_relaxed) + u->adds(),
+                              std::memory_order_relaxed);
+          }
+        } closing{s.c_, &cache_here("shoal::target_channel::local_combine"), &u};
+        ++s.c_->open_senders;
+        f(u);
+        return;
+      }
+    }
+    f(std::as_const(s));
+  }
   const Route& routing() const noexcept { return route_; }
   const channel<record>& underlying() const noexcept { return ch_; }
   std::uint32_t id() const noexcept { return ch_.id(); }
@@ -465,7 +423,13 @@ class target_channel {
       const std::uint64_t adds = c.adds;
       const std::uint64_t before = c.distinct;
       c.adds = 0;
-      if constexpr (flat) {
+      if constexpr (detail::region_combinable<D>) {
+        if (c.unmarked()) {
+          drain_regions(c);
+        } else {
+          drain_flat(c);
+        }
+      } else if constexpr (flat) {
         drain_flat(c);
       } else {
         c.drain([this](int owner, std::uint64_t local, const T& v) { hand_on(owner, local, v); });
@@ -478,6 +442,111 @@ class target_channel {
       cache.hits.store(cache.hits.load(std::memory_order_relaxed) + (adds - sent),
                        std::memory_order_relaxed);
     }
+  }
+
+  /// The flush without marks over contiguous regions (region_combinable):
+  /// each owner's region scanned in turn, the next core's first and this
+  /// core's last (handed to the handler in runs, as drain_flat does), the
+  /// owner, its next hop and the bounds checked once per region; then the
+  /// ids in no region, where a value is a distribution error.
+  void drain_regions(combiner_type& c) const {
+    c.sender_added = false;
+    const D dist = dist_;  // locals: see drain_flat
+    const int me = detail::tls_core;
+    const int job = cores();
+    const std::uint64_t size = c.size();
+    std::uint64_t covered = 0;  // ids in regions; regions in ascending order: end of the last
+    std::uint64_t end = 0;
+    bool ascending = true;
+    for (int k = 1; k <= job; ++k) {
+      const int owner = (me + k) % job;
+      const std::uint64_t first = dist.first_target(owner);
+      const std::uint64_t count = dist.local_count(owner);
+      if (count == 0) continue;
+      if (first > size || count > size - first || count - 1 > max_target_local) [[unlikely]]
+        fatal_region(owner, first, count, size);
+      drain_region(c, owner, first, count);
+      covered += count;
+    }
+    for (int o = 0; o < job && ascending; ++o) {
+      const std::uint64_t count = dist.local_count(o);
+      if (count == 0) continue;
+      const std::uint64_t first = dist.first_target(o);
+      ascending = first >= end;
+      if (ascending) check_gap(c, end, first);
+      end = first + count;
+    }
+    if (covered < size) check_gap(c, ascending ? end : 0, size);
+  }
+
+  /// Hands on the values of owner `owner`'s region [first, first + count).
+  void drain_region(combiner_type& c, int owner, std::uint64_t first, std::uint64_t count) const {
+    const std::uint64_t tag = static_cast<std::uint64_t>(owner) << target_local_bits;
+    if (owner == detail::tls_core && short_circuit_ &&
+        detail::tls_short_circuit_depth < max_short_circuit_depth) {
+      if constexpr (std::equality_comparable<T>) {
+        // One record for the region: the receive side scans it with the
+        // handler inlined (detail::own_region_request).
+        detail::own_region_request q{c.values() + first, count, &c.identity()};
+        detail::own_region_request* const outer = detail::tls_own_region;
+        detail::tls_own_region = &q;
+        const record r{static_cast<std::uint64_t>(detail::region_owner) << target_local_bits,
+                       c.identity()};
+        alignas(64) unsigned char one[sizeof(record)];
+        std::memcpy(one, &r, sizeof r);
+        run_here(one, 1);
+        detail::tls_own_region = outer;
+        c.distinct += q.handed;
+        return;
+      }
+      constexpr std::uint32_t run = 64;
+      alignas(64) unsigned char own[run * sizeof(record)];
+      std::uint32_t n = 0;
+      c.drain_range(first, first + count, [&](std::uint64_t t, const T& v) {
+        const record r{tag | (t - first), v};
+        std::memcpy(own + std::size_t{n++} * sizeof(record), &r, sizeof r);
+        if (n == run) {
+          run_here(own, n);
+          n = 0;
+        }
+      });
+      if (n != 0) run_here(own, n);
+      return;
+    }
+    const std::uint32_t id = ch_.id();
+    const std::uint32_t bound = ch_.max_in_flight();
+    const int dest = detail::next_core(route_, owner);
+    // A task yields every 64 records (as the apps' send loops do), so that
+    // its core hands what it staged to the network and handles what others
+    // sent it while the region drains: measured at 2 processes x 1 core.
+    const bool pace = detail::in_worker();
+    std::uint32_t left = 64;
+    c.drain_range(first, first + count, [&](std::uint64_t t, const T& v) {
+      detail::stage_record(id, bound, dest, tag | (t - first), v, reduction::none{});
+      if (pace && --left == 0) {
+        left = 64;
+        shoal::yield();
+      }
+    });
+  }
+
+  /// Ids [lo, hi) lie in no core's region: a value folded there (one that
+  /// differs from the identity) names its target and ends the job.
+  void check_gap(combiner_type& c, std::uint64_t lo, std::uint64_t hi) const {
+    if (lo < hi)
+      c.drain_range(lo, hi, [this](std::uint64_t t, const T&) {
+        detail::fatal_target("shoal::target_channel::flush", t, distribution_name(dist_),
+                             "is in no core's region (first_target(core) and local_count(core))");
+      });
+  }
+
+  [[noreturn, gnu::cold, gnu::noinline]] void fatal_region(int owner, std::uint64_t first,
+                                                           std::uint64_t count,
+                                                           std::uint64_t size) const {
+    detail::fatal_user(fmt::format(
+        "shoal::target_channel::flush: {} gives core {} the region of {} targets from {}, "
+        "beyond its targets() ({}) or with local indices above 2^40 - 1",
+        distribution_name(dist_), owner, count, first, size));
   }
 
   /// The flat combiner's flush: each distinct target located and checked

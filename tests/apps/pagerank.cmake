@@ -28,9 +28,10 @@ shoal_app_test(pagerank_scale12_2x1 NP 2 EXPECT zero MAX_S 10
 shoal_app_test(pagerank_iteration_cap_2x1 NP 2 EXPECT zero MAX_S 10
   REGEX "\"converged\":false.*\"iterations\":3,.*${pr_ok}"
   COMMAND shoal-driver pagerank --cores 1 --scale 11 --edgefactor 8 --seed 5 --iterations 3 --json)
-# The combining variant (one message per core and target reached).
+# The combining variant (one message per core and target reached; the
+# library's combining target channel, so it reports what it removed).
 shoal_app_test(pagerank_combining_scale12_1x2 EXPECT zero MAX_S 10
-  REGEX "\"impl\":\"combining\".*\"iterations\":[0-9]+.*${pr_ok}"
+  REGEX "\"impl\":\"combining\".*\"iterations\":[0-9]+.*\"messages_removed\":[1-9][0-9]*,.*\"reduce\":\"combine\".*${pr_ok}"
   COMMAND shoal-driver pagerank --impl combining --cores 2 --scale 12 --json)
 shoal_app_test(pagerank_combining_scale11_1x3 EXPECT zero MAX_S 10 REGEX "${pr_ok}"
   COMMAND shoal-driver pagerank --impl combining --cores 3 --scale 11 --json)

@@ -26,6 +26,7 @@
 
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/reduction_cache.hpp"
+#include "shoal/distribution.hpp"
 
 #include <concepts>
 #include <cstdint>
@@ -41,6 +42,16 @@ template <class D>
 concept flat_combinable = requires(const D& d) {
   { d.targets() } -> std::convertible_to<std::uint64_t>;
   { d.local_count(0) } -> std::convertible_to<std::uint64_t>;
+};
+
+/// Whether a flat-combinable distribution owns contiguous regions of ids:
+/// core c's targets are first_target(c) .. first_target(c) + local_count(c)
+/// - 1, local index t - first_target(c) (block layouts). A flush without
+/// marks then goes region by region: the owner is known per region, not
+/// located per target.
+template <class D>
+concept region_combinable = flat_combinable<D> && requires(const D& d) {
+  { d.first_target(0) } -> std::convertible_to<std::uint64_t>;
 };
 
 template <class T>
@@ -61,6 +72,8 @@ class flat_combiner final : public combiner_base {
     for (std::uint64_t t = 0; t < targets; ++t) values_[t] = identity;
   }
   bool unmarked() const noexcept { return unmarked_; }
+  /// What an unmarked slot holds when no value reached it.
+  const T& identity() const noexcept { return identity_; }
   /// Folds `v` into target `t` without marks: the reduction only.
   template <class R>
   [[gnu::always_inline]] void add_unmarked(T* values, std::uint64_t t, const T& v, const R& op) {
@@ -104,6 +117,7 @@ class flat_combiner final : public combiner_base {
   /// one to a target already handed on starts the next flush's list.
   template <class F>
   void drain(std::uint64_t first, F f) {
+    sender_added = false;
     if (unmarked_) {
       const std::uint64_t from = first < size_ ? first : 0;
       scan_values(from, size_, f);
@@ -127,13 +141,25 @@ class flat_combiner final : public combiner_base {
     spare_.swap(list);
   }
 
-  bool empty() const noexcept { return adds == 0; }
+  /// Nothing to flush: no value added since the last flush and no
+  /// local_combine running (its sender counts in a register, so adds lags).
+  /// Without marks: calls f(t, value) for each slot t of [lo, hi) that
+  /// differs from the identity, in order, resetting it first. The caller
+  /// clears sender_added (drain() does).
+  template <class F>
+  void drain_range(std::uint64_t lo, std::uint64_t hi, F f) {
+    scan_values(lo, hi, f);
+  }
+
+  bool empty() const noexcept { return adds == 0 && open_senders == 0 && !sender_added; }
   std::uint64_t size() const noexcept { return size_; }
   T* values() noexcept { return values_.get(); }
   std::uint64_t* marks() noexcept { return marks_.get(); }
 
   std::uint64_t adds = 0;      // values folded in since the last flush
   std::uint64_t distinct = 0;  // records sent by the drains
+  int open_senders = 0;        // local_combine calls running on this core
+  bool sender_added = false;   // a local_combine's sender added since the last flush
 
  private:
   std::uint64_t size_;
@@ -172,6 +198,38 @@ class flat_combiner final : public combiner_base {
       for (std::uint64_t w = marks_[i]; w != 0; w &= w - 1)
         hand_on(i * 64 + static_cast<unsigned>(__builtin_ctzll(w)), f);
   }
+};
+
+/// What target_channel::local_combine hands a task's loop over a flat
+/// combiner without marks (drop_identity): send() is a range check and the
+/// reduction into the slot, inlined, with the count of values kept in the
+/// sender (a register once the loop is inlined), not in the combiner.
+/// Made and read only by local_combine; D names the distribution in the
+/// error of a target out of range.
+template <class T, class R, class D>
+class unmarked_sender {
+ public:
+  unmarked_sender(T* values, std::uint64_t size, const R& op, const D* dist)
+      : values_(values), size_(size), dist_(dist), op_(op) {}
+  unmarked_sender(const unmarked_sender&) = delete;
+  unmarked_sender& operator=(const unmarked_sender&) = delete;
+
+  /// Folds `value` into `target`'s slot; ends the job when `target` is not
+  /// below the distribution's targets().
+  [[gnu::always_inline]] void send(std::uint64_t target, const T& value) const {
+    if (target >= size_) [[unlikely]]
+      fatal_target_range(*dist_, target, size_, "shoal::target_channel::local_combine");
+    op_(values_[target], value);
+    ++adds_;
+  }
+  std::uint64_t adds() const noexcept { return adds_; }
+
+ private:
+  T* values_;
+  std::uint64_t size_;
+  const D* dist_;
+  [[no_unique_address]] R op_;
+  mutable std::uint64_t adds_ = 0;
 };
 
 template <class T>

@@ -1,0 +1,161 @@
+// The path of a target channel's record (target_channel.hpp): what
+// travels, the core it goes to next under a routing, its staging (folded
+// into a staged record for the same target when the channel reduces), and
+// the receive side, which runs the handler on the owner or forwards the
+// record at an intermediate hop. Private to target_channel.
+#pragma once
+
+#include "shoal/channel.hpp"
+#include "shoal/detail/core_state.hpp"
+#include "shoal/detail/reduction_cache.hpp"
+#include "shoal/reduction.hpp"
+#include "shoal/routing.hpp"
+#include "shoal/runtime.hpp"
+
+#include <concepts>
+#include <cstdint>
+#include <cstring>
+
+namespace shoal {
+
+/// What travels: where the value goes (its owner core in the high 24 bits,
+/// its local index there in the low 40, so that routing hops need not ask
+/// the distribution), and the value.
+template <class T>
+struct target_record {
+  std::uint64_t where;
+  T value;
+};
+inline constexpr int target_local_bits = 40;
+inline constexpr std::uint64_t max_target_local = (std::uint64_t{1} << target_local_bits) - 1;
+
+namespace detail {
+
+[[noreturn, gnu::cold, gnu::noinline]] inline void fatal_route(const char* routing, int me,
+                                                               int dest, int next) {
+  fatal_user(
+      fmt::format("shoal::target_channel: {} routing sends a value from process {} "
+                  "for process {} to process {}, which is not a process of the job "
+                  "of {} (or is the sender)",
+                  routing, me, dest, next, g_info.ranks));
+}
+
+/// The core a value for core `owner` goes to next from this process.
+template <class Route>
+int next_core(const Route& route, int owner) {
+  if constexpr (std::same_as<Route, direct_routing>) {
+    return owner;  // straight to the owner, whichever process it is on
+  }
+  const int per = g_info.local_cores;
+  const int dest = owner / per;
+  if (dest == g_info.rank) return owner;
+  const int next = route.next_rank(g_info.rank, dest, g_info.ranks);
+  if (next == dest) return owner;
+  if (next < 0 || next >= g_info.ranks || next == g_info.rank) [[unlikely]] {
+    if constexpr (requires { Route::name(); }) {
+      fatal_route(Route::name(), g_info.rank, dest, next);
+    } else {
+      fatal_route("a user-defined", g_info.rank, dest, next);
+    }
+  }
+  return next * per + owner % per;  // the core of the owner's local index there
+}
+
+/// Stages record {where, value} for core `dest` on channel `id`, folding it
+/// into a staged value for the same `where` when R reduces (reduction.hpp).
+template <class T, class R>
+void stage_record(std::uint32_t id, std::uint32_t bound, int dest, std::uint64_t where,
+                  const T& value, const R& op) {
+  using record = target_record<T>;
+  aggregator& agg = *tls_aggregator;
+  if constexpr (std::same_as<R, reduction::none>) {
+    if (bound != 0) agg.flow_reserve(id, dest, bound);
+    const record r{where, value};
+    std::memcpy(agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof(record))), &r, sizeof r);
+  } else {
+    reduction_cache* caches = channel_table()[id].caches;
+    // A stale copy of a closed channel's handle (its caches went with it).
+    if (caches == nullptr) [[unlikely]]
+      fatal_channel_send(id, "shoal::target_channel::send");
+    reduction_cache& cache = caches[tls_core - g_info.rank_base];
+    reduction_cache::slot& s = cache.at(where);
+    if (s.key == where + 1 && s.dest == dest) {
+      if (char* p = agg.staged(id, dest, s.offset, sizeof(record))) {
+        record staged;
+        std::memcpy(&staged, p, sizeof staged);
+        if (staged.where == where) {
+          op(staged.value, value);
+          std::memcpy(p, &staged, sizeof staged);
+          cache.count(true);
+          return;
+        }
+      }
+    }
+    cache.count(false);
+    if (bound != 0) agg.flow_reserve(id, dest, bound);
+    char* p = agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof(record)));
+    const record r{where, value};
+    std::memcpy(p, &r, sizeof r);
+    s = {where + 1, dest, agg.staged_offset(id, dest, p)};
+  }
+}
+
+/// A flush's request to hand this core's own region of a combiner without
+/// marks to the handler (target_channel::drain_region): the flush sets it
+/// and runs one record addressed to region_owner through the channel's
+/// deliver loop; the receive side then scans values[0, count) and calls
+/// the handler, inlined, for each value that differs from `identity`
+/// (reset first), with its index as the local index: no record per value.
+struct own_region_request {
+  void* values;
+  std::uint64_t count;
+  const void* identity;
+  std::uint64_t handed = 0;  ///< values handed to the handler
+};
+inline thread_local own_region_request* tls_own_region = nullptr;
+/// The owner field of that record: no core (make_target_channel keeps
+/// cores() below it).
+inline constexpr int region_owner = (1 << (64 - target_local_bits)) - 1;
+
+/// The receive side of a target channel: the handler and the routing.
+template <class T, class H, class R, class Route>
+struct target_receiver {
+  H handler;
+  [[no_unique_address]] R op;
+  [[no_unique_address]] Route route;
+  void operator()(const target_record<T>& r) const {
+    const int owner = static_cast<int>(r.where >> target_local_bits);
+    if (owner == tls_core) [[likely]] {
+      handler(r.where & max_target_local, r.value);
+      return;
+    }
+    if constexpr (std::equality_comparable<T>) {
+      if (owner == region_owner && tls_own_region != nullptr) {
+        hand_on_region(*tls_own_region);
+        return;
+      }
+    }
+    // An intermediate hop (routing): on to the next, on the same channel.
+    const std::uint32_t id = tls_delivering_stream;
+    reduction_cache* caches = channel_table()[id].caches;
+    if (caches != nullptr) caches[tls_core - g_info.rank_base].count_forward();
+    stage_record(id, channel_table()[id].max_in_flight, next_core(route, owner), r.where, r.value,
+                 op);
+  }
+  void hand_on_region(own_region_request& q) const {
+    T* values = static_cast<T*>(q.values);
+    const T identity = *static_cast<const T*>(q.identity);
+    std::uint64_t n = 0;
+    for (std::uint64_t l = 0; l < q.count; ++l) {
+      if (values[l] == identity) continue;
+      const T v = values[l];
+      values[l] = identity;
+      ++n;
+      handler(l, v);
+    }
+    q.handed += n;
+  }
+};
+}  // namespace detail
+
+}  // namespace shoal
