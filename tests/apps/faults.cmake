@@ -32,8 +32,11 @@ shoal_app_test(faults_all_ranks_bad_value_one_message EXPECT 2 MAX_S 20
   REGEX "shoal bfs: error: --scale: Value 0 not in range"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${shoal_exe} bfs --scale 0 --cores 1)
 # A rank that is not shoal at all, or that runs alone: named within --join-s.
-shoal_app_test(faults_rank1_not_shoal_ends_the_job EXPECT 3 MAX_S 20
-  REGEX "MPI_Init did not finish within 2 s \\(--join-s\\): some rank of the job never started MPI"
+# Under load Open MPI itself sometimes sees the other rank leave without MPI_Init
+# first (1 run in 12 at load 10) and ends the job with exit 1 and its own
+# message, naming the rank: also a prompt end with a useful message.
+shoal_app_test(faults_rank1_not_shoal_ends_the_job EXPECT nonzero MAX_S 20
+  REGEX "MPI_Init did not finish within 2 s \\(--join-s\\): some rank of the job never started MPI|exited due to process rank 1 with PID"
   COMMAND ${SHOAL_MPIEXEC} -np 1 ${shoal_exe} ${good} --join-s 2 : -np 1 /bin/true)
 shoal_app_test(faults_rank1_local_transport_refused EXPECT nonzero MAX_S 20
   REGEX "--transport local, but this process was started by an MPI launcher as one of 2 ranks"
