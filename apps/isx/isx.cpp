@@ -125,14 +125,30 @@ void distribute(core_state& st, const Send& send) {
     else
       send(dest, run, n);
   };
-  for (const std::uint32_t key : st.input) {
-    const int dest = p.owner(key);
-    const int n = fill[dest];
-    stage[static_cast<std::ptrdiff_t>(dest) * k + n] = key;
-    fill[dest] = n + 1;
-    if (n + 1 == k) {
-      fill[dest] = 0;
-      ship(dest, k);
+  const isx::isx_problem::owner_map owner = p.owners();
+  const std::uint32_t* key = st.input.data();
+  const std::uint32_t* const end = key + st.input.size();
+  while (key != end) {
+    // Stages keys until one destination's stage is full. No call in this
+    // loop and the owner map in a local, so the map, the stages and the
+    // counts stay in registers (loaded through the problem and the state,
+    // with the send inside the loop, they were reloaded on every key: a
+    // third more instructions per key).
+    int full = -1;
+    for (; key != end;) {
+      const std::uint32_t v = *key++;
+      const int dest = owner(v);
+      const int n = fill[dest];
+      stage[static_cast<std::ptrdiff_t>(dest) * k + n] = v;
+      fill[dest] = n + 1;
+      if (n + 1 == k) {
+        full = dest;
+        break;
+      }
+    }
+    if (full >= 0) {
+      fill[full] = 0;
+      ship(full, k);
     }
   }
   for (int dest = 0; dest < shoal::cores(); ++dest) {
