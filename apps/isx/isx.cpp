@@ -132,8 +132,8 @@ void distribute(core_state& st, const Send& send) {
     // Stages keys until one destination's stage is full. No call in this
     // loop and the owner map in a local, so the map, the stages and the
     // counts stay in registers (loaded through the problem and the state,
-    // with the send inside the loop, they were reloaded on every key: a
-    // third more instructions per key).
+    // with the send inside the loop, they were reloaded on every key: 23
+    // instructions a key against 20).
     int full = -1;
     for (; key != end;) {
       const std::uint32_t v = *key++;
