@@ -363,10 +363,53 @@ u64 resize_and_migrate() {
   return wrong;
 }
 
+/// The rewind half of fast_drain_wraps: `q` (core 0's, capacity 2 P + 2,
+/// its handle shared at `words`) is empty with its counters at 2 P + 3;
+/// `slot0` is its first slot's storage.
+inline u64 rewind_restarts_ring(fast& q, shoal::global_ptr<u64> words, const u64* slot0) {
+  const int n = shoal::cores();
+  u64 wrong = 0;
+  if (!q.push(7)) ++wrong;
+  if (q.local_nonatomic_rewind() || q.size() != 1) ++wrong;  // refused: not empty
+  u64 v = 0;
+  if (!q.local_nonatomic_pop(v) || v != 7) ++wrong;
+  if (!q.local_nonatomic_rewind() || q.size() != 0) ++wrong;
+  shoal::on_all_cores([words] {
+    fast mine = fetch<fast>(words);  // its cached counters are stale now
+    const auto me = static_cast<u64>(shoal::mycore());
+    if (!mine.push(pushed_value(me, 2)) || !mine.push(pushed_value(me, 3)))
+      shoal::abort_job("push refused after the rewind", 1);
+    shoal::rflush();
+    shoal::barrier();
+  });
+  tally got;
+  tally want;
+  for (int c = 0; c < n; ++c)
+    for (u64 i = 2; i < 4; ++i) want.take(pushed_value(static_cast<u64>(c), i));
+  int runs = 0;
+  const u64* start = nullptr;
+  q.local_nonatomic_drain([&](std::span<const u64> run) {
+    ++runs;
+    start = run.data();
+    for (const u64 x : run) got.take(x);
+  });
+  if (runs != 1 || start != slot0) ++wrong;
+  if (got.count != want.count || got.sum != want.sum || got.squares != want.squares) ++wrong;
+  // Full is exact from the new start: capacity values fit, one more does not.
+  if (!q.local_nonatomic_rewind()) ++wrong;
+  for (u64 i = 0; i < q.capacity(); ++i)
+    if (!q.push(i)) ++wrong;
+  if (q.push(u64{99}) || q.size() != q.capacity()) ++wrong;
+  return wrong;
+}
+
 /// fast_queue::local_nonatomic_drain on a queue of core 0 (the root task's
 /// process): 3 values pushed and popped locally move the ring's start, then
 /// every core pushes 2 (the ring wraps), and one drain sees them in place as
 /// two runs, each value once; a second drain finds nothing.
+/// local_nonatomic_rewind then: refused on a queue holding a value; on the
+/// emptied queue the next phase's pushes (every core 2 again) land from
+/// slot 0 as one run, and the queue is full at exactly its capacity.
 inline u64 fast_drain_wraps() {
   const int n = shoal::cores();
   const auto words = zeroed(0);
@@ -389,8 +432,10 @@ inline u64 fast_drain_wraps() {
   });
   tally got;
   int runs = 0;
+  const u64* slot0 = nullptr;  // the second run starts at the ring's first slot
   const std::size_t taken = q.local_nonatomic_drain([&](std::span<const u64> run) {
     ++runs;
+    slot0 = run.data();
     for (const u64 v : run) got.take(v);
   });
   tally want;
@@ -400,6 +445,7 @@ inline u64 fast_drain_wraps() {
   if (got.count != want.count || got.sum != want.sum || got.squares != want.squares) ++wrong;
   if (q.local_nonatomic_drain([&](std::span<const u64>) { ++runs; }) != 0 || runs != 2) ++wrong;
   if (q.size() != 0) ++wrong;
+  wrong += rewind_restarts_ring(q, words, slot0);
   q.destroy();
   shoal::global_free(words);
   return wrong;

@@ -15,7 +15,8 @@
 //               a core stages K keys per destination and pushes each full
 //               stage into the destination's queue (one remote atomic and
 //               one remote write of K keys); rflush and a barrier end the
-//               stage; each core then takes its queue's keys locally.
+//               stage; each core then takes its queue's keys locally, in
+//               place, and rewinds the emptied queue to its first slot.
 //   channel     the same stages travel as 64-byte values (15 keys) of a
 //               shoal channel: aggregated messages, handled on the owner;
 //               end_phase ends the stage.
@@ -124,14 +125,30 @@ void distribute(core_state& st, const Send& send) {
     else
       send(dest, run, n);
   };
-  for (const std::uint32_t key : st.input) {
-    const int dest = p.owner(key);
-    const int n = fill[dest];
-    stage[static_cast<std::ptrdiff_t>(dest) * k + n] = key;
-    fill[dest] = n + 1;
-    if (n + 1 == k) {
-      fill[dest] = 0;
-      ship(dest, k);
+  const isx::isx_problem::owner_map owner = p.owners();
+  const std::uint32_t* key = st.input.data();
+  const std::uint32_t* const end = key + st.input.size();
+  while (key != end) {
+    // Stages keys until one destination's stage is full. No call in this
+    // loop and the owner map in a local, so the map, the stages and the
+    // counts stay in registers (loaded through the problem and the state,
+    // with the send inside the loop, they were reloaded on every key: 23
+    // instructions a key against 20).
+    int full = -1;
+    for (; key != end;) {
+      const std::uint32_t v = *key++;
+      const int dest = owner(v);
+      const int n = fill[dest];
+      stage[static_cast<std::ptrdiff_t>(dest) * k + n] = v;
+      fill[dest] = n + 1;
+      if (n + 1 == k) {
+        full = dest;
+        break;
+      }
+    }
+    if (full >= 0) {
+      fill[full] = 0;
+      ship(full, k);
     }
   }
   for (int dest = 0; dest < shoal::cores(); ++dest) {
@@ -156,7 +173,13 @@ void distribute_by_queue(core_state& st, std::span<key_queue> queues, int set) {
   });
   shoal::rflush();
   shoal::barrier();
-  queue_of(st.me).local_nonatomic_drain([&](std::span<const std::uint32_t> run) { take(st, run); });
+  key_queue& mine = queue_of(st.me);
+  mine.local_nonatomic_drain([&](std::span<const std::uint32_t> run) { take(st, run); });
+  // Every sort of this set then fills the ring from slot 0 again: the pages
+  // the warm-up sort touched, as the baseline reuses its receive buffer (a
+  // ring walking on faults on fresh pages, in both processes under shm, in
+  // the first timed sorts: about 1100 faults per rank at 2^20 keys per core).
+  mine.local_nonatomic_rewind();
 }
 
 /// The channel impl's distribution stage.

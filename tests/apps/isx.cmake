@@ -16,6 +16,9 @@ endfunction()
 
 # Every impl at every shape; odd --message-keys leave partial stages, and a
 # --max-key of 5 gives many equal keys and cores with ranges of 1 or 2 values.
+# Four sorts (one untimed): the queue impl's two sets of queues are each
+# drained, rewound to slot 0 (fast_queue::local_nonatomic_rewind) and filled
+# again, and the checks read the last sort.
 foreach(impl queue channel)
   foreach(shape "1|1" "1|2" "2|1" "2|2" "3|2")
     string(REPLACE "|" ";" s "${shape}")
@@ -25,7 +28,7 @@ foreach(impl queue channel)
     isx_ok(re ${impl} ${total} ${np})
     shoal_app_test(isx_${impl}_${np}x${cores} NP ${np} EXPECT zero MAX_S 60 REGEX "${re}"
       COMMAND shoal-driver isx --impl ${impl} --cores ${cores} --keys-per-core 20000
-              --message-keys 7 --iterations 2 --json)
+              --message-keys 7 --iterations 3 --json)
   endforeach()
   isx_ok(re ${impl} 4 2)
   shoal_app_test(isx_${impl}_few_values_2x2 NP 2 EXPECT zero MAX_S 60 REGEX "${re}"

@@ -73,10 +73,20 @@ class isx_problem {
   /// 64-bit division (a fifth of the distribution's time on this machine's
   /// EPYC): a multiply by floor(P * 2^32 / max_key) is at most one below,
   /// and one compare with the next core's first key corrects it.
-  int owner(std::uint32_t k) const noexcept {
-    const std::uint64_t d = (static_cast<std::uint64_t>(k) * owner_mul_) >> 32;
-    return static_cast<int>(d + (k >= begins_[d + 1] ? 1 : 0));
-  }
+  int owner(std::uint32_t k) const noexcept { return owners()(k); }
+  /// owner() as a value (the multiplier and the range starts), valid while
+  /// the problem lives: a loop that holds it in a local keeps both in
+  /// registers, where loads through the problem are repeated on every key
+  /// once the compiler cannot prove the loop's stores leave them alone.
+  struct owner_map {
+    std::uint64_t mul;             ///< floor(P * 2^32 / max_key)
+    const std::uint64_t* begins;   ///< range_begin(c), c = 0 .. P
+    int operator()(std::uint32_t k) const noexcept {
+      const std::uint64_t d = (static_cast<std::uint64_t>(k) * mul) >> 32;
+      return static_cast<int>(d + (k >= begins[d + 1] ? 1 : 0));
+    }
+  };
+  owner_map owners() const noexcept { return {owner_mul_, begins_.data()}; }
   /// The first key value core c sorts (range_begin(P) == max_key).
   std::uint64_t range_begin(int c) const noexcept;
   /// The most keys one core is expected to receive, with margin: its range's

@@ -12,7 +12,8 @@
 // Layout: one global_alloc; the host core's part of it (contiguous in its
 // segment, reached through a 2D pointer, so every backend of one_sided.hpp
 // works) holds the tail and head counters (u64, counting every element ever
-// pushed or popped; slot = counter % capacity) and then the elements. A
+// pushed or popped, plus the slots local_nonatomic_rewind skipped; slot =
+// counter % capacity) and then the elements. A
 // fast_queue object is a small handle (48 bytes: pointers, capacity, two
 // cached counters): copy it to every core that uses the queue (it fits an
 // on_all_cores closure).
@@ -27,6 +28,7 @@
 //   local_nonatomic_pop(v) l            (a task on the host's process)
 //   local_nonatomic_pop(out) l(n)       (the same, up to out.size() at once)
 //   local_nonatomic_drain(f) l          (f sees the elements in place, no copy)
+//   local_nonatomic_rewind() l          (empty: the next phase starts at slot 0)
 //   size()                 2R
 //   make, destroy          a global_alloc / global_free (round trip to rank 0); make
 //                          also a delegate to the host
@@ -236,6 +238,27 @@ class fast_queue {
     });
     *h += n;
     return static_cast<std::size_t>(n);
+  }
+
+  /// On the host's process, between phases (no push or pop running, as for
+  /// local_nonatomic_pop), when the queue is empty: moves the tail and head
+  /// on to the next multiple of the capacity, so that the next phase fills
+  /// the ring from its first slot again. A queue drained every phase then
+  /// keeps reusing the storage its first phases touched, instead of walking
+  /// on into pages no phase wrote yet (each a page fault, on the shm
+  /// backend in both processes) and splitting runs where it wraps. Both
+  /// counters only grow, so every handle's cached counters stay below the
+  /// true ones: its next push or pop costs at most one more A (and an R),
+  /// and full and empty stay exact. Returns false, changing nothing, when
+  /// the queue is not empty. Cost: local.
+  bool local_nonatomic_rewind() {
+    check_local("local_nonatomic_rewind");
+    std::uint64_t* h = head().local();
+    std::uint64_t* t = tail().local();
+    if (*h != *t) return false;
+    const std::uint64_t slot = *t % capacity_;
+    if (slot != 0) *h = *t = *t + (capacity_ - slot);
+    return true;
   }
 
   /// Elements pushed and not popped (2 reads, or one delegate on the
