@@ -12,8 +12,10 @@
 // (containers/map.hpp), with one difference in transport: when K is
 // trivially copyable, async_insert sends the bare key (sizeof(K) bytes, no
 // record header) on a second, fixed-size channel whose receiving loop adds
-// a whole batch of keys to the owner's table in one pass, prefetching the
-// home slots of the keys 8 places ahead; other keys travel as map records.
+// a whole batch of keys to the owner's table in one pass (the table grown
+// first, once for the batch; each key's home slot computed once and
+// prefetched 8 keys ahead: flat_table::update_each); other keys travel as
+// map records.
 // A key of the caller's own core is counted at once while the core's table
 // is small (under 2^15 keys); past that it goes through the core's own
 // aggregation buffer like a remote key, so that the batch loop's prefetches
