@@ -128,11 +128,24 @@ void receive_record(std::uint64_t id, part_of<C>& p, byte_reader& r) {
   apply_record<C>(id, p, r);
 }
 
+/// Whether container C prefetches a batch's table places as it applies
+/// the batch: C::batch_prefetch true, and C::record_prefetcher(table, data,
+/// count), whose step() is called before each record is applied.
+template <class C, class = void>
+struct prefetches_batches : std::false_type {};
+template <class C>
+struct prefetches_batches<C, std::void_t<decltype(C::batch_prefetch)>>
+    : std::bool_constant<C::batch_prefetch> {};
+
 /// A batch of operation records for part p: applied under one busy mark
 /// (one lookup of the part and one mark per batch, not per operation), or
 /// all queued when the part is busy already. A container whose records
-/// say where their keys live in its table (C::prefetch_batch) has those
-/// places fetched first, so that the records' table misses overlap. Operations that the batch's
+/// say where their keys live in its table (prefetches_batches) has the
+/// place of the record a few ahead fetched before each record is applied,
+/// so that the records' table misses overlap. (A separate pass of
+/// prefetches before the batch, under `if constexpr (requires {
+/// C::prefetch_batch(p.table, data, count); })`, left no prefetch
+/// instruction in the Release binary.) Operations that the batch's
 /// visitors make on this core's own part queue behind the batch, as they
 /// would behind any busy part (no order between cores is promised).
 template <class C>
@@ -142,9 +155,18 @@ void receive_batch(std::uint64_t id, part_of<C>& p, const char* data, std::uint3
     return;
   }
   busy_scope<C> busy(id, p);
-  if constexpr (requires { C::prefetch_batch(p.table, data, count); })
-    C::prefetch_batch(p.table, data, count);
-  detail::deliver_records([id, &p](byte_reader& r) { apply_record<C>(id, p, r); }, data, count);
+  if constexpr (prefetches_batches<C>::value) {
+    typename C::record_prefetcher ahead(p.table, data, count);
+    detail::deliver_records(
+        [id, &p, &ahead](byte_reader& r) {
+          ahead.step();
+          apply_record<C>(id, p, r);
+        },
+        data, count);
+  } else {
+    detail::deliver_records([id, &p](byte_reader& r) { apply_record<C>(id, p, r); }, data,
+                            count);
+  }
 }
 
 /// Opens a channel of container C whose batches go to
