@@ -39,11 +39,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -101,7 +101,7 @@ struct sample {
   double cpu_share = 0;  // rank 0's cores' thread CPU time over (seconds x its cores)
 };
 
-double g_seconds = 0;      // set by the root task
+double g_seconds = 0;  // set by the root task
 /// CPU time of this process's cores' threads in the timed part (ns).
 std::atomic<std::int64_t> g_cpu_ns{0};
 
@@ -134,8 +134,8 @@ sample run_rep(Make make, Body body) {
   d -= before;
   sample s;
   s.seconds = g_seconds;
-  s.cpu_share = static_cast<double>(g_cpu_ns.load()) * 1e-9 /
-                (g_seconds * (shoal::cores() / shoal::ranks()));
+  s.cpu_share =
+      static_cast<double>(g_cpu_ns.load()) * 1e-9 / (g_seconds * (shoal::cores() / shoal::ranks()));
   if (d.packets_sent != 0) {
     s.packet_bytes = static_cast<double>(d.bytes_sent) / static_cast<double>(d.packets_sent);
     s.packet_messages = static_cast<double>(d.messages_sent) / static_cast<double>(d.packets_sent);

@@ -368,7 +368,8 @@ TEST(containers, FlatTableBatchUpdatesAgreeWithUnorderedMap) {
     }
     std::vector<std::uint64_t> seen;
     flat.update_each([&](std::uint32_t i) { return batch[i]; },
-                     static_cast<std::uint32_t>(batch.size()), [&](std::uint64_t& c) {
+                     static_cast<std::uint32_t>(batch.size()),
+                     [&](std::uint64_t& c) {
                        ++c;
                        seen.push_back(c);
                      });

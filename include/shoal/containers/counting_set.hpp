@@ -202,8 +202,8 @@ class counting_set {
   struct deliver_bare {
     void operator()(const bare_receiver& st, const char* data, std::uint32_t count) const {
       const std::uint64_t cid = st.id;
-      auto& p = containers_detail::local_part<containers_detail::storage_of<engine>>(
-          cid, engine::kind);
+      auto& p =
+          containers_detail::local_part<containers_detail::storage_of<engine>>(cid, engine::kind);
       auto key = [data](std::uint32_t i) {
         K k;
         std::memcpy(&k, data + std::size_t{i} * sizeof(K), sizeof(K));

@@ -164,8 +164,7 @@ void receive_batch(std::uint64_t id, part_of<C>& p, const char* data, std::uint3
         },
         data, count);
   } else {
-    detail::deliver_records([id, &p](byte_reader& r) { apply_record<C>(id, p, r); }, data,
-                            count);
+    detail::deliver_records([id, &p](byte_reader& r) { apply_record<C>(id, p, r); }, data, count);
   }
 }
 
