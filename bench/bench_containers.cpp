@@ -23,7 +23,10 @@
 // makes the map kernel's 16-character keys from them too.
 // Printed on rank 0 per kernel: the median rate in M operations/s over the
 // job (N * cores / time), min and max, and the average aggregated packet
-// (bytes and messages) on rank 0's process during the kernel.
+// (bytes and messages) on rank 0's process during the kernel, and the
+// median CPU share of rank 0's cores over the timed part (their threads'
+// CPU time / (time x cores): under 100% the cores slept or the machine's
+// other load had the CPUs; MPI's own threads are not counted).
 //
 // Not a Google Benchmark program: `make bench` runs every bench-* with
 // --benchmark_* flags, which this one reads (--benchmark_repetitions=R sets
@@ -34,11 +37,13 @@
 #include <shoal/shoal.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -93,9 +98,19 @@ struct sample {
   double seconds = 0;
   double packet_bytes = 0;
   double packet_messages = 0;
+  double cpu_share = 0;  // rank 0's cores' thread CPU time over (seconds x its cores)
 };
 
 double g_seconds = 0;  // set by the root task
+/// CPU time of this process's cores' threads in the timed part (ns).
+std::atomic<std::int64_t> g_cpu_ns{0};
+
+/// CPU time of the calling thread, ns.
+std::int64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return std::int64_t{t.tv_sec} * 1000000000 + t.tv_nsec;
+}
 
 /// One rep of a kernel: `body` runs on every core between two barriers.
 template <class Make, class Body>
@@ -105,9 +120,12 @@ sample run_rep(Make make, Body body) {
     auto c = make();
     shoal::on_all_cores([] { shoal::barrier(); });
     const auto t0 = std::chrono::steady_clock::now();
+    g_cpu_ns = 0;
     shoal::on_all_cores([c, body] {
+      const std::int64_t cpu0 = thread_cpu_ns();
       body(c);
       shoal::barrier();
+      g_cpu_ns += thread_cpu_ns() - cpu0;
     });
     g_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     c.destroy();
@@ -116,6 +134,8 @@ sample run_rep(Make make, Body body) {
   d -= before;
   sample s;
   s.seconds = g_seconds;
+  s.cpu_share =
+      static_cast<double>(g_cpu_ns.load()) * 1e-9 / (g_seconds * (shoal::cores() / shoal::ranks()));
   if (d.packets_sent != 0) {
     s.packet_bytes = static_cast<double>(d.bytes_sent) / static_cast<double>(d.packets_sent);
     s.packet_messages = static_cast<double>(d.messages_sent) / static_cast<double>(d.packets_sent);
@@ -210,19 +230,22 @@ void print(const kernel& k) {
   std::vector<double> rates;
   double bytes = 0;
   double messages = 0;
+  std::vector<double> cpu;
   const double ops = static_cast<double>(g_ops_per_core) * shoal::cores();
   for (const sample& s : k.samples) {
     rates.push_back(ops / s.seconds / 1e6);
     bytes += s.packet_bytes / static_cast<double>(k.samples.size());
     messages += s.packet_messages / static_cast<double>(k.samples.size());
+    cpu.push_back(s.cpu_share);
   }
   std::sort(rates.begin(), rates.end());
+  std::sort(cpu.begin(), cpu.end());
   std::printf(
       "containers/%-20s %d x %d  N=%llu/core keys=2^%d  median %8.2f M ops/s  (min %.2f, max "
-      "%.2f, %zu reps)  packet %.0f B, %.0f msgs\n",
+      "%.2f, %zu reps)  packet %.0f B, %.0f msgs  cpu %.0f%%\n",
       k.name, shoal::ranks(), shoal::cores() / shoal::ranks(),
       static_cast<unsigned long long>(g_ops_per_core), g_key_bits, rates[rates.size() / 2],
-      rates.front(), rates.back(), rates.size(), bytes, messages);
+      rates.front(), rates.back(), rates.size(), bytes, messages, 100 * cpu[cpu.size() / 2]);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ SHAPES = [(1, 2), (2, 1)]  # (processes, cores per process)
 KERNELS = ["counting_set_u64", "array_visit_increment", "map_string16_reduce"]
 LINE = re.compile(
     r"containers/(\S+)\s+(\d+) x (\d+)\s+N=(\d+)/core keys=2\^(\d+)\s+median\s+([\d.]+) M ops/s"
-    r".*packet (\d+) B, (\d+) msgs")
+    r".*packet (\d+) B, (\d+) msgs(?:\s+cpu (\d+)%)?")
 TARGET = 75.0  # M ops/s at 2 x 1 (issue 13, item 5)
 
 
@@ -74,6 +74,7 @@ def main():
     rate = collections.defaultdict(list)
     packet = collections.defaultdict(list)
     msgs = collections.defaultdict(list)
+    cpu = collections.defaultdict(list)
     missing = collections.Counter()
     load_start = os.getloadavg()
     started = time.time()
@@ -85,8 +86,10 @@ def main():
                 if rows is None:
                     missing[(build, np, cores)] += 1
                     continue
-                for name, _, _, _, _, r, b, m in rows:
+                for name, _, _, _, _, r, b, m, c in rows:
                     rate[(build, np, cores, name)].append(float(r))
+                    if c is not None:
+                        cpu[(build, np, cores, name)].append(int(c))
                     packet[(build, np, cores, name)].append(int(b))
                     msgs[(build, np, cores, name)].append(int(m))
                 print(f"round {rnd + 1}/{args.rounds} {build} {np}x{cores} done", file=sys.stderr)
@@ -110,11 +113,15 @@ def main():
         "barrier after the last (every operation applied). `packet`: the average aggregated "
         "packet on rank 0's process during the kernel (bytes, operations). Medians of the "
         "rounds (shapes interleaved round by round, kernels interleaved inside each run); the "
-        f"samples follow. Target: {TARGET:.0f} M ops/s at 2 x 1 for 8-byte keys.",
+        f"samples follow. Target: {TARGET:.0f} M ops/s at 2 x 1 for 8-byte keys. `cpu`: the "
+        "median share of their CPUs that rank 0's core threads got in the timed part (their "
+        "CPU time / (time x cores); under 100% they slept or the machine's other load had the "
+        "CPUs); `per busy core`: the median rate / (cpu x every core of the job), taking rank "
+        "0's share for every rank (- where the build does not print cpu).",
         "",
         "| kernel | build | processes x cores | M ops/s (median) | packet B | ops/packet | target "
-        "| samples |",
-        "|---|---|---|---|---|---|---|---|",
+        "| cpu | per busy core | samples |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in KERNELS:
         for np, cores in SHAPES:
@@ -122,17 +129,25 @@ def main():
                 key = (build, np, cores, name)
                 if not rate[key]:
                     lines.append(
-                        f"| {name} | {build} | {np} x {cores} | - | - | - | - | no run finished |")
+                        f"| {name} | {build} | {np} x {cores} | - | - | - | - | - | - | "
+                        "no run finished |")
                     continue
                 med = statistics.median(rate[key])
                 target = "-"
                 if (np, cores) == (2, 1) and name != "map_string16_reduce":
                     target = "met" if med >= TARGET else f"{med / TARGET:.0%} of it"
                 samples = ", ".join(f"{x:.2f}" for x in rate[key])
+                share = "-"
+                busy = "-"
+                if cpu[key]:
+                    c = statistics.median(cpu[key])
+                    share = f"{c:.0f}%"
+                    if c > 0:
+                        busy = f"{med / (c / 100 * np * cores):.2f}"
                 lines.append(
                     f"| {name} | {build} | {np} x {cores} | {med:.2f} | "
                     f"{statistics.median(packet[key]):.0f} | {statistics.median(msgs[key]):.0f} | "
-                    f"{target} | {samples} |")
+                    f"{target} | {share} | {busy} | {samples} |")
     if missing:
         lines.append("")
         for (build, np, cores), n in sorted(missing.items()):

@@ -347,6 +347,50 @@ TEST(containers, FlatTableAgreesWithUnorderedMap) {
   EXPECT_EQ(seen, ref.size());
 }
 
+// flat_table's batch loop (update_each: counting_set's bare keys) against
+// std::unordered_map: batches of 0 to 3000 keys (duplicates inside a
+// batch, batches that cross a growth from the empty table up to 2^16
+// slots), erases between batches (backward shifts the batch's probes then
+// walk), and the keys' values seen in order by f.
+TEST(containers, FlatTableBatchUpdatesAgreeWithUnorderedMap) {
+  shoal::containers_detail::flat_table<std::uint64_t, std::uint64_t, std::hash<std::uint64_t>,
+                                       std::equal_to<std::uint64_t>>
+      flat;
+  std::unordered_map<std::uint64_t, std::uint64_t> ref;
+  std::uint64_t x = 777;
+  std::vector<std::uint64_t> batch;
+  for (int round = 0; round < 60; ++round) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    batch.resize(round == 0 ? 0 : (x >> 40) % 3001);
+    for (std::uint64_t& k : batch) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      k = (x >> 33) % 40000;
+    }
+    std::vector<std::uint64_t> seen;
+    flat.update_each([&](std::uint32_t i) { return batch[i]; },
+                     static_cast<std::uint32_t>(batch.size()),
+                     [&](std::uint64_t& c) {
+                       ++c;
+                       seen.push_back(c);
+                     });
+    std::vector<std::uint64_t> expected;
+    for (const std::uint64_t k : batch) expected.push_back(++ref[k]);
+    ASSERT_EQ(seen, expected) << "round " << round;
+    ASSERT_EQ(flat.size(), ref.size()) << "round " << round;
+    for (int e = 0; e < 200; ++e) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      const std::uint64_t k = (x >> 33) % 40000;
+      ASSERT_EQ(flat.erase(k), ref.erase(k)) << "round " << round;
+    }
+  }
+  std::size_t n = 0;
+  for (const auto& [k, v] : flat) {
+    ++n;
+    ASSERT_EQ(ref.at(k), v);
+  }
+  EXPECT_EQ(n, ref.size());
+}
+
 // The string table against std::unordered_map<std::string, V>: keys of
 // every length class (empty, under 8, 8-16 and 17-24 bytes compared by
 // words, inline up to 20 bytes, on the heap past that), random inserts,

@@ -384,15 +384,10 @@ class array {
     part_type& operator()(const receiver& s) const { return part_for(s.id, s.n, s.shape); }
   };
 
-  /// The operation channel (ops.hpp's open_op_channel, with this array's
-  /// batch loop).
-  static std::uint32_t open_array_channel(const receiver& state) {
-    SHOAL_CHECK_ON_CORE(kind);
-    detail::channel_entry e;
-    std::memcpy(e.state, static_cast<const void*>(&state), sizeof(receiver));
-    e.value_bytes = 0;  // variable-length records
-    e.deliver = [](const void* s, const char* data, std::uint32_t count) {
-      const receiver& st = *static_cast<const receiver*>(s);
+  /// The operation channel (ops.hpp's open_container_channel, with this
+  /// array's batch loop).
+  struct deliver_batch {
+    void operator()(const receiver& st, const char* data, std::uint32_t count) const {
       part_type& p = find_part{}(st);
       if (p.busy) [[unlikely]] {
         detail::deliver_records(
@@ -401,8 +396,10 @@ class array {
       }
       containers_detail::busy_scope<array> busy(st.id, p);
       apply_batch(st.id, p, data, count);
-    };
-    return detail::open_channel(e);
+    }
+  };
+  static std::uint32_t open_array_channel(const receiver& state) {
+    return containers_detail::open_container_channel<array, receiver, deliver_batch>(state);
   }
 
   /// Applies a batch of records. Each operation gets a reader that runs on

@@ -12,8 +12,10 @@
 // (containers/map.hpp), with one difference in transport: when K is
 // trivially copyable, async_insert sends the bare key (sizeof(K) bytes, no
 // record header) on a second, fixed-size channel whose receiving loop adds
-// a whole batch of keys to the owner's table in one pass, prefetching the
-// home slots of the keys 8 places ahead; other keys travel as map records.
+// a whole batch of keys to the owner's table in one pass (the table grown
+// first, once for the batch; each key's home slot computed once and
+// prefetched 8 keys ahead: flat_table::update_each); other keys travel as
+// map records.
 // A key of the caller's own core is counted at once while the core's table
 // is small (under 2^15 keys); past that it goes through the core's own
 // aggregation buffer like a remote key, so that the batch loop's prefetches
@@ -197,47 +199,44 @@ class counting_set {
   };
   static void count_op(table_type& t, byte_reader& r) { ++t[serializer<K>::read(r)]; }
 
-  static std::uint32_t open_bare_channel(std::uint64_t id) {
-    detail::channel_entry e;
-    const bare_receiver state{id};
-    std::memcpy(e.state, &state, sizeof state);
-    e.value_bytes = sizeof(K);
-    e.deliver = [](const void* s, const char* data, std::uint32_t count) {
-      const std::uint64_t cid = static_cast<const bare_receiver*>(s)->id;
-      auto& p = containers_detail::registry::instance()
-                    .get<containers_detail::storage_of<engine>>(cid, engine::kind)
-                    .local();
+  struct deliver_bare {
+    void operator()(const bare_receiver& st, const char* data, std::uint32_t count) const {
+      const std::uint64_t cid = st.id;
+      auto& p =
+          containers_detail::local_part<containers_detail::storage_of<engine>>(cid, engine::kind);
+      auto key = [data](std::uint32_t i) {
+        K k;
+        std::memcpy(&k, data + std::size_t{i} * sizeof(K), sizeof(K));
+        return k;
+      };
       if (p.busy) [[unlikely]] {
-        for (std::uint32_t i = 0; i < count; ++i) {
-          K k;
-          std::memcpy(&k, data + std::size_t{i} * sizeof(K), sizeof(K));
-          containers_detail::defer_op<engine>(p, &count_op, k);
-        }
+        for (std::uint32_t i = 0; i < count; ++i)
+          containers_detail::defer_op<engine>(p, &count_op, key(i));
         return;
       }
       containers_detail::busy_scope<engine> busy(cid, p);
       try {
-        // The home slots of keys a few places ahead are prefetched (an
-        // open-addressing table: flat_table.hpp).
-        constexpr std::uint32_t ahead = 8;
-        auto key = [data](std::uint32_t i) {
-          K k;
-          std::memcpy(&k, data + std::size_t{i} * sizeof(K), sizeof(K));
-          return k;
-        };
-        auto prefetch = [&p](const K& k) {
-          if constexpr (requires { p.table.prefetch(k); }) p.table.prefetch(k);
-        };
-        for (std::uint32_t i = 0; i < count && i < ahead; ++i) prefetch(key(i));
-        for (std::uint32_t i = 0; i < count; ++i) {
-          if (i + ahead < count) prefetch(key(i + ahead));
-          ++p.table[key(i)];
-        }
+        count_batch(p.table, key, count);
       } catch (const std::bad_alloc&) {
         containers_detail::fatal_out_of_memory<engine>(cid, p.table.size());
       }
-    };
-    return detail::open_channel(e);
+    }
+  };
+
+  /// Counts `count` keys (key(i)) into t in one pass (flat_table: its
+  /// batch loop, update_each).
+  template <class Key>
+  static void count_batch(table_type& t, const Key& key, std::uint32_t count) {
+    if constexpr (requires { t.update_each(key, count, [](std::uint64_t&) {}); }) {
+      t.update_each(key, count, [](std::uint64_t& c) { ++c; });
+    } else {
+      for (std::uint32_t i = 0; i < count; ++i) ++t[key(i)];
+    }
+  }
+
+  static std::uint32_t open_bare_channel(std::uint64_t id) {
+    return containers_detail::open_container_channel<engine, bare_receiver, deliver_bare>(
+        bare_receiver{id}, sizeof(K));
   }
 
   engine e_;

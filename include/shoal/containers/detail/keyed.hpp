@@ -316,27 +316,41 @@ class keyed {
   /// The calling core's part (for the containers built on this engine).
   part_of<keyed>& my_part() const { return local_part<storage_of<keyed>>(id_, kind); }
 
-  /// Before a batch is applied (receive_batch): std::string keys' home
-  /// slots, from the hash each record carries after its operation id
-  /// ([u32 length][i32 op][u64 hash]...: every operation writes its key
-  /// first). A table larger than the cache otherwise waited on memory once
-  /// per record. Reads nothing past the batch's buffer (records are checked
-  /// again when applied).
-  static void prefetch_batch(const table_type& t, const char* data, std::uint32_t count)
-  requires string_keys
-  {
-    const char* const limit = data + detail::tls_aggregator->capacity();
-    const char* at = data;
-    for (std::uint32_t i = 0; i < count && limit - at >= 16; ++i) {
+  /// std::string keys' home slots, from the hash each record carries
+  /// after its operation id ([u32 length][i32 op][u64 hash]...: every
+  /// operation writes its key first): receive_batch steps this cursor
+  /// before applying each record, so the record 8 ahead has its slot
+  /// fetched while this one is applied (a table larger than the cache
+  /// otherwise waited on memory once per record). Reads nothing past the
+  /// batch's buffer (records are checked again when applied).
+  static constexpr bool batch_prefetch = string_keys;
+  class record_prefetcher {
+   public:
+    record_prefetcher(const table_type& t, const char* data, std::uint32_t count) noexcept
+        : t_(t), at_(data), limit_(data + detail::tls_aggregator->capacity()), left_(count) {
+      for (int i = 0; i < 8; ++i) step();
+    }
+    void step() noexcept {
+      if (left_ == 0 || limit_ - at_ < 16) return;
       std::uint32_t n;
       std::uint64_t h;
-      std::memcpy(&n, at, 4);
-      std::memcpy(&h, at + 8, 8);
-      t.prefetch(h);
-      if (static_cast<std::size_t>(limit - at) - 4 < n) break;
-      at += 4 + static_cast<std::size_t>(n);
+      std::memcpy(&n, at_, 4);
+      std::memcpy(&h, at_ + 8, 8);
+      t_.prefetch(h);
+      --left_;
+      if (static_cast<std::size_t>(limit_ - at_) - 4 < n) {
+        left_ = 0;
+        return;
+      }
+      at_ += 4 + static_cast<std::size_t>(n);
     }
-  }
+
+   private:
+    const table_type& t_;
+    const char* at_;
+    const char* limit_;
+    std::uint32_t left_;
+  };
 
   template <class Fn>
   void guarded(part_of<keyed>& p, Fn&& fn) const {

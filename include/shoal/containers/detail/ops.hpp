@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 namespace shoal::containers_detail {
@@ -127,11 +128,24 @@ void receive_record(std::uint64_t id, part_of<C>& p, byte_reader& r) {
   apply_record<C>(id, p, r);
 }
 
+/// Whether container C prefetches a batch's table places as it applies
+/// the batch: C::batch_prefetch true, and C::record_prefetcher(table, data,
+/// count), whose step() is called before each record is applied.
+template <class C, class = void>
+struct prefetches_batches : std::false_type {};
+template <class C>
+struct prefetches_batches<C, std::void_t<decltype(C::batch_prefetch)>>
+    : std::bool_constant<C::batch_prefetch> {};
+
 /// A batch of operation records for part p: applied under one busy mark
 /// (one lookup of the part and one mark per batch, not per operation), or
 /// all queued when the part is busy already. A container whose records
-/// say where their keys live in its table (C::prefetch_batch) has those
-/// places fetched first, so that the records' table misses overlap. Operations that the batch's
+/// say where their keys live in its table (prefetches_batches) has the
+/// place of the record a few ahead fetched before each record is applied,
+/// so that the records' table misses overlap. (A separate pass of
+/// prefetches before the batch, under `if constexpr (requires {
+/// C::prefetch_batch(p.table, data, count); })`, left no prefetch
+/// instruction in the Release binary.) Operations that the batch's
 /// visitors make on this core's own part queue behind the batch, as they
 /// would behind any busy part (no order between cores is promised).
 template <class C>
@@ -141,27 +155,52 @@ void receive_batch(std::uint64_t id, part_of<C>& p, const char* data, std::uint3
     return;
   }
   busy_scope<C> busy(id, p);
-  if constexpr (requires { C::prefetch_batch(p.table, data, count); })
-    C::prefetch_batch(p.table, data, count);
-  detail::deliver_records([id, &p](byte_reader& r) { apply_record<C>(id, p, r); }, data, count);
+  if constexpr (prefetches_batches<C>::value) {
+    typename C::record_prefetcher ahead(p.table, data, count);
+    detail::deliver_records(
+        [id, &p, &ahead](byte_reader& r) {
+          ahead.step();
+          apply_record<C>(id, p, r);
+        },
+        data, count);
+  } else {
+    detail::deliver_records([id, &p](byte_reader& r) { apply_record<C>(id, p, r); }, data, count);
+  }
 }
 
-/// Opens a container's operation channel (blocking like make_channel):
-/// `state` (bytes-copyable, at most 64 bytes) is replicated to every core,
-/// and Find{}(state) gives the receiving core's part of the container,
-/// once per batch.
-template <class C, class State, class Find>
-std::uint32_t open_op_channel(const State& state) {
-  static_assert(copyable_as_bytes<State> && sizeof(State) <= max_channel_handler_bytes);
+/// Opens a channel of container C whose batches go to
+/// Deliver{}(state, data, count) on the receiving core (blocking like
+/// make_channel): `state` (bytes-copyable, at most
+/// max_channel_handler_bytes) is replicated to every core. `value_bytes`:
+/// 0 for variable-length records, else the size of each fixed-size value.
+/// Every container channel opens through here (one size check).
+template <class C, class State, class Deliver>
+std::uint32_t open_container_channel(const State& state, std::uint32_t value_bytes = 0) {
+  static_assert(copyable_as_bytes<State> && sizeof(State) <= max_channel_handler_bytes,
+                "a container channel's handler state must be bytes-copyable and fit a channel "
+                "entry's state");
+  static_assert(std::is_empty_v<Deliver> && std::is_default_constructible_v<Deliver>);
   SHOAL_CHECK_ON_CORE(C::kind);
   detail::channel_entry e;
   std::memcpy(e.state, static_cast<const void*>(&state), sizeof(State));
-  e.value_bytes = 0;  // variable-length records
+  e.value_bytes = value_bytes;
   e.deliver = [](const void* s, const char* data, std::uint32_t count) {
-    const State& st = *static_cast<const State*>(s);
-    receive_batch<C>(st.id, Find{}(st), data, count);
+    Deliver{}(*static_cast<const State*>(s), data, count);
   };
   return detail::open_channel(e);
+}
+
+/// Opens a container's operation channel (variable-length records):
+/// Find{}(state) gives the receiving core's part, once per batch, and
+/// receive_batch applies the batch to it.
+template <class C, class State, class Find>
+std::uint32_t open_op_channel(const State& state) {
+  struct deliver {
+    void operator()(const State& st, const char* data, std::uint32_t count) const {
+      receive_batch<C>(st.id, Find{}(st), data, count);
+    }
+  };
+  return open_container_channel<C, State, deliver>(state);
 }
 
 /// The handler state of a keyed container's operation channel: its id.

@@ -175,8 +175,10 @@ template <class S, class Slot>
 /// per_core_storage), through a one-entry thread-local cache of the slot
 /// itself: a hit is three compares (id, core, generation) and no registry
 /// access. Off a shoal core it ends the job naming `kind`.
+/// Inlined (the hit): every container operation asks for it, and the call
+/// cost ~11 instructions of counting_set's ~105 per remote insert.
 template <class S>
-auto& local_part(std::uint64_t id, const char* kind) {
+[[gnu::always_inline]] inline auto& local_part(std::uint64_t id, const char* kind) {
   using slot_type = std::remove_reference_t<decltype(std::declval<S&>().local())>;
   struct entry {
     std::uint64_t id = 0;
