@@ -46,10 +46,14 @@
 // range check; one increment per (core, target) reached leaves at the
 // iteration's end_phase: every duplicate removed, for a scan of a
 // vertex-sized array per core and iteration (memory: one double per vertex
-// and core). This was a hand-written protocol until the library's path
-// came within 1.2x of its instructions (rate: 1.10x at 1 x 2, 0.84x at
-// 2 x 1: bench/results/pebbles.md, "Combining until flush, third pass"). Much faster than --reduce sum, whose cache removes only
-// duplicates staged at the same time and pays a probe per increment.
+// and core). own_in_place: this core's own slots of that array are its
+// accumulator (target_channel::local_own_values; the handler adds the other
+// cores' increments there too), so its own targets cost nothing at the
+// flush. This was a hand-written protocol until the library's path came
+// within 1.2x of its instructions (rate at 2 x 1, scale 18: 0.94x;
+// bench/results/pebbles.md, "Combining until flush, fourth pass"). Much
+// faster than --reduce sum, whose cache removes only duplicates staged at
+// the same time and pays a probe per increment.
 //
 // --impl pull and pull-float (pull.hpp): each core sums the contributions
 // of its vertices' in-links from a copy of every vertex's contribution
