@@ -394,16 +394,14 @@ TEST_F(pebbles_misuse, OwnInPlaceWithoutDropIdentityIsNamed) {
 }
 
 TEST_F(pebbles_misuse, OwnInPlaceWithoutRegionsIsNamed) {
-  EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
-                                       [] {
-                                         (void)shoal::make_target_channel<int>(
-                                             counted_but_outside{},
-                                             [](std::uint64_t, const int&) {},
-                                             {.combine_until_flush = true,
-                                              .drop_identity = true,
-                                              .own_in_place = true},
-                                             shoal::reduction::sum{});
-                                       }),
+  EXPECT_EXIT(shoal_test::run_to_death(
+                  shoal_test::make_config(2),
+                  [] {
+                    (void)shoal::make_target_channel<int>(
+                        counted_but_outside{}, [](std::uint64_t, const int&) {},
+                        {.combine_until_flush = true, .drop_identity = true, .own_in_place = true},
+                        shoal::reduction::sum{});
+                  }),
               ExitedWithCode(shoal::exit_status::fatal),
               "own_in_place needs a distribution whose cores own contiguous ranges of ids");
 }
