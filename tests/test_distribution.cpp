@@ -132,6 +132,10 @@ TEST_P(pebbles_test, CombinedSumsEqualTheSequentialSums) {
 TEST_P(pebbles_test, CombinedSumsWithoutMarksEqualTheSequentialSums) {
   combine_check::check_combined_sums(job(), ncores(), true);
 }
+// own_in_place: a core's own targets stay in its combiner (no handler call).
+TEST_P(pebbles_test, CombinedSumsWithOwnTargetsInPlaceEqualTheSequentialSums) {
+  combine_check::check_combined_sums(job(), ncores(), true, true);
+}
 
 SHOAL_TEST_CORES(pebbles_test);
 
@@ -374,6 +378,47 @@ TEST_F(pebbles_misuse, CombinedTargetOutsideTheJobIsNamedAtTheFlush) {
       ExitedWithCode(shoal::exit_status::fatal),
       "target_channel::flush: target 3 of a user-defined distribution maps to core 3, "
       "outside the job's 2 cores");
+}
+
+TEST_F(pebbles_misuse, OwnInPlaceWithoutDropIdentityIsNamed) {
+  EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
+                                       [] {
+                                         shoal::block_distribution d(8, 2);
+                                         (void)shoal::make_target_channel<int>(
+                                             d, [](std::uint64_t, const int&) {},
+                                             {.combine_until_flush = true, .own_in_place = true},
+                                             shoal::reduction::sum{});
+                                       }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "make_target_channel: own_in_place without drop_identity");
+}
+
+TEST_F(pebbles_misuse, OwnInPlaceWithoutRegionsIsNamed) {
+  EXPECT_EXIT(shoal_test::run_to_death(
+                  shoal_test::make_config(2),
+                  [] {
+                    (void)shoal::make_target_channel<int>(
+                        counted_but_outside{}, [](std::uint64_t, const int&) {},
+                        {.combine_until_flush = true, .drop_identity = true, .own_in_place = true},
+                        shoal::reduction::sum{});
+                  }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "own_in_place needs a distribution whose cores own contiguous ranges of ids");
+}
+
+TEST_F(pebbles_misuse, OwnValuesWithoutOwnInPlaceAreNamed) {
+  EXPECT_EXIT(shoal_test::run_to_death(shoal_test::make_config(2),
+                                       [] {
+                                         shoal::block_distribution d(8, 2);
+                                         auto ch = shoal::make_target_channel<int>(
+                                             d, [](std::uint64_t, const int&) {},
+                                             {.combine_until_flush = true, .drop_identity = true},
+                                             shoal::reduction::sum{});
+                                         (void)ch.local_own_values();
+                                       }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "target_channel::local_own_values on channel [0-9]+, which was not opened with "
+              "own_in_place");
 }
 
 TEST_F(pebbles_misuse, DropIdentityWithoutCombiningIsNamed) {

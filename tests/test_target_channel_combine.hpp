@@ -11,6 +11,7 @@
 #include "shoal/shoal.hpp"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -62,12 +63,16 @@ inline std::vector<u64> targets_of(int p, int c) {
 /// sequential sum over every core's values.
 /// `drop_identity`: the combiner without marks (every value here is
 /// positive, so every target reached has a sum other than 0 and is sent).
+/// `own_in_place` (with drop_identity): a core's own targets get no
+/// record; their sums are read from local_own_values() and cleared there.
 template <class Job>
-void check_combined_sums(Job job, int cores, bool drop_identity = false) {
-  job([drop_identity] {
+void check_combined_sums(Job job, int cores, bool drop_identity = false,
+                         bool own_in_place = false) {
+  job([drop_identity, own_in_place] {
     const shoal::block_distribution d(targets, shoal::cores());
     auto ch = shoal::make_target_channel<i64>(
-        d, add_up{}, {.combine_until_flush = true, .drop_identity = drop_identity},
+        d, add_up{},
+        {.combine_until_flush = true, .drop_identity = drop_identity, .own_in_place = own_in_place},
         shoal::reduction::sum{});
     // Every core's sums exist before any core's values arrive.
     shoal::on_all_cores([d] {
@@ -101,11 +106,20 @@ void check_combined_sums(Job job, int cores, bool drop_identity = false) {
         for (int c = 0; c < shoal::cores(); ++c) {
           std::vector<bool> reached(targets, false);
           for (const u64 t : targets_of(p, c)) {
-            if (!reached[t]) ++expected;
-            reached[t] = true;
             const shoal::target_location at = d.locate(t);
+            // In place, a core's own targets stay in its combiner: no record.
+            if (!reached[t] && !(ch.own_in_place() && at.core == c)) ++expected;
+            reached[t] = true;
             if (at.core != me) continue;
             for (int r = 0; r < rounds; ++r) want[at.local] += value(c, r, t);
+          }
+        }
+        if (ch.own_in_place()) {
+          const std::span<i64> own = ch.local_own_values();
+          wrong += own.size() != want.size();
+          for (std::size_t l = 0; l < own.size() && l < want.size(); ++l) {
+            t_state.sums[l] += own[l];
+            own[l] = 0;  // consumed: the identity back for the next phase
           }
         }
         for (std::size_t l = 0; l < want.size(); ++l) wrong += want[l] != t_state.sums[l];

@@ -46,10 +46,14 @@
 // range check; one increment per (core, target) reached leaves at the
 // iteration's end_phase: every duplicate removed, for a scan of a
 // vertex-sized array per core and iteration (memory: one double per vertex
-// and core). This was a hand-written protocol until the library's path
-// came within 1.2x of its instructions (rate: 1.10x at 1 x 2, 0.84x at
-// 2 x 1: bench/results/pebbles.md, "Combining until flush, third pass"). Much faster than --reduce sum, whose cache removes only
-// duplicates staged at the same time and pays a probe per increment.
+// and core). own_in_place: this core's own slots of that array are its
+// accumulator (target_channel::local_own_values; the handler adds the other
+// cores' increments there too), so its own targets cost nothing at the
+// flush. This was a hand-written protocol until the library's path came
+// within 1.2x of its instructions (rate at 2 x 1, scale 18: 0.94x;
+// bench/results/pebbles.md, "Combining until flush, fourth pass"). Much
+// faster than --reduce sum, whose cache removes only duplicates staged at
+// the same time and pays a probe per increment.
 //
 // --impl pull and pull-float (pull.hpp): each core sums the contributions
 // of its vertices' in-links from a copy of every vertex's contribution
@@ -131,6 +135,9 @@ struct core_state {
   out_rows rows;
   std::vector<double> rank;
   std::vector<double> acc;  ///< the increments to this core's vertices
+  /// Where they land: acc, or (--impl combining) the combiner's own slots
+  /// (target_channel::local_own_values), which then are the accumulator.
+  double* into = nullptr;
   // Results (identical on every core; read on rank 0 from core 0).
   int iterations = 0;
   double l1 = 0;
@@ -215,6 +222,7 @@ void construct_core(std::int64_t vertices) {
   const auto count = static_cast<std::size_t>(st.layout.count(st.me));
   st.rank.assign(count, 1.0 / static_cast<double>(st.layout.vertices()));
   st.acc.assign(count, 0.0);
+  st.into = st.acc.data();
   std::int64_t dangling = 0;
   for (std::size_t l = 0; l < count; ++l) dangling += st.rows.offsets[l + 1] == st.rows.offsets[l];
   const auto totals = shoal::allreduce(
@@ -275,7 +283,7 @@ iteration_sums update(core_state& st, double dangling) {
   const double base = (1.0 - damping) / n + damping * dangling / n;
   const std::uint64_t* offsets = st.rows.offsets.data();
   double* rank = st.rank.data();
-  double* acc = st.acc.data();
+  double* acc = st.into;
   iteration_sums s;
   const std::size_t count = st.rank.size();
   for (std::size_t v = 0; v < count; ++v) {
@@ -364,12 +372,13 @@ void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_
           [](std::uint64_t local, const double& x) {
             if (tls_state == nullptr) [[unlikely]]
               tls_state = &g_state.local();
-            tls_state->acc[local] += x;
+            tls_state->into[local] += x;
           },
           // Increments are positive: a zero sum is a target not reached.
           {.cache_slots = r.cache_slots,
            .combine_until_flush = r.combine,
-           .drop_identity = r.combine},
+           .drop_identity = r.combine,
+           .own_in_place = r.combine},
           shoal::reduction::sum{});
     } else {
       p.ch = shoal::make_channel<increment>([](const increment& m) {
@@ -384,8 +393,8 @@ void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_
     shoal::on_all_cores([sum] {
       tls_sum = sum;
       // The combiner's array (a double per vertex) is made here, untimed,
-      // as the accumulators are.
-      if (sum && sum.combines_until_flush()) sum.local_combine([](const auto&) {});
+      // as the accumulators are; its own slots are this core's accumulator.
+      if (sum && sum.combines_until_flush()) g_state.local().into = sum.local_own_values().data();
     });
     const auto t0 = std::chrono::steady_clock::now();
     shoal::on_all_cores([p] { iterate(p); });

@@ -63,6 +63,11 @@
 //   handler inline (no records). pagerank --impl combining is this path:
 //   within 1.2x of its former hand-written protocol in instructions
 //   (bench/results/pebbles.md).
+// - Own targets in place (own_in_place, dense regions only): this core's
+//   own range is not handed on at all; local_own_values() gives its slots
+//   to the core as the accumulator its handler also folds received values
+//   into (a hand-written combining's own slice), and the caller clears
+//   what it consumed. The flush then costs only the other cores' ranges.
 // Statistics: lookups = values combined, hits = lookups - records sent.
 //
 // Misuse: a target the distribution maps outside the job (or outside its
@@ -85,6 +90,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <utility>
 
 namespace shoal {
@@ -124,6 +130,18 @@ struct target_channel_options {
   /// distribution that declares first_target(core), owner range by owner
   /// range, this core's own range handed to the handler in one loop.
   bool drop_identity = false;
+  /// With drop_identity and a distribution that declares first_target(core)
+  /// (contiguous ranges of ids per core): this core's own targets are
+  /// never handed to the handler. Their values stay folded in the
+  /// combiner's slots, which local_own_values() gives the core's tasks
+  /// and handlers as its accumulator (a hand-written combining's "own
+  /// slice"): a flush skips that range, and the caller reads it and puts
+  /// the identity back in the slots it consumed (what it leaves there
+  /// folds into the next phase's values). Values that travel (other
+  /// cores', or staged from handler context) still run the handler, which
+  /// may fold them into the same slots. Saves a scan and a handler call
+  /// per own target reached.
+  bool own_in_place = false;
 };
 inline constexpr std::uint32_t default_cache_slots = 1024;
 inline constexpr std::uint32_t max_cache_slots = 1U << 24;
@@ -157,11 +175,13 @@ class target_channel {
   target_channel() = default;
   /// Use make_target_channel.
   target_channel(detail::target_channel_key, channel<record> ch, const D& dist, const R& op,
-                 const Route& route, bool short_circuit, bool combine, bool drop_identity)
+                 const Route& route, bool short_circuit, bool combine, bool drop_identity,
+                 bool own_in_place)
       : ch_(ch),
         short_circuit_(short_circuit),
         combine_(combine),
         drop_identity_(drop_identity),
+        own_in_place_(own_in_place),
         dist_(dist),
         op_(op),
         route_(route) {}
@@ -219,6 +239,33 @@ class target_channel {
 
   const D& distribution() const noexcept { return dist_; }
   bool combines_until_flush() const noexcept { return combine_; }
+  bool own_in_place() const noexcept { return own_in_place_; }
+
+  /// With own_in_place: this core's slots of its combiner, the values
+  /// folded into its own targets (index = local index; the identity where
+  /// none), made on the first call (call once before timing to keep the
+  /// allocation out). Call on a core (task or handler); the span stays
+  /// valid until the channel closes. The caller owns these slots: a flush
+  /// never reads them, and a value left there joins the next phase's.
+  /// Ends the job on a channel opened without own_in_place.
+  std::span<T> local_own_values() const {
+    SHOAL_CHECK(own_in_place_,
+                "target_channel::local_own_values on channel {}, which was not opened with "
+                "own_in_place",
+                ch_.id());
+    if constexpr (detail::region_combinable<D> && reduces) {
+      combiner_type& c = combiner_here(cache_here("shoal::target_channel::local_own_values"));
+      const int me = detail::tls_core;
+      const auto first = static_cast<std::uint64_t>(dist_.first_target(me));
+      const auto count = static_cast<std::uint64_t>(dist_.local_count(me));
+      if (count == 0) return {};
+      if (first > c.size() || count > c.size() - first) [[unlikely]]
+        fatal_region(me, first, count, c.size());
+      return {c.values() + first, static_cast<std::size_t>(count)};
+    } else {
+      return {};  // make_target_channel refuses own_in_place here
+    }
+  }
 
   /// The fast path of combine-until-flush for a task's loop: folds values
   /// into this core's combiner as send() does, without send()'s per-value
@@ -481,6 +528,8 @@ class target_channel {
 
   /// Hands on the values of owner `owner`'s region [first, first + count).
   void drain_region(combiner_type& c, int owner, std::uint64_t first, std::uint64_t count) const {
+    // own_in_place: the range is the caller's accumulator (local_own_values).
+    if (owner == detail::tls_core && own_in_place_) return;
     const std::uint64_t tag = static_cast<std::uint64_t>(owner) << target_local_bits;
     if (owner == detail::tls_core && short_circuit_ &&
         detail::tls_short_circuit_depth < max_short_circuit_depth) {
@@ -637,6 +686,7 @@ class target_channel {
   bool short_circuit_ = true;
   bool combine_ = false;
   bool drop_identity_ = false;
+  bool own_in_place_ = false;
   D dist_{};
   [[no_unique_address]] R op_{};
   [[no_unique_address]] Route route_{};
@@ -690,6 +740,16 @@ target_channel<T, D, R, Route> make_target_channel(const D& dist, const H& handl
     SHOAL_CHECK(options.combine_until_flush,
                 "make_target_channel: drop_identity without combine_until_flush");
   }
+  if (options.own_in_place) {
+    if constexpr (!detail::region_combinable<D>) {
+      detail::fatal_user(
+          "make_target_channel: own_in_place needs a distribution whose cores own contiguous "
+          "ranges of ids (targets(), local_count(core) and first_target(core))");
+    }
+    SHOAL_CHECK(options.drop_identity,
+                "make_target_channel: own_in_place without drop_identity (and "
+                "combine_until_flush)");
+  }
   SHOAL_CHECK(shoal::cores() < (1 << (64 - target_local_bits)),
               "make_target_channel: {} cores; a target channel addresses at most 2^24",
               shoal::cores());
@@ -699,7 +759,8 @@ target_channel<T, D, R, Route> make_target_channel(const D& dist, const H& handl
   return target_channel<T, D, R, Route>(
       detail::target_channel_key{},
       detail::open_typed_channel<target_record<T>>(receiver{handler, op, route}, co, slots), dist,
-      op, route, options.short_circuit, options.combine_until_flush, options.drop_identity);
+      op, route, options.short_circuit, options.combine_until_flush, options.drop_identity,
+      options.own_in_place);
 }
 
 }  // namespace shoal

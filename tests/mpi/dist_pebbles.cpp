@@ -91,6 +91,10 @@ TEST(dist_pebbles, CombinedSumsWithoutMarksEqualTheSequentialSums) {
   combine_check::g_check_here = rank0();
   combine_check::check_combined_sums([](auto root) { run_job(root); }, job_cores(), true);
 }
+TEST(dist_pebbles, CombinedSumsWithOwnTargetsInPlaceEqualTheSequentialSums) {
+  combine_check::g_check_here = rank0();
+  combine_check::check_combined_sums([](auto root) { run_job(root); }, job_cores(), true, true);
+}
 
 // Routing (routing.hpp): every value reaches its owner whatever the hops;
 // from 3 processes on, hypercube routes have intermediate hops.
