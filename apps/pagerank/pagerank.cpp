@@ -475,6 +475,10 @@ void run_pagerank(const pagerank_options& o, reduce_options r, const pull_option
         fmt::format("--reduce {}: the library reduction applies to --impl channel "
                     "only, not --impl {}",
                     r.reduce, ctx.impl));
+  if (p.given && ctx.impl != "pull" && ctx.impl != "pull-float")
+    throw input_error(fmt::format(
+        "--pull-order/--segment-kib: apply to --impl pull and pull-float only, not --impl {}",
+        ctx.impl));
   r.combine = r.reduce == "combine";
   r.sum = r.reduce == "sum" || r.combine;
   r.combining = ctx.impl == "combining";

@@ -291,11 +291,13 @@ void add_pull_options(CLI::App& cmd, pull_options& p) {
                  "--impl pull/pull-float: where each vertex's contribution sits in the "
                  "copies: degree (by decreasing out-degree, hubs together) or vertex (by id)")
       ->check(CLI::IsMember({"degree", "vertex"}))
+      ->each([&p](const std::string&) { p.given = true; })
       ->capture_default_str();
   cmd.add_option("--segment-kib", p.segment_kib,
                  "--impl pull/pull-float: KiB of contributions per source segment (links "
                  "summed segment by segment so the reads stay in cache); 0: one segment")
       ->check(CLI::Range(0U, 1U << 20))
+      ->each([&p](const std::string&) { p.given = true; })
       ->capture_default_str();
 }
 

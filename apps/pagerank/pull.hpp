@@ -55,6 +55,8 @@ struct pull_options {
   /// --segment-kib: KiB of contributions per source segment; 0: one
   /// segment (every link of a vertex in one run).
   std::uint32_t segment_kib = 1024;
+  /// Either flag was given (the other impls refuse them).
+  bool given = false;
 };
 
 /// Adds --pull-order and --segment-kib to `cmd` (values checked by CLI11:
