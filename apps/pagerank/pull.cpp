@@ -20,7 +20,7 @@ struct pull_state {
   block_layout layout;
   int me = 0;
   std::vector<std::uint64_t> in_offsets;  ///< count + 1 row starts
-  std::vector<std::uint32_t> sources;     ///< vertex ids, sorted per row, no duplicates
+  std::vector<std::uint32_t> sources;     ///< places (g_position), sorted per row, no duplicates
   std::vector<std::uint32_t> out_degree;
   /// The links, cut by source into segments of segment_vertices vertices,
   /// one after the other, each in destination order: (own destination,

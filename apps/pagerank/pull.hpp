@@ -24,7 +24,7 @@
 // block's new contributions to their places once per iteration (n writes
 // per iteration in all, against one read per link); ownership, ranks and
 // the result stay in vertex order.
-// The links are walked in segments of sources (1 MiB of contributions,
+// The links are walked in segments of sources (--segment-kib; by default 1 MiB of contributions,
 // inside a core's L2 cache: 2^17 doubles or 2^18 floats), each segment in
 // destination order, so the random reads of contributions hit L2 rather than
 // L3 on large graphs. Within a segment the links of one destination form a
