@@ -436,7 +436,8 @@ void run_sequential(const pagerank_options& o, std::int64_t n, outcome& out) {
   });
 }
 
-void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx) {
+void run_pagerank(const pagerank_options& o, reduce_options r, const pull_options& p,
+                  run_context& ctx) {
   SHOAL_CHECK(r.reduce == "none" || r.reduce == "sum" || r.reduce == "combine",
               "pagerank: --reduce {}: expected none, sum or combine", r.reduce);
   if (r.reduce != "none" && ctx.impl != "channel")
@@ -444,6 +445,10 @@ void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx)
         fmt::format("--reduce {}: the library reduction applies to --impl channel "
                     "only, not --impl {}",
                     r.reduce, ctx.impl));
+  if (p.given && ctx.impl != "pull" && ctx.impl != "pull-float")
+    throw input_error(fmt::format(
+        "--pull-order/--segment-kib: apply to --impl pull and pull-float only, not --impl {}",
+        ctx.impl));
   // --impl combining is the library's combiner (--reduce combine).
   if (ctx.impl == "combining") r.reduce = "combine";
   r.combine = r.reduce == "combine";
@@ -471,7 +476,7 @@ void run_pagerank(const pagerank_options& o, reduce_options r, run_context& ctx)
   if (ctx.impl == "sequential")
     run_sequential(o, n, out);
   else if (pull)
-    run_pull(o, n, g_edges, ctx.impl == "pull-float", out, g_ranks);
+    run_pull(o, p, n, g_edges, ctx.impl == "pull-float", out, g_ranks);
   else
     run_channel(o, r, n, out, ro);
   if (shoal::myrank() != 0) {
@@ -507,6 +512,8 @@ app_spec pagerank_app() {
             auto o = std::make_shared<pagerank_options>();
             auto r = std::make_shared<reduce_options>();
             add_pagerank_options(cmd, *o);
+            auto pull = std::make_shared<pull_options>();
+            add_pull_options(cmd, *pull);
             cmd.add_option("--reduce", r->reduce,
                            "message reduction of the increments (--impl channel): none; sum "
                            "(a library target channel adds increments to one vertex staged "
@@ -519,7 +526,7 @@ app_spec pagerank_app() {
                            "slots of each core's reduction cache (--reduce sum)")
                 ->check(CLI::Range(1U, shoal::max_cache_slots))
                 ->capture_default_str();
-            return [o, r](run_context& ctx) { run_pagerank(*o, *r, ctx); };
+            return [o, r, pull](run_context& ctx) { run_pagerank(*o, *r, *pull, ctx); };
           }};
 }
 

@@ -20,7 +20,7 @@ struct pull_state {
   block_layout layout;
   int me = 0;
   std::vector<std::uint64_t> in_offsets;  ///< count + 1 row starts
-  std::vector<std::uint32_t> sources;     ///< vertex ids, sorted per row, no duplicates
+  std::vector<std::uint32_t> sources;     ///< places (g_position), sorted per row, no duplicates
   std::vector<std::uint32_t> out_degree;
   /// The links, cut by source into segments of segment_vertices vertices,
   /// one after the other, each in destination order: (own destination,
@@ -36,20 +36,44 @@ struct pull_state {
   std::int64_t dangling = 0;
 };
 
-/// Bytes of contributions per segment: what one segment reads stays in a
-/// core's L2 cache (1 MiB here) while its links are summed, where the whole
-/// array (8 MiB of doubles at scale 20) would be read from L3 at random.
-/// 2^17 sources as doubles, 2^18 as floats (pull-float at scale 20, 1 x 2:
-/// 2^18 took 15% less CPU time per core than 2^17 in 3 interleaved pairs;
-/// for doubles 2^18 made no difference).
-constexpr std::uint32_t segment_bytes = std::uint32_t{1} << 20;
-
 shoal::per_core<pull_state> g_pull;
 /// This process's edge list and (rank 0) where the ranks go: set by every
 /// process before its cores run (a pointer in a closure would be another
 /// process's address).
 const std::vector<edge>* g_edges_in = nullptr;
 std::vector<double>* g_ranks_out = nullptr;
+/// Every vertex's place in the copies of contributions (and so the id its
+/// in-links name it by): vertices by decreasing out-degree, ties by id.
+/// Identical on every process (from the whole edge list); read-only while
+/// the cores run.
+std::vector<std::uint32_t> g_position;
+
+/// Identity places (--pull-order vertex).
+std::vector<std::uint32_t> positions_by_id(std::int64_t n) {
+  std::vector<std::uint32_t> position(static_cast<std::size_t>(n));
+  for (std::size_t v = 0; v < position.size(); ++v) position[v] = static_cast<std::uint32_t>(v);
+  return position;
+}
+
+/// Places by decreasing out-degree (counting sort, stable by id): the
+/// sources read most (the hubs of a Kronecker graph) share cache lines and
+/// the first segment, so most reads of contributions hit L1 or L2 and
+/// the first segment's runs are long. Degrees count duplicate links too:
+/// the order is a hint; the result does not depend on it beyond rounding.
+std::vector<std::uint32_t> positions_by_degree(std::int64_t n, const std::vector<edge>& edges) {
+  const auto count = static_cast<std::size_t>(n);
+  std::vector<std::uint32_t> degree(count, 0);
+  for (const edge& e : edges)
+    if (e.u != e.v) ++degree[static_cast<std::size_t>(e.u)];
+  const std::uint32_t top = count == 0 ? 0 : *std::max_element(degree.begin(), degree.end());
+  // start[top - d]: the first place of the vertices of degree d.
+  std::vector<std::uint32_t> start(static_cast<std::size_t>(top) + 2, 0);
+  for (const std::uint32_t d : degree) ++start[top - d + 1];
+  for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+  std::vector<std::uint32_t> position(count);
+  for (std::size_t v = 0; v < count; ++v) position[v] = start[top - degree[v]]++;
+  return position;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -89,7 +113,8 @@ void construct(std::int64_t n, std::uint32_t segment_vertices) {
   st.sources.resize(st.in_offsets.back());
   for (const edge& e : edges)
     if (e.v >= first && e.v < last && e.u != e.v)
-      st.sources[at[static_cast<std::size_t>(e.v - first)]++] = static_cast<std::uint32_t>(e.u);
+      st.sources[at[static_cast<std::size_t>(e.v - first)]++] =
+          g_position[static_cast<std::size_t>(e.u)];
   sort_and_dedupe_rows(st.in_offsets, st.sources);
   const std::uint64_t kept = st.sources.size();
   // Segments by source, each in destination order (rows are walked in order).
@@ -147,9 +172,9 @@ void construct(std::int64_t n, std::uint32_t segment_vertices) {
 template <class T>
 std::vector<T> g_contribution[2];
 
-/// Writes this core's block of `out` from other processes' blocks in
-/// `all` (a gathered copy of every block): cores of one process share the
-/// copying, each taking every local_cores()-th remote core's block.
+/// Writes other processes' blocks in `all` (a gathered copy of every
+/// block, in vertex order) to their places in `out`: cores of one process
+/// share the copying, each taking every local_cores()-th remote core's block.
 template <class T>
 void copy_remote_blocks(const shoal::gathered<T>& all, const block_layout& layout, T* out) {
   const int local = shoal::local_cores();
@@ -157,7 +182,8 @@ void copy_remote_blocks(const shoal::gathered<T>& all, const block_layout& layou
   for (int c = shoal::mycore() - first_local; c < shoal::cores(); c += local) {
     if (c >= first_local && c < first_local + local) continue;
     const std::span<const T> part = all.part(c);
-    std::copy(part.begin(), part.end(), out + layout.first(c));
+    const std::uint32_t* place = g_position.data() + layout.first(c);
+    for (std::size_t i = 0; i < part.size(); ++i) out[place[i]] = part[i];
   }
 }
 
@@ -178,16 +204,21 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
   std::vector<double> acc(count);
   double* rank = st.rank.data();
   // Iteration 0's contributions; every block written before any is read.
+  // Places of the own vertices in the copies; `block`: the own
+  // contributions in vertex order, for the other processes.
+  const std::uint32_t* place = g_position.data() + first;
+  std::vector<T> block(remote ? count : 0);
   double own_dangling = 0;
   {
-    T* mine = g_contribution<T>[0].data() + first;
+    T* c0 = g_contribution<T>[0].data();
     for (std::size_t v = 0; v < count; ++v) {
-      mine[v] = static_cast<T>(rank[v] * inverse[v]);
+      const T x = static_cast<T>(rank[v] * inverse[v]);
+      c0[place[v]] = x;
+      if (remote) block[v] = x;
       if (st.out_degree[v] == 0) own_dangling += rank[v];
     }
     if (remote)
-      copy_remote_blocks(shoal::allgatherv(std::span<const T>(mine, count)), st.layout,
-                         g_contribution<T>[0].data());
+      copy_remote_blocks(shoal::allgatherv(std::span<const T>(block)), st.layout, c0);
   }
   double dangling = sum2({0, own_dangling})[1];
   int it = 0;
@@ -230,17 +261,18 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
     // The new ranks, their change, and the next iteration's contributions
     // (into the other copy: other cores may still be reading this one).
     std::array<double, 2> sums{0, 0};  // l1, dangling
-    T* mine = next + first;
     for (std::size_t v = 0; v < count; ++v) {
       const double r = base + damping * acc[v];
       acc[v] = 0;
       sums[0] += std::fabs(r - rank[v]);
       rank[v] = r;
-      mine[v] = static_cast<T>(r * inverse[v]);
+      const T x = static_cast<T>(r * inverse[v]);
+      next[place[v]] = x;
+      if (remote) block[v] = x;
       if (inverse[v] == 0) sums[1] += r;
     }
     if (remote)
-      copy_remote_blocks(shoal::allgatherv(std::span<const T>(mine, count)), st.layout, next);
+      copy_remote_blocks(shoal::allgatherv(std::span<const T>(block)), st.layout, next);
     // Also the barrier: every block of `next` is written once it returns.
     const std::array<double, 2> total = sum2(sums);
     ++it;
@@ -254,8 +286,24 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
 
 }  // namespace
 
-void run_pull(const pagerank_options& o, std::int64_t n, const std::vector<edge>& edges,
-              bool single_precision, outcome& out, std::vector<double>& ranks) {
+void add_pull_options(CLI::App& cmd, pull_options& p) {
+  cmd.add_option("--pull-order", p.order,
+                 "--impl pull/pull-float: where each vertex's contribution sits in the "
+                 "copies: degree (by decreasing out-degree, hubs together) or vertex (by id)")
+      ->check(CLI::IsMember({"degree", "vertex"}))
+      ->each([&p](const std::string&) { p.given = true; })
+      ->capture_default_str();
+  cmd.add_option("--segment-kib", p.segment_kib,
+                 "--impl pull/pull-float: KiB of contributions per source segment (links "
+                 "summed segment by segment so the reads stay in cache); 0: one segment")
+      ->check(CLI::Range(0U, 1U << 20))
+      ->each([&p](const std::string&) { p.given = true; })
+      ->capture_default_str();
+}
+
+void run_pull(const pagerank_options& o, const pull_options& po, std::int64_t n,
+              const std::vector<edge>& edges, bool single_precision, outcome& out,
+              std::vector<double>& ranks) {
   g_edges_in = &edges;
   g_ranks_out = &ranks;
   for (int p = 0; p < 2; ++p) {
@@ -264,12 +312,20 @@ void run_pull(const pagerank_options& o, std::int64_t n, const std::vector<edge>
     else
       g_contribution<double>[p].assign(static_cast<std::size_t>(n), 0.0);
   }
+  const auto t_order = std::chrono::steady_clock::now();
+  g_position = po.order == "vertex" ? positions_by_id(n) : positions_by_degree(n, edges);
+  const double order_s = seconds_since(t_order);
   shoal::run([&] {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::uint32_t segment_vertices = static_cast<std::uint32_t>(
-        segment_bytes / (single_precision ? sizeof(float) : sizeof(double)));
+    // Whole vertices: a segment of 0 KiB is one segment of every source.
+    const std::uint64_t per_segment =
+        po.segment_kib == 0 ? static_cast<std::uint64_t>(n)
+                            : std::uint64_t{po.segment_kib} * 1024 /
+                                 (single_precision ? sizeof(float) : sizeof(double));
+    const auto segment_vertices = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(per_segment, 1, std::numeric_limits<std::uint32_t>::max()));
     shoal::on_all_cores([n, segment_vertices] { construct(n, segment_vertices); });
-    out.construction_s = seconds_since(t0);
+    out.construction_s = order_s + seconds_since(t0);
   });
   shoal::run([&] {
     const double tolerance = o.tolerance;
@@ -297,6 +353,7 @@ void run_pull(const pagerank_options& o, std::int64_t n, const std::vector<edge>
     std::vector<float>().swap(g_contribution<float>[p]);
     std::vector<double>().swap(g_contribution<double>[p]);
   }
+  std::vector<std::uint32_t>().swap(g_position);
   g_edges_in = nullptr;
   g_ranks_out = nullptr;
 }

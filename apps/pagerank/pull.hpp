@@ -17,7 +17,14 @@
 // threads and share the copies: nothing is copied per core and nothing is
 // allocated per iteration. Between processes, every core's block also
 // travels by shoal::allgatherv into the other processes' copies.
-// The links are walked in segments of sources (1 MiB of contributions,
+// The copies hold the contributions in order of decreasing out-degree
+// (ties by vertex id; every process computes the same order from the edge
+// list), not by vertex id: the hubs of a Kronecker graph, which most links
+// read, then share cache lines and the first segment. Each core scatters its
+// block's new contributions to their places once per iteration (n writes
+// per iteration in all, against one read per link); ownership, ranks and
+// the result stay in vertex order.
+// The links are walked in segments of sources (--segment-kib; by default 1 MiB of contributions,
 // inside a core's L2 cache: 2^17 doubles or 2^18 floats), each segment in
 // destination order, so the random reads of contributions hit L2 rather than
 // L3 on large graphs. Within a segment the links of one destination form a
@@ -31,16 +38,36 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "pagerank/plain/pagerank.hpp"
 
 namespace shoal_apps::pagerank {
 
+/// How the pull lays out its reads (--impl pull and pull-float only).
+struct pull_options {
+  /// --pull-order: "degree" (the copies in order of decreasing out-degree)
+  /// or "vertex" (by vertex id).
+  std::string order = "degree";
+  /// --segment-kib: KiB of contributions per source segment; 0: one
+  /// segment (every link of a vertex in one run).
+  std::uint32_t segment_kib = 1024;
+  /// Either flag was given (the other impls refuse them).
+  bool given = false;
+};
+
+/// Adds --pull-order and --segment-kib to `cmd` (values checked by CLI11:
+/// a bad value ends the job with a message naming the flag).
+void add_pull_options(CLI::App& cmd, pull_options& p);
+
 /// Builds the in-link rows (timed: construction_s) and iterates (timed:
 /// time_s) on every core of the job; every process holds `edges`. Fills
 /// `out` and, on rank 0, `ranks` (every vertex's rank). Every rank calls it.
-void run_pull(const pagerank_options& o, std::int64_t n, const std::vector<edge>& edges,
-              bool single_precision, outcome& out, std::vector<double>& ranks);
+void run_pull(const pagerank_options& o, const pull_options& p, std::int64_t n,
+              const std::vector<edge>& edges, bool single_precision, outcome& out,
+              std::vector<double>& ranks);
 
 }  // namespace shoal_apps::pagerank

@@ -160,3 +160,38 @@ shoal_app_test(pagerank_pull_two_segments_2x2 NP 2 EXPECT zero MAX_S 120
 shoal_app_test(pagerank_pull_reduce_refused EXPECT 2 MAX_S 10
   REGEX "--reduce sum: the library reduction applies to --impl channel only, not --impl pull"
   COMMAND shoal-driver pagerank --impl pull --cores 2 --scale 10 --reduce sum)
+# --pull-order and --segment-kib (the layout of the reads; the ranks must not
+# change beyond rounding): by vertex id, one segment, and 1 KiB segments
+# (scale 12: 32 segments of doubles), at 1 x 2 and 2 x 2.
+foreach(variant "vertex_order;--pull-order;vertex" "one_segment;--segment-kib;0"
+                "small_segments;--segment-kib;1")
+  list(GET variant 0 name)
+  list(GET variant 1 flag)
+  list(GET variant 2 value)
+  foreach(impl pull pull-float)
+    shoal_app_test(pagerank_${impl}_${name}_1x2 EXPECT zero MAX_S 30
+      REGEX "\"converged\":true.*\"impl\":\"${impl}\".*${pr_ok}"
+      COMMAND shoal-driver pagerank --impl ${impl} --cores 2 --scale 12 ${flag} ${value} --json)
+  endforeach()
+  shoal_app_test(pagerank_pull_${name}_2x2 NP 2 EXPECT zero MAX_S 30
+    REGEX "\"converged\":true.*\"impl\":\"pull\".*${pr_ok}"
+    COMMAND shoal-driver pagerank --impl pull --cores 2 --scale 12 ${flag} ${value} --json)
+endforeach()
+shoal_app_test(pagerank_pull_order_unknown EXPECT 2 MAX_S 10
+  REGEX "shoal pagerank: error: --pull-order: fancy not in .degree,vertex."
+  COMMAND shoal-driver pagerank --impl pull --cores 2 --scale 10 --pull-order fancy)
+shoal_app_test(pagerank_segment_kib_too_large EXPECT 2 MAX_S 10
+  REGEX "shoal pagerank: error: --segment-kib: Value 2000000 not in range 0 to 1048576"
+  COMMAND shoal-driver pagerank --impl pull-float --cores 2 --scale 10 --segment-kib 2000000)
+shoal_app_test(pagerank_segment_kib_negative EXPECT 2 MAX_S 10
+  REGEX "--segment-kib: Value -1 not in range 0 to"
+  COMMAND shoal-driver pagerank --impl pull --cores 2 --scale 10 --segment-kib -1)
+shoal_app_test(pagerank_pull_options_refused_for_combining EXPECT 2 MAX_S 10
+  REGEX "--pull-order/--segment-kib: apply to --impl pull and pull-float only, not --impl combining"
+  COMMAND shoal-driver pagerank --impl combining --cores 2 --scale 10 --segment-kib 64)
+if(SHOAL_HAVE_MPI)
+  shoal_app_test(pagerank_pull_order_unknown_on_rank1_only EXPECT 2 MAX_S 20
+    REGEX "rank 1's arguments: 'pagerank --impl pull --scale 10 --pull-order fancy'"
+    COMMAND ${SHOAL_MPIEXEC} -np 1 $<TARGET_FILE:shoal-driver> pagerank --impl pull --cores 1 --scale 10
+            : -np 1 $<TARGET_FILE:shoal-driver> pagerank --impl pull --cores 1 --scale 10 --pull-order fancy)
+endif()
