@@ -14,6 +14,9 @@ bfs --impl async (--reduce none/min, sender filter off), on 1 x 2.
 comparison of issue 14 item 3); the phase columns are the timed updates' own
 peaks (routing.hpp's network_traffic: peers with a buffer open at once,
 buffers held at once and their bytes), the most of any process.
+--cluster: the routing runs across the emulated hosts (`tools/cluster/cluster.sh up`
+first, root), over TCP between hosts; node routing then takes the ranks per node
+from the launcher.
 """
 import argparse
 import json
@@ -56,23 +59,28 @@ def median(xs):
     return statistics.median(xs)
 
 
-def routing_rows(shoal, reps, log_table, procs, routings):
+def routing_rows(shoal, reps, log_table, procs, routings, cluster=None):
+    """cluster: the path of tools/cluster/cluster.sh (hosts up): the ranks go
+    to the emulated hosts and node routing reads the ranks per node from the
+    launcher (no RANKS_PER_NODE); peers/process is then measured only."""
     rows = []
     for p in procs:
         l = 2 if p <= 4 else 4
         runs = {r: [] for r in routings}
         for _ in range(reps):
             for r in runs:
-                env = dict(ENV, RANKS_PER_NODE=str(l))
-                d = run_json(["mpirun", "--oversubscribe", "-np", str(p), shoal, "gups",
+                env = ENV if cluster else dict(ENV, RANKS_PER_NODE=str(l))
+                launch = [cluster, "run", "mpirun"] if cluster else ["mpirun"]
+                d = run_json(launch + ["--oversubscribe", "-np", str(p), shoal, "gups",
                               "--routing", r, "--cores", "1", "--log-table", str(log_table),
                               "--json"], env)
                 assert d["validated"], d
                 runs[r].append(d)
         for r, ds in runs.items():
-            row = {"P": p, "routing": r, "L": l if r == "node" else "",
+            row = {"P": p, "routing": r,
+                   "L": ("launcher" if cluster else l) if r == "node" else "",
                    "gups": median([d["gups"] for d in ds]),
-                   "peers": first_hop_peers(r, p, l)}
+                   "peers": "-" if cluster else first_hop_peers(r, p, l)}
             if r != "none":
                 row.update({
                     "hops": median([d["hops_per_remote_update"] for d in ds]),
@@ -138,14 +146,18 @@ def main():
     ap.add_argument("--procs", default="2,4,8,16", help="process counts, comma-separated")
     ap.add_argument("--routings", default="none,direct,hypercube,node",
                     help="gups --routing values, comma-separated")
+    ap.add_argument("--cluster", action="store_true",
+                    help="run across the emulated hosts of tools/cluster/cluster.sh (up first)")
     a = ap.parse_args()
     shoal = os.path.join(a.build, "bin", "shoal")
     cpu = subprocess.run("lscpu | grep 'Model name'", shell=True, capture_output=True,
                          text=True).stdout.strip()
     lines = [f"<!-- {cpu}; {os.cpu_count()} CPUs; medians of {a.reps} interleaved runs -->"]
     if not a.skip_routing:
+        cluster = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                               "tools", "cluster", "cluster.sh") if a.cluster else None
         rows = routing_rows(shoal, a.reps, a.log_table, [int(x) for x in a.procs.split(",")],
-                            a.routings.split(","))
+                            a.routings.split(","), cluster)
         lines += ["| P | routing | GUPS | peers/process | hops per remote update | messages to "
                   "other processes | bytes | MPI messages | net buffers/process (x KiB) | "
                   "phase: peers open at once | phase: buffers held at once | phase: buffer KiB |",
