@@ -37,6 +37,31 @@ def run_json(cmd, env=None):
     raise RuntimeError(f"no JSON from {' '.join(cmd)}:\n{out.stdout}\n{out.stderr}")
 
 
+RETRIED = []  # (command, why) of every cluster run that was started again
+
+
+def run_json_cluster(cmd, env, tries=5, limit_s=45):
+    """A run across the emulated hosts. At 16 ranks on 2 CPUs, Open MPI's TCP
+    wire-up sometimes fails ("failed to TCP connect to a peer MPI process ...
+    Operation now in progress": connects time out on an overloaded host,
+    open-mpi/ompi#11508) and the job then hangs; such a run is cut and started
+    again, and counted in RETRIED. Any other failure stops the script."""
+    for _ in range(tries):
+        try:
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=limit_s)
+        except subprocess.TimeoutExpired as e:
+            err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+            subprocess.run(["pkill", "-9", "-f", "bin/shoal gups"])
+            RETRIED.append((" ".join(cmd), "cut at %d s; TCP connect failure reported: %s"
+                            % (limit_s, "failed to TCP connect" in err)))
+            continue
+        for line in out.stdout.splitlines():
+            if line.startswith("{"):
+                return json.loads(line)
+        raise RuntimeError(f"no JSON from {' '.join(cmd)}:\n{out.stdout}\n{out.stderr}")
+    raise RuntimeError(f"{' '.join(cmd)}: no run finished in {tries} tries")
+
+
 def first_hop_peers(routing, p, l):
     """Distinct first hops of rank 0 and the most of any rank (routing.hpp's rules)."""
     def nxt(me, dest):
@@ -71,7 +96,8 @@ def routing_rows(shoal, reps, log_table, procs, routings, cluster=None):
             for r in runs:
                 env = ENV if cluster else dict(ENV, RANKS_PER_NODE=str(l))
                 launch = [cluster, "run", "mpirun"] if cluster else ["mpirun"]
-                d = run_json(launch + ["--oversubscribe", "-np", str(p), shoal, "gups",
+                run = (lambda c, e: run_json_cluster(c, e)) if cluster else run_json
+                d = run(launch + ["--oversubscribe", "-np", str(p), shoal, "gups",
                               "--routing", r, "--cores", "1", "--log-table", str(log_table),
                               "--json"], env)
                 assert d["validated"], d
@@ -179,6 +205,9 @@ def main():
     for r in rows:
         lines.append(f"| {r['app']} | {r['variant']} | {r['rate']:.4g} {r['unit']} | "
                      f"{int(r['removed'])} | {r['hit_rate']:.3f} | {r['messages_sent']} |")
+    if RETRIED:
+        lines += ["", f"Runs cut and started again ({len(RETRIED)}):"]
+        lines += [f"- `{c}`: {why}" for c, why in RETRIED]
     print("\n".join(lines))
     with open(a.out + ".tables", "w") as f:
         f.write("\n".join(lines) + "\n")
