@@ -168,20 +168,16 @@ class checksum_queue {
     const std::uint64_t n = vals.size();
     if (n == 0) return true;
     check_count("push", n);
+    if constexpr (shoal::detail::bcl_batch < T >> 0)
+      if (path_ == bcl::path::delegate && n <= shoal::detail::bcl_batch<T>)
+        return shoal::detail::bcl_short_run<T>(*this, vals, {},
+                                               [](const checksum_queue& q, const auto& b) {
+                                                 return q.push_owned(b.values(), b.n);
+                                               }) == shoal::detail::bcl_owned::done;
     std::uint64_t at = 0;
-    if (path_ == bcl::path::delegate) {
-      if constexpr (shoal::detail::bcl_batch < T >> 0)
-        if (n <= shoal::detail::bcl_batch<T>)
-          return shoal::detail::bcl_short_run<T>(*this, vals, {},
-                                                 [](const checksum_queue& q, const auto& b) {
-                                                   return q.push_owned(b.values(), b.n);
-                                                 }) == shoal::detail::bcl_owned::done;
-      at = shoal::detail::bcl_reserve_at_host(host_, tail(), head(), capacity_, n);
-      if (at == shoal::detail::bcl_no_room) return false;
-    } else if (!shoal::detail::bcl_ring_reserve(tail(), tail_cache_, head(), head_cache_, capacity_,
-                                                n, at)) {
+    if (!shoal::detail::bcl_reserve_run(host_, path_ == bcl::path::delegate, tail(), tail_cache_,
+                                        head(), head_cache_, capacity_, n, at))
       return false;
-    }
     for (std::uint64_t done = 0; done < n; done += chunk) {
       const std::uint64_t m = std::min(chunk, n - done);
       slot buf[chunk];
@@ -209,22 +205,18 @@ class checksum_queue {
     const std::uint64_t n = out.size();
     if (n == 0) return true;
     check_count("pop", n);
+    if constexpr (shoal::detail::bcl_batch < T >> 0)
+      if (path_ == bcl::path::delegate && n <= shoal::detail::bcl_batch<T>)
+        return shoal::detail::bcl_short_run<T>(*this, {}, out,
+                                               [](const checksum_queue& q, const auto& b) {
+                                                 auto r = b;
+                                                 r.status = q.pop_owned(r.values(), r.n);
+                                                 return r;
+                                               }) == shoal::detail::bcl_owned::done;
     std::uint64_t at = 0;
-    if (path_ == bcl::path::delegate) {
-      if constexpr (shoal::detail::bcl_batch < T >> 0)
-        if (n <= shoal::detail::bcl_batch<T>)
-          return shoal::detail::bcl_short_run<T>(*this, {}, out,
-                                                 [](const checksum_queue& q, const auto& b) {
-                                                   auto r = b;
-                                                   r.status = q.pop_owned(r.values(), r.n);
-                                                   return r;
-                                                 }) == shoal::detail::bcl_owned::done;
-      at = shoal::detail::bcl_reserve_at_host(host_, head(), tail(), 0, n);
-      if (at == shoal::detail::bcl_no_room) return false;
-    } else if (!shoal::detail::bcl_ring_reserve(head(), head_cache_, tail(), tail_cache_, 0, n,
-                                                at)) {
+    if (!shoal::detail::bcl_reserve_run(host_, path_ == bcl::path::delegate, head(), head_cache_,
+                                        tail(), tail_cache_, 0, n, at))
       return false;
-    }
     for (std::uint64_t done = 0; done < n; done += chunk) {
       const std::uint64_t m = std::min(chunk, n - done);
       slot buf[chunk];

@@ -142,22 +142,17 @@ class circular_queue {
     const std::uint64_t n = vals.size();
     if (n == 0) return true;
     check_count("push", n);
-    std::uint64_t at = 0;
     const bool delegated = path_ == bcl::path::delegate;
-    if (delegated) {
-      if constexpr (shoal::detail::bcl_batch < T >> 0)
-        if (n <= shoal::detail::bcl_batch<T>)
-          return shoal::detail::bcl_short_run<T>(*this, vals, {},
-                                                 [](const circular_queue& q, const auto& b) {
-                                                   return q.push_owned(b.values(), b.n);
-                                                 }) == shoal::detail::bcl_owned::done;
-      at = shoal::detail::bcl_reserve_at_host(host_, counter(tail_i), counter(head_ready_i),
-                                              capacity_, n);
-      if (at == shoal::detail::bcl_no_room) return false;
-    } else if (!shoal::detail::bcl_ring_reserve(counter(tail_i), tail_cache_, counter(head_ready_i),
-                                                head_ready_cache_, capacity_, n, at)) {
+    if constexpr (shoal::detail::bcl_batch < T >> 0)
+      if (delegated && n <= shoal::detail::bcl_batch<T>)
+        return shoal::detail::bcl_short_run<T>(*this, vals, {},
+                                               [](const circular_queue& q, const auto& b) {
+                                                 return q.push_owned(b.values(), b.n);
+                                               }) == shoal::detail::bcl_owned::done;
+    std::uint64_t at = 0;
+    if (!shoal::detail::bcl_reserve_run(host_, delegated, counter(tail_i), tail_cache_,
+                                        counter(head_ready_i), head_ready_cache_, capacity_, n, at))
       return false;
-    }
     shoal::detail::bcl_ring_runs(data_, capacity_, at, n,
                                  [&](global_ptr<T> d, std::uint64_t from, std::uint64_t count) {
                                    rput(d, vals.data() + from, count);
@@ -180,23 +175,19 @@ class circular_queue {
     const std::uint64_t n = out.size();
     if (n == 0) return true;
     check_count("pop", n);
-    std::uint64_t at = 0;
     const bool delegated = path_ == bcl::path::delegate;
-    if (delegated) {
-      if constexpr (shoal::detail::bcl_batch < T >> 0)
-        if (n <= shoal::detail::bcl_batch<T>)
-          return shoal::detail::bcl_short_run<T>(*this, {}, out,
-                                                 [](const circular_queue& q, const auto& b) {
-                                                   auto r = b;
-                                                   r.status = q.pop_owned(r.values(), r.n);
-                                                   return r;
-                                                 }) == shoal::detail::bcl_owned::done;
-      at = shoal::detail::bcl_reserve_at_host(host_, counter(head_i), counter(tail_ready_i), 0, n);
-      if (at == shoal::detail::bcl_no_room) return false;
-    } else if (!shoal::detail::bcl_ring_reserve(counter(head_i), head_cache_, counter(tail_ready_i),
-                                                tail_ready_cache_, 0, n, at)) {
+    if constexpr (shoal::detail::bcl_batch < T >> 0)
+      if (delegated && n <= shoal::detail::bcl_batch<T>)
+        return shoal::detail::bcl_short_run<T>(*this, {}, out,
+                                               [](const circular_queue& q, const auto& b) {
+                                                 auto r = b;
+                                                 r.status = q.pop_owned(r.values(), r.n);
+                                                 return r;
+                                               }) == shoal::detail::bcl_owned::done;
+    std::uint64_t at = 0;
+    if (!shoal::detail::bcl_reserve_run(host_, delegated, counter(head_i), head_cache_,
+                                        counter(tail_ready_i), tail_ready_cache_, 0, n, at))
       return false;
-    }
     shoal::detail::bcl_ring_runs(data_, capacity_, at, n,
                                  [&](global_ptr<T> d, std::uint64_t from, std::uint64_t count) {
                                    rget(d, out.data() + from, count);

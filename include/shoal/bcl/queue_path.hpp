@@ -120,6 +120,19 @@ inline std::uint64_t bcl_reserve_at_host(int host, global_ptr<std::uint64_t> min
   });
 }
 
+/// Reserves [at, at + n) of a ring for a run, moving `mine` within `other`
+/// + slack: on the delegate path by one delegate to the host
+/// (bcl_reserve_at_host), else one-sided with the caller's caches
+/// (bcl_ring_reserve). false: no room, nothing reserved.
+inline bool bcl_reserve_run(int host, bool delegated, global_ptr<std::uint64_t> mine,
+                            std::uint64_t& mine_cache, global_ptr<std::uint64_t> other,
+                            std::uint64_t& other_cache, std::uint64_t slack, std::uint64_t n,
+                            std::uint64_t& at) {
+  if (!delegated) return bcl_ring_reserve(mine, mine_cache, other, other_cache, slack, n, at);
+  at = bcl_reserve_at_host(host, mine, other, slack, n);
+  return at != bcl_no_room;
+}
+
 /// Moves the publishing counter `ready` over [at, at + n) once every run
 /// before it is published (one delegate per try, yielding between tries).
 inline void bcl_publish_at_host(int host, global_ptr<std::uint64_t> ready, std::uint64_t at,
