@@ -27,6 +27,7 @@
 // Any core, tasks and handlers (a handler's sends never wait).
 #pragma once
 
+#include "shoal/detail/near_send.hpp"
 #include "shoal/detail/process_info.hpp"
 #include "shoal/message.hpp"
 #include "shoal/routing.hpp"
@@ -54,16 +55,16 @@ struct control_hop {
   }
 };
 
+/// The next hop is near_next_core's (detail/near_send.hpp), the one
+/// on_all_cores' application messages take.
 template <message_handler_like F>
 void send_control_near(int core, const F& f) {
-  const int dest_rank = core / g_info.local_cores;
-  const int next = hypercube_routing{}.next_rank(g_info.rank, dest_rank, g_info.ranks);
-  if (!g_control_over_hypercube.load(std::memory_order_relaxed) || dest_rank == g_info.rank ||
-      next == dest_rank) {
+  const int next = near_next_core(core);
+  if (next == core) {
     send_control(core, f);
-    return;
+  } else {
+    send_control(next, control_hop<F>{core, f});
   }
-  send_control(next * g_info.local_cores + core % g_info.local_cores, control_hop<F>{core, f});
 }
 
 }  // namespace shoal::detail
