@@ -141,8 +141,6 @@ class flat_combiner final : public combiner_base {
     spare_.swap(list);
   }
 
-  /// Nothing to flush: no value added since the last flush and no
-  /// local_combine running (its sender counts in a register, so adds lags).
   /// Without marks: calls f(t, value) for each slot t of [lo, hi) that
   /// differs from the identity, in order, resetting it first. The caller
   /// clears sender_added (drain() does).
@@ -151,6 +149,8 @@ class flat_combiner final : public combiner_base {
     scan_values(lo, hi, f);
   }
 
+  /// Nothing to flush: no value added since the last flush and no
+  /// local_combine running (its sender counts in a register, so adds lags).
   bool empty() const noexcept { return adds == 0 && open_senders == 0 && !sender_added; }
   std::uint64_t size() const noexcept { return size_; }
   T* values() noexcept { return values_.get(); }
