@@ -1,7 +1,8 @@
 // The idle policy (--idle) and how auto reads the machine
 // (src/runtime/idle_choice.hpp): oversubscription is judged from the
 // ranks on the node, the cores per rank, the affinity mask and the
-// node's CPUs.
+// node's CPUs. And how a termination wave judges idle cores' remote
+// stealing at the end of a job (src/runtime/wave_verdict.hpp).
 #include <algorithm>
 #include <cstdlib>
 #include <vector>
@@ -12,6 +13,7 @@
 
 #include "runtime/cpu_binding.hpp"
 #include "runtime/idle_choice.hpp"
+#include "runtime/wave_verdict.hpp"
 
 namespace {
 
@@ -149,6 +151,91 @@ TEST(BindChoice, OnlineCpusIncludesThisProcessesCpu) {
   ASSERT_FALSE(online.empty());
   const int here = sched_getcpu();
   EXPECT_NE(std::find(online.begin(), online.end(), here), online.end()) << here;
+}
+
+}  // namespace
+
+namespace {
+
+using shoal::detail::judge_wave;
+using shoal::detail::wave_fields;
+using shoal::detail::wave_verdict;
+namespace w = shoal::detail;
+
+// A wave of a 16-rank job: every root done, nothing queued, every rank
+// quiet and every batch received, unless a test says otherwise.
+struct wave_sums {
+  std::uint64_t v[wave_fields] = {0, 500, 500, 16, 0, 0, 0, 7};
+};
+
+TEST(TerminationWaves, StealChatterAloneStopsRemoteStealing) {
+  // Roots done, nothing anywhere to steal, but idle cores' steal requests
+  // keep ranks busy and counts moving: stealing must stop, or the job can
+  // wait for ever for a wave with no request in flight.
+  wave_sums now, before;
+  now.v[w::wave_not_quiet] = 16;
+  now.v[w::wave_sent] = 9000;
+  now.v[w::wave_received] = 8990;
+  before.v[w::wave_sent] = 8000;
+  EXPECT_EQ(judge_wave(now.v, before.v, true, 16), wave_verdict::stop_stealing);
+  // Off, the same wave is no reason to start again: look again.
+  EXPECT_EQ(judge_wave(now.v, before.v, false, 16), wave_verdict::go_on);
+}
+
+TEST(TerminationWaves, StealingStaysOnWhileThereIsSomethingToSteal) {
+  wave_sums now, before;
+  now.v[w::wave_not_quiet] = 3;
+  now.v[w::wave_movable] = 40;  // tasks queued somewhere
+  EXPECT_EQ(judge_wave(now.v, before.v, true, 16), wave_verdict::go_on);
+  now.v[w::wave_movable] = 0;
+  now.v[w::wave_busy] = 1;  // a rank computing may spawn more
+  EXPECT_EQ(judge_wave(now.v, before.v, true, 16), wave_verdict::go_on);
+  now.v[w::wave_busy] = 0;
+  now.v[w::wave_roots_done] = 15;  // a root still runs
+  EXPECT_EQ(judge_wave(now.v, before.v, true, 16), wave_verdict::go_on);
+}
+
+TEST(TerminationWaves, WorkAppearingAgainRestartsStealing) {
+  wave_sums now, before;
+  now.v[w::wave_not_quiet] = 2;
+  now.v[w::wave_movable] = 5;
+  EXPECT_EQ(judge_wave(now.v, before.v, false, 16), wave_verdict::start_stealing);
+  now.v[w::wave_movable] = 0;
+  now.v[w::wave_busy] = 1;
+  EXPECT_EQ(judge_wave(now.v, before.v, false, 16), wave_verdict::start_stealing);
+}
+
+TEST(TerminationWaves, TheEndNeedsStealingOffAndTwoAgreeingWaves) {
+  wave_sums now, before;
+  // Finished, but stealing still on: stop it first (a request may travel).
+  EXPECT_EQ(judge_wave(now.v, before.v, true, 16), wave_verdict::stop_stealing);
+  // Off and the same counts as the wave before: over.
+  EXPECT_EQ(judge_wave(now.v, before.v, false, 16), wave_verdict::finished);
+  // Off but the wave before differs (a batch moved in between): once more.
+  before.v[w::wave_sent] = 499;
+  EXPECT_EQ(judge_wave(now.v, before.v, false, 16), wave_verdict::go_on);
+  // The wave before marked as not agreeing (after the switch): once more.
+  wave_sums marked;
+  marked.v[w::wave_not_quiet] = 1;
+  EXPECT_EQ(judge_wave(now.v, marked.v, false, 16), wave_verdict::go_on);
+  // Busy and progress are not compared.
+  wave_sums moved = now;
+  moved.v[w::wave_progress] = 99;
+  EXPECT_EQ(judge_wave(moved.v, now.v, false, 16), wave_verdict::finished);
+  // A batch in flight is never the end.
+  wave_sums flight = now;
+  flight.v[w::wave_received] = 499;
+  EXPECT_EQ(judge_wave(flight.v, flight.v, false, 16), wave_verdict::go_on);
+}
+
+TEST(TerminationWaves, QuietWithStarvedTasksIsReported) {
+  wave_sums now;
+  now.v[w::wave_roots_done] = 12;  // roots wait on the starved tasks
+  now.v[w::wave_starved] = 3;
+  EXPECT_EQ(judge_wave(now.v, now.v, true, 16), wave_verdict::starved);
+  wave_sums before = now;
+  before.v[w::wave_received] = 400;
+  EXPECT_EQ(judge_wave(now.v, before.v, true, 16), wave_verdict::go_on);
 }
 
 }  // namespace
