@@ -41,11 +41,14 @@ RETRIED = []  # (command, why) of every cluster run that was started again
 
 
 def run_json_cluster(cmd, env, tries=5, limit_s=45):
-    """A run across the emulated hosts. At 16 ranks on 2 CPUs, Open MPI's TCP
-    wire-up sometimes fails ("failed to TCP connect to a peer MPI process ...
-    Operation now in progress": connects time out on an overloaded host,
-    open-mpi/ompi#11508) and the job then hangs; such a run is cut and started
-    again, and counted in RETRIED. Any other failure stops the script."""
+    """A run across the emulated hosts, cut at limit_s and started again if
+    it does not finish (at most `tries` times; each restart is listed in
+    RETRIED under the table). Up to 2026-11-27 about 4 in 10 16-rank runs
+    across the hosts never ended: idle cores' remote steal requests kept
+    every rank from looking quiet to the termination waves (fixed in
+    src/runtime/wave_verdict.hpp). The cut stays as a guard, and a restart
+    now means a new fault: the table says so. Any other failure stops the
+    script."""
     for _ in range(tries):
         try:
             out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=limit_s)
