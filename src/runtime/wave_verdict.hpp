@@ -11,14 +11,14 @@ namespace shoal::detail {
 
 /// The fields of a termination wave, each summed over the ranks.
 enum wave_field : int {
-  wave_not_quiet,  // ranks not locally quiescent
-  wave_sent,       // network batches sent
-  wave_received,   // network batches received
-  wave_roots_done, // ranks whose root task has finished
-  wave_starved,    // tasks waiting for a worker the cap forbids
-  wave_movable,    // movable tasks queued (what a remote thief could take)
-  wave_busy,       // ranks with a core computing for 1 ms or more
-  wave_progress,   // the cores' progress counts (for the watchdog)
+  wave_not_quiet,   // ranks not locally quiescent
+  wave_sent,        // network batches sent
+  wave_received,    // network batches received
+  wave_roots_done,  // ranks whose root task has finished
+  wave_starved,     // tasks waiting for a worker the cap forbids
+  wave_movable,     // movable tasks queued (what a remote thief could take)
+  wave_busy,        // ranks with a core computing for 1 ms or more
+  wave_progress,    // the cores' progress counts (for the watchdog)
   wave_fields
 };
 
