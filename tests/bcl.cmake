@@ -75,7 +75,7 @@ foreach(run "2;shm")
       set(figures "A\\+W = 3168 ns, delegate D = 2258 ns")
     endif()
     shoal_mpi_test(bcl_path_fast_queue_calibrated_${way}_np${np} EXPECT zero MAX_S 120
-      REGEX "bcl ${backend}: 24 checks, 0 wrong values: PASSED.*bcl fast_queue\\(host core 1, capacity [0-9]+\\) made on core 0: path ${way} \\(auto, costs [^ ]*bcl_costs_fast_queue_${way}.txt: push one-sided ${figures}\\)"
+      REGEX "bcl ${backend}: 24 checks, 0 wrong values: PASSED.*bcl fast_queue\\(host core 0, capacity [0-9]+\\) made on core 0: path ${way} \\(auto, costs [^ ]*bcl_costs_fast_queue_${way}.txt: push one-sided ${figures}\\)"
       COMMAND ${CMAKE_COMMAND} -E env
               SHOAL_BCL_CALIBRATION=${CMAKE_CURRENT_SOURCE_DIR}/mpi/bcl_costs_fast_queue_${way}.txt
               ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores 2 --one-sided ${backend}
