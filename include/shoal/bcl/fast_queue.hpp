@@ -54,9 +54,10 @@
 // against D on top of the same W(n). (The sum of a push and a pop, 2A +
 // W + R against 2D, picked delegate under rma with bench/results/
 // bcl_costs.md's figures, 4986 against 4516 ns predicted, where the
-// measured pair favoured one-sided, 4950 against 6989 ns; the push alone
-// predicts 1963 against 2258 ns, measured 2040 against 4135; the pop was
-// a tie, 2910 against 2854.) path() and --verbose say what it picked.
+// measured pair favoured one-sided, 4950 against 6989 ns; re-measured, the
+// pair is a tie, the push goes one-sided, 2014-2177 against 2204-2355 ns,
+// as A + W < D predicts, and the pop to the delegate.) path() and
+// --verbose say what it picked.
 // Full and empty are judged alike on both paths.
 //
 // Concurrency promise: a phase has only pushes (from any cores) or only pops
