@@ -16,8 +16,10 @@
 //               stage into the destination's queue (one remote atomic and
 //               one remote write of K keys); rflush and a phase end (a
 //               counter in the global heap under direct and shm, else an
-//               arrival barrier: phase_end) end the stage; each core then takes its queue's keys locally, in
-//               place, and rewinds the emptied queue to its first slot.
+//               arrival barrier: phase_end) end the stage; each core then
+//               takes its queue's keys locally, in place, and rewinds the
+//               emptied queue to its first slot. Two untimed sorts, one
+//               per set, before the timer.
 //   channel     the same stages travel as 64-byte values (15 keys) of a
 //               shoal channel: aggregated messages, handled on the owner;
 //               end_phase ends the stage.

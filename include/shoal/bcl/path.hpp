@@ -17,8 +17,9 @@
 // (onesided or delegate) it takes that path. Under auto it compares the
 // method's cost from its header's cost table (e.g. hash_map insert 2A + W + F
 // against D; circular_queue and checksum_queue compare a push and a pop,
-// one-sided, against 2D, fast_queue a push against D, choose_container_path) using this job's costs: the calibration file's figures for the
-// backend in use when SHOAL_BCL_CALIBRATION is set, otherwise ones measured
+// one-sided, against 2D, fast_queue a push against D, choose_container_path)
+// using this job's costs: the calibration file's figures for the backend in
+// use when SHOAL_BCL_CALIBRATION is set, otherwise ones measured
 // at the first make() of the job in this process (8 of each of R, W, A, F and
 // D against a core of another process, or the next core: about 40 operations,
 // about 1 ms here, the 8 delegates most of it). --verbose names the decision
