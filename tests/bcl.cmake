@@ -65,22 +65,17 @@ shoal_mpi_test(bcl_path_auto_from_calibration_file EXPECT zero MAX_S 120
 # test_bcl_path.cpp); the one-sided file's figures are the rma row of
 # bench/results/bcl_costs.md, under which the older push + pop comparison
 # picked delegate.
-foreach(run "2;shm")
-  list(GET run 0 np)
-  list(GET run 1 backend)
-  foreach(way onesided delegate)
-    if(way STREQUAL "onesided")
-      set(figures "A\\+W = 1963 ns, delegate D = 2258 ns")
-    else()
-      set(figures "A\\+W = 3168 ns, delegate D = 2258 ns")
-    endif()
-    shoal_mpi_test(bcl_path_fast_queue_calibrated_${way}_np${np} EXPECT zero MAX_S 120
-      REGEX "bcl ${backend}: 24 checks, 0 wrong values: PASSED.*bcl fast_queue\\(host core 0, capacity [0-9]+\\) made on core 0: path ${way} \\(auto, costs [^ ]*bcl_costs_fast_queue_${way}.txt: push one-sided ${figures}\\)"
-      COMMAND ${CMAKE_COMMAND} -E env
-              SHOAL_BCL_CALIBRATION=${CMAKE_CURRENT_SOURCE_DIR}/mpi/bcl_costs_fast_queue_${way}.txt
-              ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores 2 --one-sided ${backend}
-              --transport mpi --verbose)
-  endforeach()
+foreach(way onesided delegate)
+  if(way STREQUAL "onesided")
+    set(figures "A\\+W = 1963 ns, delegate D = 2258 ns")
+  else()
+    set(figures "A\\+W = 3168 ns, delegate D = 2258 ns")
+  endif()
+  shoal_mpi_test(bcl_path_fast_queue_calibrated_${way}_np2 EXPECT zero MAX_S 120
+    REGEX "bcl shm: 24 checks, 0 wrong values: PASSED.*bcl fast_queue\\(host core 0, capacity [0-9]+\\) made on core 0: path ${way} \\(auto, costs [^ ]*bcl_costs_fast_queue_${way}.txt: push one-sided ${figures}\\)"
+    COMMAND ${CMAKE_COMMAND} -E env
+            SHOAL_BCL_CALIBRATION=${CMAKE_CURRENT_SOURCE_DIR}/mpi/bcl_costs_fast_queue_${way}.txt
+            ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
 endforeach()
 # Neither variable set: auto measures the costs at the first make and says so.
 shoal_mpi_test(bcl_path_auto_measured_shm_np2_cores2 EXPECT zero MAX_S 120
