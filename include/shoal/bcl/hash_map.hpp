@@ -246,11 +246,12 @@ class hash_map {
     // A serialised value's bytes land (and may report a full arena) before
     // any bucket is touched.
     const S v = to_stored(value);
-    if (p == hash_promise::local) return insert_with<local_access>(k, v);
+    if (p == hash_promise::local) return insert_with<local_access>(k, v, hash_of(k));
     if (path_ == bcl::path::delegate)
-      return delegate::call(
-          home(k), [m = *this, k, v] { return m.template insert_with<owner_access>(k, v); });
-    return insert_with<remote_access>(k, v);
+      return delegate::call(home(k), [m = *this, k, v] {
+        return m.template insert_with<owner_access>(k, v, hash_of(k));
+      });
+    return insert_with<remote_access>(k, v, hash_of(k));
   }
 
   /// The value of k, or nullopt. Blocking.
@@ -289,33 +290,38 @@ class hash_map {
     check("add");
     if (p == hash_promise::local) {
       check_local("add", k);
-      return add_with<local_access>(k, d);
+      return add_with<local_access>(k, d, hash_of(k));
     }
     if (p == hash_promise::find_only)
       shoal::detail::fatal_user(
           fmt::format("{}: add with promise find_only (it promises that no insert runs)", name()));
     if (path_ == bcl::path::delegate)
-      return delegate::call(home(k),
-                            [m = *this, k, d] { return m.template add_with<owner_access>(k, d); });
-    return add_with<remote_access>(k, d);
+      return delegate::call(home(k), [m = *this, k, d] {
+        return m.template add_with<owner_access>(k, d, hash_of(k));
+      });
+    return add_with<remote_access>(k, d, hash_of(k));
   }
 
   /// insert, add and add_existing for the home core of k while no other
   /// operation of any core runs on the map (hash_map_buffer's flush applies
-  /// its queue so): plain loads and stores, nothing checked. Cost: l.
-  hash_insert insert_owned(const K& k, const V& value) {
-    return insert_with<exclusive_access>(k, to_stored(value));
+  /// its queue so): plain loads and stores, nothing checked. `h` is
+  /// owned_hash(k), taken once for the prefetch and the operation. Cost: l.
+  hash_insert insert_owned(const K& k, const V& value, std::uint64_t h) {
+    return insert_with<exclusive_access>(k, to_stored(value), h);
   }
-  hash_insert add_owned(const K& k, const V& d) const requires detail::atomic_word<V> {
-    return add_with<exclusive_access>(k, d);
+  hash_insert add_owned(const K& k, const V& d,
+                        std::uint64_t h) const requires detail::atomic_word<V> {
+    return add_with<exclusive_access>(k, d, h);
   }
-  bool add_existing_owned(const K& k, const V& d) const requires detail::atomic_word<V> {
-    return add_existing_with<exclusive_access>(k, d);
+  bool add_existing_owned(const K& k, const V& d,
+                          std::uint64_t h) const requires detail::atomic_word<V> {
+    return add_existing_with<exclusive_access>(k, d, h);
   }
-  /// Starts loading k's first bucket into this core's cache (on the home
-  /// core's process; a hint, nothing else).
-  void prefetch_local(const K& k) const noexcept {
-    const std::uint64_t h = hash_of(k);
+  /// The hash the owned operations take (home core and first slot come from it).
+  static std::uint64_t owned_hash(const K& k) noexcept { return hash_of(k); }
+  /// Starts loading the first bucket of the key hashed to `h` into this
+  /// core's cache (on the home core's process; a hint, nothing else).
+  void prefetch_owned(std::uint64_t h) const noexcept {
     __builtin_prefetch(exclusive_access::locate(*this, home_of(h), first_slot_of(h)), 1);
   }
 
@@ -328,15 +334,16 @@ class hash_map {
     check("add_existing");
     if (p == hash_promise::local) {
       check_local("add_existing", k);
-      return add_existing_with<local_access>(k, d);
+      return add_existing_with<local_access>(k, d, hash_of(k));
     }
     if (p == hash_promise::find_only)
       shoal::detail::fatal_user(fmt::format(
           "{}: add_existing with promise find_only (it promises that no insert runs)", name()));
     if (path_ == bcl::path::delegate)
-      return delegate::call(
-          home(k), [m = *this, k, d] { return m.template add_existing_with<owner_access>(k, d); });
-    return add_existing_with<remote_access>(k, d);
+      return delegate::call(home(k), [m = *this, k, d] {
+        return m.template add_existing_with<owner_access>(k, d, hash_of(k));
+      });
+    return add_existing_with<remote_access>(k, d, hash_of(k));
   }
 
   /// Calls fn(key, value&) for every ready bucket of the calling core's
@@ -542,8 +549,7 @@ class hash_map {
   // change); if it is k, the bucket is locked ready -> reserved to replace
   // the value. A reserved bucket may be becoming k: wait for it.
   template <class Access>
-  hash_insert insert_with(const K& k, const S& v) const {
-    const std::uint64_t h = hash_of(k);  // once: home and first slot both come from it
+  hash_insert insert_with(const K& k, const S& v, std::uint64_t h) const {
     const int c = home_of(h);
     std::uint64_t slot = first_slot_of(h);
     for (std::uint64_t probed = 0; probed < per_core_;) {
@@ -612,8 +618,7 @@ class hash_map {
   // fetch_add on its value, without the lock (its key never changes, and
   // adds commute).
   template <class Access>
-  hash_insert add_with(const K& k, const V& d) const {
-    const std::uint64_t h = hash_of(k);  // once: home and first slot both come from it
+  hash_insert add_with(const K& k, const V& d, std::uint64_t h) const {
     const int c = home_of(h);
     std::uint64_t slot = first_slot_of(h);
     for (std::uint64_t probed = 0; probed < per_core_;) {
@@ -642,8 +647,7 @@ class hash_map {
   // add_existing: probing as find, but the status is read with an atomic
   // that sets nothing (fetch_or 0), since the value is changed by atomics.
   template <class Access>
-  bool add_existing_with(const K& k, const V& d) const {
-    const std::uint64_t h = hash_of(k);  // once: home and first slot both come from it
+  bool add_existing_with(const K& k, const V& d, std::uint64_t h) const {
     const int c = home_of(h);
     std::uint64_t slot = first_slot_of(h);
     for (std::uint64_t probed = 0; probed < per_core_;) {
