@@ -60,6 +60,23 @@ shoal_mpi_test(bcl_path_auto_from_calibration_file EXPECT zero MAX_S 120
   REGEX "bcl shm: 24 checks, 0 wrong values: PASSED.*auto, costs [^ ]*bench/results/bcl_calibration.txt: insert\\+find one-sided"
   COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_CALIBRATION=${PROJECT_SOURCE_DIR}/bench/results/bcl_calibration.txt
           ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
+# fast_queue's choice under auto (a push, A + W, against D) from a
+# calibration file that makes each side win, at 2 x 2 (one process:
+# test_bcl_path.cpp); the one-sided file's figures are the rma row of
+# bench/results/bcl_costs.md, under which the older push + pop comparison
+# picked delegate.
+foreach(way onesided delegate)
+  if(way STREQUAL "onesided")
+    set(figures "A\\+W = 1963 ns, delegate D = 2258 ns")
+  else()
+    set(figures "A\\+W = 3168 ns, delegate D = 2258 ns")
+  endif()
+  shoal_mpi_test(bcl_path_fast_queue_calibrated_${way}_np2 EXPECT zero MAX_S 120
+    REGEX "bcl shm: 24 checks, 0 wrong values: PASSED.*bcl fast_queue\\(host core 0, capacity [0-9]+\\) made on core 0: path ${way} \\(auto, costs [^ ]*bcl_costs_fast_queue_${way}.txt: push one-sided ${figures}\\)"
+    COMMAND ${CMAKE_COMMAND} -E env
+            SHOAL_BCL_CALIBRATION=${CMAKE_CURRENT_SOURCE_DIR}/mpi/bcl_costs_fast_queue_${way}.txt
+            ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
+endforeach()
 # Neither variable set: auto measures the costs at the first make and says so.
 shoal_mpi_test(bcl_path_auto_measured_shm_np2_cores2 EXPECT zero MAX_S 120
   REGEX "bcl shm: 24 checks, 0 wrong values: PASSED.*auto, costs measured at start-up: insert\\+find one-sided 4A\\+W\\+R\\+F = [0-9]+ ns, delegate 2D = [0-9]+ ns.*bcl circular_queue\\(host core 3, capacity 8\\) made on core 0: path (onesided|delegate) \\(auto, costs measured at start-up: push\\+pop one-sided 4A\\+W\\+R\\+F = [0-9]+ ns, delegate 2D = [0-9]+ ns\\)"

@@ -11,6 +11,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "bcl_bloom_filter_checks.hpp"
 #include "bcl_hash_map_checks.hpp"
 #include "bcl_object_checks.hpp"
@@ -95,6 +97,38 @@ TEST_P(bcl_path, AutoFollowsTheCalibrationFile) {
   each_backend([] { return checks_on_path(path::delegate); });
   setenv("SHOAL_BCL_CALIBRATION", dear.c_str(), 1);
   each_backend([] { return checks_on_path(path::onesided); });
+}
+
+// fast_queue compares a push, A + W, against D (its pops are the host's
+// local ones), the other queues a push and a pop against 2D. Under the rma
+// figures of bench/results/bcl_costs.md (A 1795, W 168, R 1228, F 1447, D
+// 2258 ns) fast_queue goes one-sided (1963 < 2258) and circular_queue
+// delegate (10023 > 4516); with A = 3000 fast_queue goes delegate too.
+std::string rma_figures(const char* name, int a) {
+  std::string text;
+  for (const char* b : {"direct", "am"})
+    text += fmt::format("{0} R 1228\n{0} W 168\n{0} A {1}\n{0} F 1447\n{0} D 2258\n", b, a);
+  return write_file(name, text);
+}
+
+u64 queue_paths(path want_fast, path want_circular) {
+  using namespace bcl_queue_checks;
+  fast f = fast::make(shoal::cores() - 1, 4);
+  circular c = circular::make(shoal::cores() - 1, 4);
+  const u64 wrong = (f.path() != want_fast ? 1 : 0) + (c.path() != want_circular ? 1 : 0);
+  f.destroy();
+  c.destroy();
+  return wrong + fast_phases(20, 10);
+}
+
+TEST_P(bcl_path, AutoFastQueueWeighsAPushAgainstD) {
+  const std::string push_onesided = rma_figures("bcl_push_onesided.txt", 1795);
+  const std::string push_delegate = rma_figures("bcl_push_delegate.txt", 3000);
+  setenv("SHOAL_BCL_PATH", "auto", 1);
+  setenv("SHOAL_BCL_CALIBRATION", push_onesided.c_str(), 1);
+  each_backend([] { return queue_paths(path::onesided, path::delegate); });
+  setenv("SHOAL_BCL_CALIBRATION", push_delegate.c_str(), 1);
+  each_backend([] { return queue_paths(path::delegate, path::delegate); });
 }
 
 SHOAL_TEST_CORES(bcl_path);

@@ -135,6 +135,14 @@ APPS = {
         "ratio": "rate",
         "what": "ISx bucket sort, 2^22 keys per core, the keys as channel values",
     },
+    "isx-mid": {
+        "app": "isx",
+        "args": ["--keys-per-core", "1048576"],
+        "reference": "baseline",
+        "target": 1.0,
+        "ratio": "rate",
+        "what": "ISx bucket sort, 2^20 keys per core, 5 sorts (issue 12's remaining gap: 0.96x at 2x1)",
+    },
     "isx-small": {
         "app": "isx",
         "args": ["--keys-per-core", "65536", "--iterations", "50"],

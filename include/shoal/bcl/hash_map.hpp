@@ -233,9 +233,7 @@ class hash_map {
   }
 
   /// The core whose part holds k (and where a local insert of k must run).
-  int home(const K& k) const noexcept {
-    return static_cast<int>(hash_of(k) % static_cast<std::uint64_t>(cores()));
-  }
+  int home(const K& k) const noexcept { return home_of(hash_of(k)); }
 
   /// Inserts k -> v, or replaces the value of k. Blocking (suspends on
   /// remote operations; waits while a bucket is being written).
@@ -248,11 +246,12 @@ class hash_map {
     // A serialised value's bytes land (and may report a full arena) before
     // any bucket is touched.
     const S v = to_stored(value);
-    if (p == hash_promise::local) return insert_with<local_access>(k, v);
+    if (p == hash_promise::local) return insert_with<local_access>(k, v, hash_of(k));
     if (path_ == bcl::path::delegate)
-      return delegate::call(
-          home(k), [m = *this, k, v] { return m.template insert_with<owner_access>(k, v); });
-    return insert_with<remote_access>(k, v);
+      return delegate::call(home(k), [m = *this, k, v] {
+        return m.template insert_with<owner_access>(k, v, hash_of(k));
+      });
+    return insert_with<remote_access>(k, v, hash_of(k));
   }
 
   /// The value of k, or nullopt. Blocking.
@@ -291,33 +290,39 @@ class hash_map {
     check("add");
     if (p == hash_promise::local) {
       check_local("add", k);
-      return add_with<local_access>(k, d);
+      return add_with<local_access>(k, d, hash_of(k));
     }
     if (p == hash_promise::find_only)
       shoal::detail::fatal_user(
           fmt::format("{}: add with promise find_only (it promises that no insert runs)", name()));
     if (path_ == bcl::path::delegate)
-      return delegate::call(home(k),
-                            [m = *this, k, d] { return m.template add_with<owner_access>(k, d); });
-    return add_with<remote_access>(k, d);
+      return delegate::call(home(k), [m = *this, k, d] {
+        return m.template add_with<owner_access>(k, d, hash_of(k));
+      });
+    return add_with<remote_access>(k, d, hash_of(k));
   }
 
   /// insert, add and add_existing for the home core of k while no other
   /// operation of any core runs on the map (hash_map_buffer's flush applies
-  /// its queue so): plain loads and stores, nothing checked. Cost: l.
-  hash_insert insert_owned(const K& k, const V& value) {
-    return insert_with<exclusive_access>(k, to_stored(value));
+  /// its queue so): plain loads and stores, nothing checked. `h` is
+  /// owned_hash(k), taken once for the prefetch and the operation. Cost: l.
+  hash_insert insert_owned(const K& k, const V& value, std::uint64_t h) {
+    return insert_with<exclusive_access>(k, to_stored(value), h);
   }
-  hash_insert add_owned(const K& k, const V& d) const requires detail::atomic_word<V> {
-    return add_with<exclusive_access>(k, d);
+  hash_insert add_owned(const K& k, const V& d,
+                        std::uint64_t h) const requires detail::atomic_word<V> {
+    return add_with<exclusive_access>(k, d, h);
   }
-  bool add_existing_owned(const K& k, const V& d) const requires detail::atomic_word<V> {
-    return add_existing_with<exclusive_access>(k, d);
+  bool add_existing_owned(const K& k, const V& d,
+                          std::uint64_t h) const requires detail::atomic_word<V> {
+    return add_existing_with<exclusive_access>(k, d, h);
   }
-  /// Starts loading k's first bucket into this core's cache (on the home
-  /// core's process; a hint, nothing else).
-  void prefetch_local(const K& k) const noexcept {
-    __builtin_prefetch(at(home(k), first_slot(k)).local(), 1);
+  /// The hash the owned operations take (home core and first slot come from it).
+  static std::uint64_t owned_hash(const K& k) noexcept { return hash_of(k); }
+  /// Starts loading the first bucket of the key hashed to `h` into this
+  /// core's cache (on the home core's process; a hint, nothing else).
+  void prefetch_owned(std::uint64_t h) const noexcept {
+    __builtin_prefetch(exclusive_access::locate(*this, home_of(h), first_slot_of(h)), 1);
   }
 
   /// Counters: adds d to the value of k when k is present (true); inserts
@@ -329,15 +334,16 @@ class hash_map {
     check("add_existing");
     if (p == hash_promise::local) {
       check_local("add_existing", k);
-      return add_existing_with<local_access>(k, d);
+      return add_existing_with<local_access>(k, d, hash_of(k));
     }
     if (p == hash_promise::find_only)
       shoal::detail::fatal_user(fmt::format(
           "{}: add_existing with promise find_only (it promises that no insert runs)", name()));
     if (path_ == bcl::path::delegate)
-      return delegate::call(
-          home(k), [m = *this, k, d] { return m.template add_existing_with<owner_access>(k, d); });
-    return add_existing_with<remote_access>(k, d);
+      return delegate::call(home(k), [m = *this, k, d] {
+        return m.template add_existing_with<owner_access>(k, d, hash_of(k));
+      });
+    return add_existing_with<remote_access>(k, d, hash_of(k));
   }
 
   /// Calls fn(key, value&) for every ready bucket of the calling core's
@@ -411,6 +417,9 @@ class hash_map {
   // The two ways to touch a bucket: one_sided calls, or CPU atomics and
   // copies on this process's memory (promise local). Same state machine.
   struct remote_access {
+    static global_ptr<bucket> locate(const hash_map& m, int c, std::uint64_t slot) {
+      return m.at(c, slot);
+    }
     static std::uint64_t cas(global_ptr<bucket> b, std::uint64_t e, std::uint64_t d) {
       return compare_and_swap(status(b), e, d);
     }
@@ -433,6 +442,9 @@ class hash_map {
     static void pause() { yield(); }
   };
   struct local_access {
+    static global_ptr<bucket> locate(const hash_map& m, int c, std::uint64_t slot) {
+      return m.at(c, slot);
+    }
     static std::atomic_ref<std::uint64_t> word(global_ptr<bucket> b) {
       return std::atomic_ref<std::uint64_t>(b.local()->status);
     }
@@ -462,24 +474,34 @@ class hash_map {
   // locked instruction waits for its cache miss before the next one starts;
   // plain ones let the misses of consecutive entries overlap.
   struct exclusive_access {
-    static std::uint64_t& word(global_ptr<bucket> b) { return b.local()->status; }
-    static std::uint64_t cas(global_ptr<bucket> b, std::uint64_t e, std::uint64_t d) {
+    // The home core's part is contiguous in its segment (a symmetric
+    // block-cyclic allocation whose element size divides the block), so a
+    // bucket is the part's first bucket plus its slot: one address
+    // translation per probe, where at(c, slot).local() per access cost two
+    // divisions and a translation each (4 per insert; callgrind).
+    static bucket* locate(const hash_map& m, int c, std::uint64_t slot) {
+      bucket* const b = m.at(c, 0).local() + slot;
+      SHOAL_ASSERT(b == m.at(c, slot).local(), "hash_map: a core's part is not contiguous");
+      return b;
+    }
+    static std::uint64_t& word(bucket* b) { return b->status; }
+    static std::uint64_t cas(bucket* b, std::uint64_t e, std::uint64_t d) {
       const std::uint64_t old = word(b);
       if (old == e) word(b) = d;
       return old;
     }
-    static std::uint64_t fetch_or(global_ptr<bucket> b, std::uint64_t x) {
+    static std::uint64_t fetch_or(bucket* b, std::uint64_t x) {
       const std::uint64_t old = word(b);
       word(b) = old | x;
       return old;
     }
-    static void fetch_and(global_ptr<bucket> b, std::uint64_t x) { word(b) &= x; }
-    static void fetch_xor(global_ptr<bucket> b, std::uint64_t x) { word(b) ^= x; }
-    static K key(global_ptr<bucket> b) { return b.local()->e.key; }
-    static entry read(global_ptr<bucket> b) { return b.local()->e; }
-    static void write(global_ptr<bucket> b, const entry& e) { b.local()->e = e; }
-    static void write_value(global_ptr<bucket> b, const S& v) { b.local()->e.value = v; }
-    static void add_value(global_ptr<bucket> b, const V& d) { b.local()->e.value += d; }
+    static void fetch_and(bucket* b, std::uint64_t x) { word(b) &= x; }
+    static void fetch_xor(bucket* b, std::uint64_t x) { word(b) ^= x; }
+    static K key(bucket* b) { return b->e.key; }
+    static entry read(bucket* b) { return b->e; }
+    static void write(bucket* b, const entry& e) { b->e = e; }
+    static void write_value(bucket* b, const S& v) { b->e.value = v; }
+    static void add_value(bucket* b, const V& d) { b->e.value += d; }
     static void flush() {}
     // Nobody else holds a bucket: a reserved one is a broken promise.
     static void pause() {
@@ -513,8 +535,12 @@ class hash_map {
     return shoal::detail::bcl_hash_bytes(&k, sizeof k);
   }
   static bool same(const K& a, const K& b) noexcept { return std::memcmp(&a, &b, sizeof a) == 0; }
-  std::uint64_t first_slot(const K& k) const noexcept {
-    return hash_of(k) / static_cast<std::uint64_t>(cores()) % per_core_;
+  std::uint64_t first_slot(const K& k) const noexcept { return first_slot_of(hash_of(k)); }
+  std::uint64_t first_slot_of(std::uint64_t h) const noexcept {
+    return h / static_cast<std::uint64_t>(cores()) % per_core_;
+  }
+  int home_of(std::uint64_t h) const noexcept {
+    return static_cast<int>(h % static_cast<std::uint64_t>(cores()));
   }
 
   // BCL's insert (table 6.1a): reserve a free bucket by CAS, write, flush,
@@ -523,11 +549,11 @@ class hash_map {
   // change); if it is k, the bucket is locked ready -> reserved to replace
   // the value. A reserved bucket may be becoming k: wait for it.
   template <class Access>
-  hash_insert insert_with(const K& k, const S& v) const {
-    const int c = home(k);
-    std::uint64_t slot = first_slot(k);
+  hash_insert insert_with(const K& k, const S& v, std::uint64_t h) const {
+    const int c = home_of(h);
+    std::uint64_t slot = first_slot_of(h);
     for (std::uint64_t probed = 0; probed < per_core_;) {
-      const global_ptr<bucket> b = at(c, slot);
+      const auto b = Access::locate(*this, c, slot);
       const std::uint64_t old = Access::cas(b, free_state, reserved_state);
       const std::uint64_t state = old & state_mask;
       if (old == free_state) {
@@ -560,11 +586,12 @@ class hash_map {
   // reserves the bucket, wait while it is reserved, read, drop the bit.
   template <class Access>
   std::optional<S> find_with(const K& k) const {
-    const int c = home(k);
+    const std::uint64_t h = hash_of(k);
+    const int c = home_of(h);
     const std::uint64_t bit = std::uint64_t{1} << (32 + mycore() % 32);
-    std::uint64_t slot = first_slot(k);
+    std::uint64_t slot = first_slot_of(h);
     for (std::uint64_t probed = 0; probed < per_core_;) {
-      const global_ptr<bucket> b = at(c, slot);
+      const auto b = Access::locate(*this, c, slot);
       std::uint64_t old = Access::fetch_or(b, bit);
       if (old & bit) {  // another core with the same reader bit holds it
         Access::pause();
@@ -591,11 +618,11 @@ class hash_map {
   // fetch_add on its value, without the lock (its key never changes, and
   // adds commute).
   template <class Access>
-  hash_insert add_with(const K& k, const V& d) const {
-    const int c = home(k);
-    std::uint64_t slot = first_slot(k);
+  hash_insert add_with(const K& k, const V& d, std::uint64_t h) const {
+    const int c = home_of(h);
+    std::uint64_t slot = first_slot_of(h);
     for (std::uint64_t probed = 0; probed < per_core_;) {
-      const global_ptr<bucket> b = at(c, slot);
+      const auto b = Access::locate(*this, c, slot);
       const std::uint64_t old = Access::cas(b, free_state, reserved_state);
       if (old == free_state) {
         Access::write(b, entry{k, d});
@@ -620,11 +647,11 @@ class hash_map {
   // add_existing: probing as find, but the status is read with an atomic
   // that sets nothing (fetch_or 0), since the value is changed by atomics.
   template <class Access>
-  bool add_existing_with(const K& k, const V& d) const {
-    const int c = home(k);
-    std::uint64_t slot = first_slot(k);
+  bool add_existing_with(const K& k, const V& d, std::uint64_t h) const {
+    const int c = home_of(h);
+    std::uint64_t slot = first_slot_of(h);
     for (std::uint64_t probed = 0; probed < per_core_;) {
-      const global_ptr<bucket> b = at(c, slot);
+      const auto b = Access::locate(*this, c, slot);
       const std::uint64_t state = Access::fetch_or(b, 0) & state_mask;
       if (state == free_state) return false;
       if (state == reserved_state) {
@@ -645,8 +672,9 @@ class hash_map {
   // (rget, or a copy on the home core: the promise leaves no writer).
   template <class Read>
   std::optional<S> find_only_with(const K& k, const Read& read) const {
-    const int c = home(k);
-    std::uint64_t slot = first_slot(k);
+    const std::uint64_t h = hash_of(k);  // once: home and first slot both come from it
+    const int c = home_of(h);
+    std::uint64_t slot = first_slot_of(h);
     for (std::uint64_t probed = 0; probed < per_core_; ++probed) {
       const bucket b = read(at(c, slot));
       const std::uint64_t state = b.status & state_mask;

@@ -129,7 +129,7 @@ class hash_map_buffer {
       if (!buffers_[c].empty()) send(static_cast<int>(c));
     rflush();
     barrier();
-    drain([&](const entry& e) { count(map_.insert_owned(e.key, e.value)); });
+    drain([&](const entry& e, std::uint64_t h) { count(map_.insert_owned(e.key, e.value, h)); });
     std::array<std::uint64_t, 3> totals = {counts_.inserted, counts_.updated, counts_.full};
     allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
     counts_ = flush_result{};
@@ -165,14 +165,14 @@ class hash_map_buffer {
       if (!buffers_[c].empty()) send_as(static_cast<int>(c), how);
     rflush();
     barrier();
-    drain([&](const entry& e) {
+    drain([&](const entry& e, std::uint64_t h) {
       if (how == hash_apply::add_existing) {
-        if (map_.add_existing_owned(e.key, e.value))
+        if (map_.add_existing_owned(e.key, e.value, h))
           ++counts_.updated;
         else
           ++counts_.absent;
       } else {
-        count(map_.add_owned(e.key, e.value));
+        count(map_.add_owned(e.key, e.value, h));
       }
     });
     std::array<std::uint64_t, 4> totals = {counts_.inserted, counts_.updated, counts_.full,
@@ -201,18 +201,28 @@ class hash_map_buffer {
           fmt::format("hash_map_buffer::{} after destroy() on core {}", op, mycore()));
   }
   // The owner's apply step: every entry of this core's queue, in place, to
-  // `use`, which touches only this core's part of the map and nothing else
-  // touches it (the phase's contract), so plain loads and stores do. The
-  // bucket of the entry `ahead` places on is prefetched: a flush is a
-  // stream of cache misses, and this keeps several in flight.
+  // `use(entry, hash)`, which touches only this core's part of the map and
+  // nothing else touches it (the phase's contract), so plain loads and
+  // stores do. The bucket of the entry `ahead` places on is prefetched: a
+  // flush is a stream of cache misses, and this keeps several in flight;
+  // each key is hashed once, for its prefetch, and the hash kept for its
+  // apply (hashing it again there cost about 40 instructions an entry).
   template <class F>
   void drain(const F& use) {
     constexpr std::size_t ahead = 8;
     queues_[static_cast<std::size_t>(mycore())].local_nonatomic_drain(
         [&](std::span<const entry> run) {
+          std::array<std::uint64_t, ahead> hashes{};
+          const auto start = [&](std::size_t i) {
+            const std::uint64_t h = hash_map<K, V>::owned_hash(run[i].key);
+            map_.prefetch_owned(h);
+            hashes[i % ahead] = h;
+          };
+          for (std::size_t i = 0; i < ahead && i < run.size(); ++i) start(i);
           for (std::size_t i = 0; i < run.size(); ++i) {
-            if (i + ahead < run.size()) map_.prefetch_local(run[i + ahead].key);
-            use(run[i]);
+            const std::uint64_t h = hashes[i % ahead];
+            if (i + ahead < run.size()) start(i + ahead);
+            use(run[i], h);
           }
         });
   }

@@ -16,9 +16,10 @@
 // one_sided.hpp's memory model), so one table never mixes them. Forced
 // (onesided or delegate) it takes that path. Under auto it compares the
 // method's cost from its header's cost table (e.g. hash_map insert 2A + W + F
-// against D; the queues compare a push and a pop, one-sided, against 2D,
-// choose_container_path) using this job's costs: the calibration file's figures for the
-// backend in use when SHOAL_BCL_CALIBRATION is set, otherwise ones measured
+// against D; circular_queue and checksum_queue compare a push and a pop,
+// one-sided, against 2D, fast_queue a push against D, choose_container_path)
+// using this job's costs: the calibration file's figures for the backend in
+// use when SHOAL_BCL_CALIBRATION is set, otherwise ones measured
 // at the first make() of the job in this process (8 of each of R, W, A, F and
 // D against a core of another process, or the next core: about 40 operations,
 // about 1 ms here, the 8 delegates most of it). --verbose names the decision
@@ -251,8 +252,9 @@ inline path choose_path(path_mode mode, double onesided_ns, double delegate_ns) 
 /// 4A+W+R+F = 120 ns, delegate 2D = 300 ns".
 inline std::string path_comparison(std::string_view what, std::string_view formula,
                                    double onesided_ns, int delegates, double delegate_ns) {
-  return fmt::format("{} one-sided {} = {:.0f} ns, delegate {}D = {:.0f} ns", what, formula,
-                     onesided_ns, delegates, delegates * delegate_ns);
+  const std::string ds = delegates == 1 ? std::string("D") : fmt::format("{}D", delegates);
+  return fmt::format("{} one-sided {} = {:.0f} ns, delegate {} = {:.0f} ns", what, formula,
+                     onesided_ns, ds, delegates * delegate_ns);
 }
 
 /// The path of a container whose methods take one path together (the
