@@ -175,6 +175,13 @@ class mpi_transport final : public transport {
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
     char* mine = nullptr;
+    // A failure here aborts the job through MPI's default handler, on
+    // purpose: with MPI_ERRORS_RETURN, Open MPI 4.1.4 returned
+    // MPI_ERR_INTERN on the rank that could not make the segment while the
+    // others waited in the collective for ever (2 ranks asking 1 TiB: rank 0
+    // got the error, rank 1 hung). The usual cause, too little room in
+    // /dev/shm, is caught before this call: the ranks vote on the room
+    // (one_sided.cpp, choose_node) and fall back to am together.
     // One page more than asked, so each segment can start on a page.
     MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes + page), 1, info, node_comm_, &mine,
                             &shm_win_);
