@@ -11,6 +11,8 @@
 //                      shoal::barrier(): the clock covers every insert applied;
 //   array_visit_increment  every core async_visits N random elements of an
 //                      array<uint64_t> of 2^B elements, adding 1;
+//   map_u64_reduce     every core async_reduces N random 8-byte keys (2^B
+//                      values) with +1 on a map<uint64_t, uint64_t>;
 //   map_string16_reduce  every core async_reduces N random 16-byte string keys
 //                      (2^B values) with +1 on a map<std::string, uint64_t>.
 // The containers pace a sending task themselves (a yield every 64 remote
@@ -159,6 +161,20 @@ sample counting_set_rep() {
 struct plus {
   std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const { return a + b; }
 };
+
+/// map_u64_reduce: every core async_reduces N random 8-byte keys with +1
+/// on a map<uint64_t, uint64_t> (counting_set_u64's work through map's
+/// operation records).
+sample map_u64_rep() {
+  using map_t = shoal::map<std::uint64_t, std::uint64_t>;
+  return run_rep([] { return map_t::create(); },
+                 [](const map_t& m) {
+                   const int me = shoal::mycore();
+                   for (std::uint64_t i = 0; i < g_ops_per_core; ++i) {
+                     m.async_reduce(key_of(me, i), 1, plus{});
+                   }
+                 });
+}
 
 sample map_string_rep() {
   using map_t = shoal::map<std::string, std::uint64_t>;
@@ -317,6 +333,7 @@ int main(int argc, char** argv) {
   }
   std::vector<kernel> kernels{{"counting_set_u64", counting_set_rep, {}},
                               {"array_visit_increment", array_rep, {}},
+                              {"map_u64_reduce", map_u64_rep, {}},
                               {"map_string16_reduce", map_string_rep, {}}};
   if (g_only == "keys_only") kernels.push_back({"keys_only", keys_only_rep, {}});
   if (g_only == "string_keys_only")
@@ -327,7 +344,8 @@ int main(int argc, char** argv) {
     if (kernels.empty()) {
       std::fprintf(stderr,
                    "bench-containers: --only %s: no such kernel (counting_set_u64, "
-                   "array_visit_increment, map_string16_reduce, keys_only, string_keys_only, "
+                   "array_visit_increment, map_u64_reduce, map_string16_reduce, keys_only, "
+                   "string_keys_only, "
                    "table_only)\n",
                    g_only.c_str());
       return 2;
