@@ -181,9 +181,10 @@ class flat_table {
  private:
   /// The home slot: Fibonacci hashing (the top bits of the hash, folded,
   /// times 2^64 / golden ratio), not the owner's mix: the owner takes the
-  /// top bits of mix_hash(h), a different function, so a core's keys still
-  /// spread over all its slots, and this costs 4 instructions where a
-  /// second full mix cost 12 (per table operation: counting_set's insert).
+  /// top bits of mix_hash(h), the same fold times another constant, so a
+  /// core's keys still spread over all its slots, and this costs 4
+  /// instructions where a full mix cost 12 (per table operation:
+  /// counting_set's insert).
   static std::size_t home_at(const K& k, unsigned shift) noexcept {
     const auto h = static_cast<std::uint64_t>(Hash{}(k));
     return static_cast<std::size_t>(((h ^ (h >> 32)) * 0x9e3779b97f4a7c15ULL) >> shift);
