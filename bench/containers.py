@@ -72,6 +72,7 @@ def main():
     msgs = collections.defaultdict(list)
     cpu = collections.defaultdict(list)
     missing = collections.Counter()
+    runs = collections.Counter()  # runs that finished, per (build, np, cores)
     load_start = os.getloadavg()
     started = time.time()
     for rnd in range(args.rounds):
@@ -82,6 +83,7 @@ def main():
                 if rows is None:
                     missing[(build, np, cores)] += 1
                     continue
+                runs[(build, np, cores)] += 1
                 for name, _, _, _, _, r, b, m, c in rows:
                     rate[(build, np, cores, name)].append(float(r))
                     if c is not None:
@@ -124,9 +126,10 @@ def main():
             for build, _ in builds:
                 key = (build, np, cores, name)
                 if not rate[key]:
+                    why = ("kernel not in this build" if runs[(build, np, cores)]
+                           else "no run finished")
                     lines.append(
-                        f"| {name} | {build} | {np} x {cores} | - | - | - | - | - | - | "
-                        "no run finished |")
+                        f"| {name} | {build} | {np} x {cores} | - | - | - | - | - | - | {why} |")
                     continue
                 med = statistics.median(rate[key])
                 target = "-"
