@@ -108,9 +108,11 @@ class flat_table {
   /// registers, and computes each key's home slot once: prefetched 16 keys
   /// ahead and probed from). Strong guarantee only for the growth: a
   /// throwing f leaves the keys before it applied.
-  /// (One table, 2 M random keys of 2^19 values in batches of 1300, thread
-  /// CPU time: 16 ahead 14.2 ns per key, 8 ahead 15.0, 12 or 24, whose
-  /// ring index divides, 18.5: bench-containers --only table_only.)
+  /// (One table fed the 2 M keys a core owns in counting_set_u64 at 2 x 1,
+  /// about 2^19 distinct, in batches of 1300; thread CPU time, best of 10,
+  /// development machine: 16 ahead 14.2 ns per key, 8 ahead 15.0, 12 or
+  /// 24, whose ring index divides, 18.5. bench-containers --only
+  /// table_only runs such a loop per core.)
   template <class KeyAt, class F>
   void update_each(const KeyAt& key, std::uint32_t count, const F& f) {
     if (count == 0) return;
@@ -233,10 +235,9 @@ class flat_table {
   /// 2 MiB or more is 2 MiB-aligned and asks for transparent huge pages
   /// (madvise: the kernels' usual "madvise" mode), so that a table larger
   /// than the TLB's reach does not miss the TLB on most probes and a growth
-  /// faults its pages in 512 times fewer steps (counting 2^20 random keys
-  /// into one table in batches of 1300, 2 M keys: 19.5 -> 15.3 ns per key,
-  /// growth 7.4 -> 3.5 of them, thread CPU time on the development
-  /// machine). Where huge pages are off, madvise fails and nothing changes.
+  /// faults its pages in 512 times fewer steps (the loop of update_each's
+  /// note: 19.5 -> 15.3 ns per key, growth 7.4 -> 3.5 of them). Where huge
+  /// pages are off, madvise fails and nothing changes.
   template <class T>
   static T* allocate(std::size_t n, bool zeroed) {
     constexpr std::size_t huge = std::size_t{1} << 21;
