@@ -228,24 +228,24 @@ sample table_only_rep() {
   struct no_container {
     void destroy() {}
   };
-  return run_rep([] { return no_container{}; },
-                 [](const no_container&) {
-                   const int me = shoal::mycore();
-                   shoal::containers_detail::flat_table<std::uint64_t, std::uint64_t,
-                                                        std::hash<std::uint64_t>,
-                                                        std::equal_to<std::uint64_t>>
-                       table;
-                   constexpr std::uint32_t batch = 1300;  // a packet's keys (containers.md)
-                   std::uint64_t keys[batch];
-                   for (std::uint64_t i = 0; i < g_ops_per_core; i += batch) {
-                     const auto n =
-                         static_cast<std::uint32_t>(std::min<std::uint64_t>(batch, g_ops_per_core - i));
-                     for (std::uint32_t j = 0; j < n; ++j) keys[j] = key_of(me, i + j);
-                     table.update_each([&keys](std::uint32_t j) { return keys[j]; }, n,
-                                       [](std::uint64_t& c) { ++c; });
-                   }
-                   __atomic_fetch_add(&g_key_sum, table.size(), __ATOMIC_RELAXED);
-                 });
+  return run_rep(
+      [] { return no_container{}; },
+      [](const no_container&) {
+        const int me = shoal::mycore();
+        shoal::containers_detail::flat_table<std::uint64_t, std::uint64_t, std::hash<std::uint64_t>,
+                                             std::equal_to<std::uint64_t>>
+            table;
+        constexpr std::uint32_t batch = 1300;  // a packet's keys (containers.md)
+        std::uint64_t keys[batch];
+        for (std::uint64_t i = 0; i < g_ops_per_core; i += batch) {
+          const auto n =
+              static_cast<std::uint32_t>(std::min<std::uint64_t>(batch, g_ops_per_core - i));
+          for (std::uint32_t j = 0; j < n; ++j) keys[j] = key_of(me, i + j);
+          table.update_each([&keys](std::uint32_t j) { return keys[j]; }, n,
+                            [](std::uint64_t& c) { ++c; });
+        }
+        __atomic_fetch_add(&g_key_sum, table.size(), __ATOMIC_RELAXED);
+      });
 }
 
 /// string_keys_only: keys_only plus the map kernel's 16-character keys
