@@ -11,6 +11,8 @@
 //                      shoal::barrier(): the clock covers every insert applied;
 //   array_visit_increment  every core async_visits N random elements of an
 //                      array<uint64_t> of 2^B elements, adding 1;
+//   map_u64_reduce     every core async_reduces N random 8-byte keys (2^B
+//                      values) with +1 on a map<uint64_t, uint64_t>;
 //   map_string16_reduce  every core async_reduces N random 16-byte string keys
 //                      (2^B values) with +1 on a map<std::string, uint64_t>.
 // The containers pace a sending task themselves (a yield every 64 remote
@@ -20,7 +22,9 @@
 // no container: each core makes the same N keys and sums them, so that a
 // profile can subtract the benchmark's share from an operation's
 // instructions (bench/containers_callgrind.sh); --only string_keys_only
-// makes the map kernel's 16-character keys from them too.
+// makes the map kernel's 16-character keys from them too; --only
+// table_only counts each core's keys into a table of its own, through the
+// owner's batch loop, with no messages (the receiving side's share).
 // Printed on rank 0 per kernel: the median rate in M operations/s over the
 // job (N * cores / time), min and max, and the average aggregated packet
 // (bytes and messages) on rank 0's process during the kernel, and the
@@ -33,6 +37,7 @@
 // R) or ignores, so the same binary also runs under mpirun.
 #include <shoal/containers/array.hpp>
 #include <shoal/containers/counting_set.hpp>
+#include <shoal/containers/detail/flat_table.hpp>
 #include <shoal/containers/map.hpp>
 #include <shoal/shoal.hpp>
 
@@ -157,6 +162,20 @@ struct plus {
   std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const { return a + b; }
 };
 
+/// map_u64_reduce: every core async_reduces N random 8-byte keys with +1
+/// on a map<uint64_t, uint64_t> (counting_set_u64's work through map's
+/// operation records).
+sample map_u64_rep() {
+  using map_t = shoal::map<std::uint64_t, std::uint64_t>;
+  return run_rep([] { return map_t::create(); },
+                 [](const map_t& m) {
+                   const int me = shoal::mycore();
+                   for (std::uint64_t i = 0; i < g_ops_per_core; ++i) {
+                     m.async_reduce(key_of(me, i), 1, plus{});
+                   }
+                 });
+}
+
 sample map_string_rep() {
   using map_t = shoal::map<std::string, std::uint64_t>;
   return run_rep([] { return map_t::create(); },
@@ -199,6 +218,34 @@ sample keys_only_rep() {
                    for (std::uint64_t i = 0; i < g_ops_per_core; ++i) sum += key_of(me, i);
                    __atomic_fetch_add(&g_key_sum, sum, __ATOMIC_RELAXED);
                  });
+}
+
+/// table_only: every core counts its N keys into a table of its own
+/// (counting_set's per-core table, flat_table), 1300 at a time through the
+/// batch loop an owner runs on a received packet (flat_table::update_each):
+/// the receiving side of counting_set_u64 without messages.
+sample table_only_rep() {
+  struct no_container {
+    void destroy() {}
+  };
+  return run_rep(
+      [] { return no_container{}; },
+      [](const no_container&) {
+        const int me = shoal::mycore();
+        shoal::containers_detail::flat_table<std::uint64_t, std::uint64_t, std::hash<std::uint64_t>,
+                                             std::equal_to<std::uint64_t>>
+            table;
+        constexpr std::uint32_t batch = 1300;  // a packet's keys (containers.md)
+        std::uint64_t keys[batch];
+        for (std::uint64_t i = 0; i < g_ops_per_core; i += batch) {
+          const auto n =
+              static_cast<std::uint32_t>(std::min<std::uint64_t>(batch, g_ops_per_core - i));
+          for (std::uint32_t j = 0; j < n; ++j) keys[j] = key_of(me, i + j);
+          table.update_each([&keys](std::uint32_t j) { return keys[j]; }, n,
+                            [](std::uint64_t& c) { ++c; });
+        }
+        __atomic_fetch_add(&g_key_sum, table.size(), __ATOMIC_RELAXED);
+      });
 }
 
 /// string_keys_only: keys_only plus the map kernel's 16-character keys
@@ -286,16 +333,20 @@ int main(int argc, char** argv) {
   }
   std::vector<kernel> kernels{{"counting_set_u64", counting_set_rep, {}},
                               {"array_visit_increment", array_rep, {}},
+                              {"map_u64_reduce", map_u64_rep, {}},
                               {"map_string16_reduce", map_string_rep, {}}};
   if (g_only == "keys_only") kernels.push_back({"keys_only", keys_only_rep, {}});
   if (g_only == "string_keys_only")
     kernels.push_back({"string_keys_only", string_keys_only_rep, {}});
+  if (g_only == "table_only") kernels.push_back({"table_only", table_only_rep, {}});
   if (!g_only.empty()) {
     std::erase_if(kernels, [](const kernel& k) { return g_only != k.name; });
     if (kernels.empty()) {
       std::fprintf(stderr,
                    "bench-containers: --only %s: no such kernel (counting_set_u64, "
-                   "array_visit_increment, map_string16_reduce, keys_only, string_keys_only)\n",
+                   "array_visit_increment, map_u64_reduce, map_string16_reduce, keys_only, "
+                   "string_keys_only, "
+                   "table_only)\n",
                    g_only.c_str());
       return 2;
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs the distributed containers' rates (bench/bench_containers.cpp:
 counting_set async_insert of random 8-byte keys, array async_visit
-increments, map async_reduce on 16-byte string keys) at 1 x 2 and 2 x 1
+increments, map async_reduce on 8-byte keys and on 16-byte string keys) at
+1 x 2 and 2 x 1
 (processes x cores), ROUNDS rounds with the shapes interleaved (a slow
 spell of the machine hits both alike; the three kernels share each run,
 interleaved inside it), and writes the medians, with the packet size and
@@ -28,7 +29,7 @@ import time
 from bench_run import cpu_model, run_program
 
 SHAPES = [(1, 2), (2, 1)]  # (processes, cores per process)
-KERNELS = ["counting_set_u64", "array_visit_increment", "map_string16_reduce"]
+KERNELS = ["counting_set_u64", "array_visit_increment", "map_u64_reduce", "map_string16_reduce"]
 LINE = re.compile(
     r"containers/(\S+)\s+(\d+) x (\d+)\s+N=(\d+)/core keys=2\^(\d+)\s+median\s+([\d.]+) M ops/s"
     r".*packet (\d+) B, (\d+) msgs(?:\s+cpu (\d+)%)?")
@@ -42,11 +43,6 @@ def run_one(exe, np, cores, ops, key_bits, timeout):
         cmd = ["mpirun", "--oversubscribe", "-np", str(np)] + cmd
     out = run_program(cmd, "containers.py", timeout)
     return None if out is None else [m.groups() for m in LINE.finditer(out)]
-
-    for line in out.splitlines():
-        if line.startswith("Model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def main():
@@ -76,6 +72,7 @@ def main():
     msgs = collections.defaultdict(list)
     cpu = collections.defaultdict(list)
     missing = collections.Counter()
+    runs = collections.Counter()  # runs that finished, per (build, np, cores)
     load_start = os.getloadavg()
     started = time.time()
     for rnd in range(args.rounds):
@@ -86,6 +83,7 @@ def main():
                 if rows is None:
                     missing[(build, np, cores)] += 1
                     continue
+                runs[(build, np, cores)] += 1
                 for name, _, _, _, _, r, b, m, c in rows:
                     rate[(build, np, cores, name)].append(float(r))
                     if c is not None:
@@ -128,9 +126,10 @@ def main():
             for build, _ in builds:
                 key = (build, np, cores, name)
                 if not rate[key]:
+                    why = ("kernel not in this build" if runs[(build, np, cores)]
+                           else "no run finished")
                     lines.append(
-                        f"| {name} | {build} | {np} x {cores} | - | - | - | - | - | - | "
-                        "no run finished |")
+                        f"| {name} | {build} | {np} x {cores} | - | - | - | - | - | - | {why} |")
                     continue
                 med = statistics.median(rate[key])
                 target = "-"

@@ -391,6 +391,47 @@ TEST(containers, FlatTableBatchUpdatesAgreeWithUnorderedMap) {
   EXPECT_EQ(n, ref.size());
 }
 
+// flat_table past 2 MiB of slots (2^17 and more: its arrays then come
+// 2 MiB-aligned, with huge pages asked for): 150000 distinct keys through
+// the batch loop and growths from 16 slots to 2^18, counts twice, erases a
+// third, and every key found, counted and iterated as expected.
+TEST(containers, FlatTableKeepsEveryElementPastTwoMebibytes) {
+  shoal::containers_detail::flat_table<std::uint64_t, std::uint64_t, std::hash<std::uint64_t>,
+                                       std::equal_to<std::uint64_t>>
+      flat;
+  constexpr std::uint64_t n = 150000;
+  auto key = [](std::uint64_t i) { return i * 0x9e3779b97f4a7c15ULL; };
+  std::vector<std::uint64_t> batch;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::uint64_t i = 0; i < n;) {
+      batch.clear();
+      for (; i < n && batch.size() < 1300; ++i) batch.push_back(key(i));
+      flat.update_each([&](std::uint32_t j) { return batch[j]; },
+                       static_cast<std::uint32_t>(batch.size()), [](std::uint64_t& c) { ++c; });
+    }
+  }
+  ASSERT_EQ(flat.size(), n);
+  for (std::uint64_t i = 0; i < n; i += 3) ASSERT_EQ(flat.erase(key(i)), 1U) << i;
+  std::uint64_t left = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const auto it = flat.find(key(i));
+    if (i % 3 == 0) {
+      ASSERT_TRUE(it == flat.end()) << i;
+    } else {
+      ASSERT_TRUE(it != flat.end()) << i;
+      ASSERT_EQ(it->second, 2U) << i;
+      ++left;
+    }
+  }
+  std::uint64_t seen = 0;
+  for (const auto& [k, c] : flat) {
+    ++seen;
+    ASSERT_EQ(c, 2U);
+  }
+  EXPECT_EQ(seen, left);
+  EXPECT_EQ(flat.size(), left);
+}
+
 // The string table against std::unordered_map<std::string, V>: keys of
 // every length class (empty, under 8, 8-16 and 17-24 bytes compared by
 // words, inline up to 20 bytes, on the heap past that), random inserts,

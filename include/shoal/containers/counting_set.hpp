@@ -14,7 +14,7 @@
 // record header) on a second, fixed-size channel whose receiving loop adds
 // a whole batch of keys to the owner's table in one pass (the table grown
 // first, once for the batch; each key's home slot computed once and
-// prefetched 8 keys ahead: flat_table::update_each); other keys travel as
+// prefetched 16 keys ahead: flat_table::update_each); other keys travel as
 // map records.
 // A key of the caller's own core is counted at once while the core's table
 // is small (under 2^15 keys); past that it goes through the core's own
