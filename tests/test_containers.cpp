@@ -228,26 +228,46 @@ TEST(containers, OperationsArrivingDuringForAllWaitForIt) {
 
 // The array's batch loop applies runs of same-kind records in one call;
 // batches that arrive while a for_all holds the part are queued record by
-// record and applied, in order, when it ends.
+// record and applied, in order, when it ends. Core 1 sends only once core
+// 0 is inside its for_all (a put to core 1's element 32 says so); core 0's
+// body waits (yielding, at most 2 s) until all 144 records were deferred:
+// deferred_records() proves they took the deferral path, not the fast one.
 TEST(containers, ArrayRunsArrivingDuringForAllWaitForIt) {
   static std::int64_t changed = -1;
+  static std::uint64_t deferred_before = 1;
+  static std::uint64_t deferred = 0;
   static std::vector<std::int64_t> after;
+  constexpr std::uint64_t records = 32 + 3 * 32 + 16;  // puts, visits, reduces
   shoal_test::run_checked(make_config(2), [] {
     auto a = shoal::array<std::int64_t>::create(64);  // core 0 holds [0, 32)
     shoal::on_all_cores([a] {
       const int me = shoal::mycore();
       shoal::barrier();
       if (me == 0) {
+        deferred_before = a.deferred_records();
         std::int64_t seen = 0;
-        a.for_all([&](std::uint64_t, std::int64_t& v) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        a.for_all([&](std::uint64_t i, std::int64_t& v) {
           const std::int64_t before = v;
-          const auto t0 = std::chrono::steady_clock::now();
-          while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(5))
+          if (i == 0) {
+            a.async_put(32, 1);  // core 1's: go
+            shoal::flush();
+          }
+          shoal::yield();
+          while (a.deferred_records() - deferred_before < records &&
+                 std::chrono::steady_clock::now() < deadline)
             shoal::yield();
           seen += v != before ? 1 : 0;
         });
         changed = seen;
+        deferred = a.deferred_records() - deferred_before;
       } else {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        std::int64_t told = 0;
+        while (told == 0 && std::chrono::steady_clock::now() < deadline) {
+          shoal::yield();
+          a.for_all([&](std::uint64_t j, std::int64_t& v) { told += j == 32 ? v : 0; });
+        }
         // Per element of core 0: a put, then 3 visits adding the index,
         // then a reduce by max with 1000: runs of each kind, in order.
         for (std::uint64_t i = 0; i < 32; ++i) a.async_put(i, 7);
@@ -268,11 +288,14 @@ TEST(containers, ArrayRunsArrivingDuringForAllWaitForIt) {
     });
     a.destroy();
   });
-  EXPECT_EQ(changed, 0);  // nothing changed under the iteration
+  EXPECT_EQ(deferred_before, 0U);  // a new array's part has deferred nothing
+  EXPECT_GT(deferred, 0U);         // the records took the deferral path ...
+  EXPECT_EQ(deferred, records);    // ... every one of them (core 0 waited for them)
+  EXPECT_EQ(changed, 0);           // nothing changed under the iteration
   ASSERT_EQ(after.size(), 64U);
   for (std::uint64_t i = 0; i < 32; ++i)
     EXPECT_EQ(after[i], i % 2 == 0 ? 1000 : 7 + 3 * static_cast<std::int64_t>(i)) << i;
-  for (std::uint64_t i = 32; i < 64; ++i) EXPECT_EQ(after[i], 0) << i;
+  for (std::uint64_t i = 32; i < 64; ++i) EXPECT_EQ(after[i], i == 32 ? 1 : 0) << i;
 }
 
 }  // namespace

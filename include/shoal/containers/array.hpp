@@ -65,7 +65,9 @@
 // clear() sets every element to T{}; gather(root) / gather_all(): the
 // whole array in index order. Local: for_all(f) runs f(i, T&) over this
 // core's elements (global indices; a block layout: in index order);
-// local_range() (block layout only) gives this core's [first, last).
+// local_range() (block layout only) gives this core's [first, last);
+// deferred_records() counts the operations this core's part has queued
+// behind a for_all or visitor (a diagnostic, bumped only on that path).
 //
 // Cost of a remote operation whose operands are arithmetic (an index, a
 // value, visitor arguments): one 16-24-byte record written straight into
@@ -229,6 +231,16 @@ class array {
     const table_type& t = my_part().table;
     return {t.first, t.first + t.values.size()};
   }
+  /// Diagnostic, local (no communication; any task or handler on a core):
+  /// how many operation records this core's part has deferred since
+  /// create(), i.e. that arrived, or were issued on this core, while a
+  /// for_all or visitor held the part, and were queued to be applied in
+  /// order when it ended (the busy-part rule). Counted only on that
+  /// deferral path (one increment of a plain per-core count per deferred
+  /// record); an operation applied at once, the fast path, costs nothing
+  /// more. Never reset; not synchronised with other cores (read it on the
+  /// core whose part it counts).
+  std::uint64_t deferred_records() const { return my_part().deferred_records; }
 
   void async_put(std::uint64_t i, const T& v) const {
     route(

@@ -26,13 +26,17 @@
 
 namespace shoal::containers_detail {
 
-/// One core's part of a container: its table, and the records that
-/// arrived while it was busy.
+/// One core's part of a container: its table, the records that arrived
+/// while it was busy, and how many records have been deferred so far (a
+/// diagnostic: bumped only on the deferral path, defer_record and
+/// defer_op, never by an operation applied at once; a plain count, since
+/// only the owning core touches its part).
 template <class Table>
 struct part {
   Table table{};
   bool busy = false;
   std::vector<char> deferred;  // [u32 n][n bytes] records, in arrival order
+  std::uint64_t deferred_records = 0;
 };
 
 /// What a container type provides to the shared path (C::kind names it in
@@ -111,6 +115,7 @@ template <class C>
 void defer_record(part_of<C>& p, byte_reader& r) {
   const auto n = static_cast<std::uint32_t>(r.left());
   const char* bytes = r.skip(n, "a deferred operation");
+  ++p.deferred_records;
   const std::size_t at = p.deferred.size();
   p.deferred.resize(at + 4 + n);
   std::memcpy(p.deferred.data() + at, &n, 4);
@@ -234,6 +239,7 @@ template <class Table, class... Ts>
 template <class C, class... Ts>
 void defer_op(part_of<C>& p, op_fn<typename C::table_type> fn, const Ts&... operands) {
   const std::size_t n = 4 + (std::size_t{0} + ... + serializer<Ts>::size(operands));
+  ++p.deferred_records;
   const std::size_t at = p.deferred.size();
   p.deferred.resize(at + 4 + n);
   const auto n32 = static_cast<std::uint32_t>(n);
