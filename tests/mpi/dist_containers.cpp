@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -387,6 +388,78 @@ TEST(dist_containers, ArrayVisitReducePutRangeGetRangeAndGather) {
       a.clear();
       const auto zero = a.gather(0);
       check(me == 0 ? zero == std::vector<std::int64_t>(n, 0) : zero.empty(), "clear");
+    });
+    a.destroy();
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+// Operations from every other core (other processes' included) that arrive
+// while core 0's for_all holds its block are deferred (deferred_records()
+// counts them) and applied in order when it ends. Each other core sends
+// once core 0, inside the for_all, has set its block's first element; core
+// 0's body waits (yielding, at most 2 s) until all were deferred.
+TEST(dist_containers, ArrayOperationsArrivingDuringForAllAreDeferred) {
+  g_failures = 0;
+  constexpr std::uint64_t block = 32;
+  shoal_dist::run_job([] {
+    const auto n = block * static_cast<std::uint64_t>(shoal::cores());
+    auto a = shoal::array<std::int64_t>::create(n);  // core c holds [32c, 32c + 32)
+    shoal::on_all_cores([a] {
+      const int me = shoal::mycore();
+      const int p = shoal::cores();
+      const auto senders = static_cast<std::uint64_t>(p - 1);
+      const std::uint64_t records = 3 * block * senders;  // 3 visits per element each
+      shoal::barrier();
+      if (me == 0) {
+        const std::uint64_t before = a.deferred_records();
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        std::int64_t changed = 0;
+        a.for_all([&](std::uint64_t i, std::int64_t& v) {
+          const std::int64_t was = v;
+          if (i == 0) {
+            for (int c = 1; c < p; ++c) a.async_put(block * static_cast<std::uint64_t>(c), 1);
+            shoal::flush();
+          }
+          shoal::yield();
+          while (a.deferred_records() - before < records &&
+                 std::chrono::steady_clock::now() < deadline)
+            shoal::yield();
+          changed += v != was ? 1 : 0;
+        });
+        const std::uint64_t deferred = a.deferred_records() - before;
+        check(before == 0, fmt::format("a new array deferred {} records", before));
+        check(senders == 0 || (deferred > 0 && deferred <= records),
+              fmt::format("{} of {} records deferred by the for_all", deferred, records));
+        check(changed == 0, fmt::format("{} elements changed under the for_all", changed));
+      } else {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        const std::uint64_t mine = block * static_cast<std::uint64_t>(me);
+        std::int64_t told = 0;
+        while (told == 0 && std::chrono::steady_clock::now() < deadline) {
+          shoal::yield();
+          a.for_all([&](std::uint64_t j, std::int64_t& v) { told += j == mine ? v : 0; });
+        }
+        for (int r = 0; r < 3; ++r)
+          for (std::uint64_t i = 0; i < block; ++i)
+            a.async_visit(
+                i, [](std::uint64_t j, std::int64_t& v, std::int64_t k) { v += k * (j + 1); },
+                std::int64_t{me});
+        shoal::flush();
+      }
+      const auto all = a.gather_all();
+      // Element i of core 0's block: 3 (i + 1) times the sum of the senders'
+      // core numbers; each other block's first element: core 0's 1.
+      const std::int64_t sum = std::int64_t{p} * (p - 1) / 2;
+      std::int64_t wrong = 0;
+      for (std::uint64_t i = 0; i < all.size(); ++i) {
+        const std::int64_t want = i < block           ? 3 * static_cast<std::int64_t>(i + 1) * sum
+                                  : i % block == 0 ? 1
+                                                   : 0;
+        wrong += all[i] != want ? 1 : 0;
+      }
+      check(all.size() == block * static_cast<std::uint64_t>(p) && wrong == 0,
+            fmt::format("after the for_all: {} elements differ", wrong));
     });
     a.destroy();
   });
