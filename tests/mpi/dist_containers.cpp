@@ -453,7 +453,7 @@ TEST(dist_containers, ArrayOperationsArrivingDuringForAllAreDeferred) {
       const std::int64_t sum = std::int64_t{p} * (p - 1) / 2;
       std::int64_t wrong = 0;
       for (std::uint64_t i = 0; i < all.size(); ++i) {
-        const std::int64_t want = i < block           ? 3 * static_cast<std::int64_t>(i + 1) * sum
+        const std::int64_t want = i < block        ? 3 * static_cast<std::int64_t>(i + 1) * sum
                                   : i % block == 0 ? 1
                                                    : 0;
         wrong += all[i] != want ? 1 : 0;
