@@ -41,12 +41,6 @@ runtime_state* g_rt = nullptr;
 
 bool poll_hook(void* a) { return static_cast<aggregator*>(a)->poll(); }
 bool idle_hook(void* a) { return static_cast<aggregator*>(a)->on_idle(); }
-// A core that ran out of work with every worker parked may be the last of
-// the run: the main thread looks at the job now rather than after its pause.
-bool end_hook(void* a) {
-  if (!static_cast<scheduler*>(a)->holds_work()) wake_waves(*g_rt);
-  return false;
-}
 
 void build_cores(runtime_state& rt) {
   const config& c = rt.cfg;
@@ -66,7 +60,6 @@ void build_cores(runtime_state& rt) {
     if (rt.net != nullptr) {
       rt.stealers.push_back(std::make_unique<remote_stealer>(s));
       s.add_poll_hook({remote_stealer::poll_hook, rt.stealers.back().get()});
-      s.add_idle_hook({end_hook, &s});
     }
   }
 }

@@ -36,13 +36,6 @@ struct runtime_state {
   std::atomic<bool> root_done{false};
   annotated_mutex root_mu;  // with root_cv: wakes run()'s thread at once (no field)
   std::condition_variable root_cv;
-  // The main thread's long pause between termination waves, which the end
-  // of the root task or a core running out of work cuts short
-  // (termination_waves.cpp). Seq_cst: napping pairs with the cores'
-  // holds_work flags (a Dekker pair: a core going idle sees the nap, or
-  // the main thread sees the core idle before it naps).
-  std::atomic<bool> main_napping{false};
-  std::atomic<bool> main_woken{false};
   std::exception_ptr root_error;
   teardown_report last{};
 };

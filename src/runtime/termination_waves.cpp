@@ -4,69 +4,21 @@
 #include <chrono>
 #include <thread>
 
-#include "shoal/one_sided.hpp"
-
 #include "runtime/quiescence.hpp"
 #include "runtime/watchdog.hpp"
 
 namespace shoal::detail {
 namespace {
 
-using std::chrono::microseconds;
-
-// Pauses from long_pause up may be cut short by wake_waves().
-constexpr microseconds long_pause(1000);
-constexpr microseconds longest_pause(16000);
-
 // The main thread's pause between looks at the job (see wait_terminated).
-// `holds_work`: some core of this process still holds work of the run, so
-// the run cannot end before that core runs out of it, and its idle hook
-// then wakes this thread: the pause grows from 1 ms to 16 ms. `rma`: the
-// one-sided rma backend is live, whose passive-target operations progress
-// only while the target process calls MPI; this thread's 1 ms pause keeps
-// doing that for a target whose cores compute without polling, so it
-// keeps the fixed pause.
-microseconds next_pause(microseconds pause, bool moved, bool busy, bool holds_work, bool rma) {
-  if (!rma && (busy || holds_work)) return std::clamp(pause * 2, long_pause, longest_pause);
-  if (busy) return long_pause;
-  // The cores just went idle: the end may be near.
-  if (pause > microseconds(200)) return microseconds(5);
-  return std::min(pause * 2, microseconds(moved ? 50 : 200));
-}
-
-// Whether some core of this process still holds work (scheduler::
-// holds_work): while one does, the run cannot end before it goes idle.
-bool some_core_holds_work(const runtime_state& rt) {
-  return std::ranges::any_of(rt.schedulers, [](const auto& s) { return s->holds_work(); });
-}
-
-// Sleeps `pause`; a long one ends early at wake_waves(). The nap flag is
-// raised before the cores are looked at again: a core that went idle
-// meanwhile either sees the flag (and wakes this thread) or is seen idle
-// here (and the nap is skipped).
-void pause_main(runtime_state& rt, microseconds pause) {
-  if (pause < long_pause) {
-    std::this_thread::sleep_for(pause);
-    return;
-  }
-  unique_lock lock(rt.root_mu);
-  rt.main_woken.store(false, std::memory_order_relaxed);  // under root_mu, as the wakers set it
-  rt.main_napping.store(true);
-  if (some_core_holds_work(rt))
-    rt.root_cv.wait_for(lock.native(), pause, [&rt] { return rt.main_woken.load(); });
-  rt.main_napping.store(false, std::memory_order_relaxed);  // a late waker only takes the lock
+std::chrono::microseconds next_pause(std::chrono::microseconds pause, bool moved, bool busy) {
+  using us = std::chrono::microseconds;
+  if (busy) return us(1000);
+  if (pause > us(200)) return us(5);  // the cores just went idle: the end may be near
+  return std::min(pause * 2, us(moved ? 50 : 200));
 }
 
 }  // namespace
-
-void wake_waves(runtime_state& rt) noexcept {
-  if (!rt.main_napping.load()) return;
-  {
-    lock_guard lock(rt.root_mu);
-    rt.main_woken.store(true, std::memory_order_relaxed);  // read under root_mu
-  }
-  rt.root_cv.notify_one();
-}
 
 // Job of several processes: every rank's main thread drives the network
 // when the cores do not, and runs termination waves (Active Pebbles 3.6):
@@ -89,8 +41,7 @@ void wait_terminated(runtime_state& rt) {
   bool in_flight = false;
   bool stealing = true;
   set_remote_stealing(true);
-  const bool rma = one_sided_backend() == one_sided_kind::rma;
-  auto pause = microseconds(5);
+  auto pause = std::chrono::microseconds(5);
   for (;;) {
     const bool moved = !rt.cfg.progress_thread && net.progress();
     if (!in_flight) {
@@ -143,12 +94,11 @@ void wait_terminated(runtime_state& rt) {
     // Sleep even when the network moved: the cores drive it as they poll,
     // and this thread must not take a CPU from them (it only stands in
     // for cores that compute without polling). The pause starts short so
-    // that the end of a short run is seen at once; while the cores hold
-    // work of the run it grows long, because on a machine with no core to
-    // spare every wake-up of this thread preempts a core (at 2 x 1 on 2
-    // CPUs, 1 ms pauses meant about 855 wake-ups a second).
-    pause_main(rt, pause);
-    pause = next_pause(pause, moved, previous[busy] != 0, some_core_holds_work(rt), rma);
+    // that the end of a short run is seen at once; while the last wave saw
+    // cores computing it is long, because on a machine with no core to
+    // spare every wake-up of this thread preempts a core.
+    std::this_thread::sleep_for(pause);
+    pause = next_pause(pause, moved, previous[busy] != 0);
   }
   fail_if_starved(rt);
 }

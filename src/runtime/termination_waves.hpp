@@ -12,8 +12,4 @@ namespace shoal::detail {
 /// has confirmed it. Every rank's run() main thread; collective.
 void wait_terminated(runtime_state& rt);
 
-/// Ends the main thread's long pause between waves, if it is in one: the
-/// run may be about to end. Any thread; one load when it is not napping.
-void wake_waves(runtime_state& rt) noexcept;
-
 }  // namespace shoal::detail

@@ -347,7 +347,6 @@ void scheduler::run_loop() {
 void scheduler::leave_idle() {
   if (!idling_) return;
   idling_ = false;
-  if (!holds_work_.load(std::memory_order_relaxed)) holds_work_.store(true);
   idle_spins_ = 0;
   sleep_us_ = min_sleep_us;
   const std::uint64_t t = now_ns();
@@ -360,9 +359,6 @@ void scheduler::leave_idle() {
 
 void scheduler::idle_step() {
   if (!idling_) {
-    // Before the idle hooks: one of them may tell the main thread that the
-    // run could be over (runtime.cpp), which it then sees here.
-    holds_work_.store(live_workers() > 0);
     // First idle round: flush staged messages so nothing waits on us.
     run_hooks(idle_hooks_);
     idling_ = true;

@@ -159,13 +159,6 @@ class scheduler : public core_state {
   /// Acquire: pairs with idle_step()'s release store.
   std::size_t starved_tasks() const noexcept { return starved_.load(std::memory_order_acquire); }
   std::size_t live_workers() const noexcept { return workers_created_ - idle_count_; }
-  /// Whether the core may still have work of this run: it is out of its
-  /// idle loop, or it went idle with a suspended worker (a task that has
-  /// not finished). False once it went idle with every worker parked, so
-  /// the run can end only after every core says false. A hint for the
-  /// termination waves' pauses (termination_waves.cpp), any thread.
-  /// Seq_cst: pairs with the main thread's nap flag (see end_watch).
-  bool holds_work() const noexcept { return holds_work_.load(); }
   /// Grows whenever the core runs a task, switches or handles a message;
   /// published at each poll. Any thread (the watchdog).
   std::uint64_t progress() const noexcept { return progress_.load(std::memory_order_relaxed); }
@@ -234,7 +227,6 @@ class scheduler : public core_state {
   std::atomic<std::uint64_t> busy_since_ns_{0};
   std::atomic<std::size_t> starved_{0};
   std::atomic<bool> has_watches_{false};
-  std::atomic<bool> holds_work_{true};
   alignas(64) std::atomic<std::uint32_t> sleep_word_{0};
 };
 
