@@ -45,13 +45,6 @@
 //       job must end within seconds naming rank K (and its reason), not hang.
 //   mpi_stress --exit-in-run-on-rank K
 //       A task on rank K calls std::exit(0) in the middle of a run: likewise.
-//   mpi_stress --busy-wakes MS --max-wakes W
-//       One run in which every core computes for MS ms without polling:
-//       each rank's main thread (the termination waves) may sleep and wake
-//       at most W times meanwhile (its voluntary context switches), since
-//       its pause grows while the cores hold work (1 ms pauses would mean
-//       about MS wake-ups, each preempting a core on a machine with no CPU
-//       to spare).
 #include "shoal/shoal.hpp"
 
 #include <atomic>
@@ -419,40 +412,6 @@ int exit_in_run_on_rank(int k) {
   return fail("the job went on after rank " + std::to_string(k) + " exited in a run");
 }
 
-// ---------------------------------------------------------------- busy wakes
-
-// The calling thread's voluntary context switches so far (its sleeps), or -1.
-long voluntary_switches() {
-  std::FILE* f = std::fopen("/proc/thread-self/status", "r");
-  if (f == nullptr) return -1;
-  char line[256];
-  long n = -1;
-  while (std::fgets(line, sizeof line, f) != nullptr)
-    if (std::strncmp(line, "voluntary_ctxt_switches:", 24) == 0) n = std::atol(line + 24);
-  std::fclose(f);
-  return n;
-}
-
-int busy_wakes(int ms, long max_wakes) {
-  const long before = voluntary_switches();
-  if (before < 0) return fail("no voluntary_ctxt_switches in /proc/thread-self/status");
-  shoal::run([ms] {
-    shoal::on_all_cores([ms] {
-      const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-      while (std::chrono::steady_clock::now() < end) {
-      }
-    });
-  });
-  const long wakes = voluntary_switches() - before;
-  if (wakes > max_wakes)
-    return fail("the main thread woke " + std::to_string(wakes) + " times in a run of " +
-                std::to_string(ms) + " ms of computing cores (at most " +
-                std::to_string(max_wakes) + " expected)");
-  std::printf("busy wakes: rank %d main thread woke %ld times in %d ms: PASSED\n", shoal::myrank(),
-              wakes, ms);
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -486,9 +445,6 @@ int main(int argc, char** argv) {
   } else if (has_flag(argc, argv, "--exit-in-run-on-rank")) {
     status =
         exit_in_run_on_rank(static_cast<int>(flag_value(argc, argv, "--exit-in-run-on-rank", 1)));
-  } else if (has_flag(argc, argv, "--busy-wakes")) {
-    status = busy_wakes(static_cast<int>(flag_value(argc, argv, "--busy-wakes", 400)),
-                        static_cast<long>(flag_value(argc, argv, "--max-wakes", 100)));
   } else if (has_flag(argc, argv, "--exit-on-rank")) {
     status = leave_on_rank(static_cast<int>(flag_value(argc, argv, "--exit-on-rank", 1)), true);
   } else {
