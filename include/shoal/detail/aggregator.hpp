@@ -16,10 +16,8 @@
 //   order they were sent; there is no order between streams.
 // - Memory: each core owns --buffers-per-core buffers. A worker that needs a
 //   buffer when none is free first flushes everything it has staged, then
-//   suspends until buffers come back (back-pressure; its core waits as an
-//   idle core does, --idle, and whoever returns a buffer notifies it).
-//   Handler code (scheduler context) cannot wait: it takes an overflow
-//   buffer, counted in stats;
+//   yields until buffers come back (back-pressure). Handler code (scheduler
+//   context) cannot yield: it takes an overflow buffer, counted in stats;
 //   overflow buffers are freed, not pooled, when they come back.
 // - Handlers run to completion and must not suspend; one that needs to wait
 //   spawns a task.
