@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <new>
 
+#include <sched.h>
 
 #include "comm/near_control.hpp"
 #include "comm/network.hpp"
@@ -19,6 +20,8 @@ namespace shoal::detail {
 namespace {
 
 constexpr int max_batches_per_poll = 16;
+// Polls a back-pressured sender makes before it also calls sched_yield.
+constexpr int backpressure_spins = 64;
 channel_entry g_channels[max_streams];
 
 }  // namespace
@@ -160,22 +163,15 @@ buffer* aggregator::acquire() {
     if (sched_.in_worker()) {
       flush_all();  // put everything in flight so buffers can come back
       ++stats_.backpressure_waits;
-      // Wait as an idle core waits (idle_policy: spin, yield, then sleep),
-      // polling all the while: the buffers come back once their receiver
-      // has handled them or the network has sent them. Yielding in a loop
-      // instead cost two switches through the scheduler per look (11 M
-      // switches in one gups run) and, on a machine with no CPU to spare,
-      // took the CPU from the receiver whose handling gives them back.
-      // Whoever returns a buffer notifies this core (give_back, poll).
-      while (free_.empty()) {
-        // Free or about to be: poll() drains the returns into free_.
-        sched_.wait_until(
-            [](const void* a) {
-              const auto* self = static_cast<const aggregator*>(a);
-              return !self->free_.empty() || self->returns_.ready();
-            },
-            this, "an aggregation buffer to come back (back-pressure)");
+      for (int spins = 0; free_.empty(); ++spins) {
+        sched_.request_poll();
+        sched_.yield();
         drain_returns();
+        // Buffers to cores of this process come back once their receiver has
+        // handled them: when that takes long, the receiver's thread may be
+        // waiting for this very CPU (a loaded or oversubscribed machine), so
+        // offer it to the OS instead of spinning through the time slice.
+        if (spins >= backpressure_spins) sched_yield();
       }
     } else {
       // A handler cannot wait: it takes an overflow buffer. Flushing every
@@ -266,7 +262,6 @@ void aggregator::give_back(buffer* b) {
   }
   // Cannot fail: the return ring holds the whole pool.
   returns_.try_push(b);
-  sched_.notify();  // a back-pressured sender may sleep (acquire)
 }
 
 bool aggregator::accept_remote(buffer* b) {
@@ -441,11 +436,8 @@ bool aggregator::poll() {
     } else if (b->overflow) {
       std::free(b);  // overflow buffers are not pooled
     } else {
-      // Read before the push: once back, the owner may reuse b at once.
-      const int owner = b->owner;
       // Cannot fail: the owner's return ring holds its whole pool.
-      aggregator_of(owner).returns_.try_push(b);
-      scheduler_of(owner).notify();  // a back-pressured sender may sleep (acquire)
+      aggregator_of(b->owner).returns_.try_push(b);
     }
     // Release: the batch's handler effects (sends, counts) come before the
     // count that quiescence compares with delivered().
