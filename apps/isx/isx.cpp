@@ -14,12 +14,11 @@
 //               (two sets, used by alternate sorts);
 //               a core stages K keys per destination and pushes each full
 //               stage into the destination's queue (one remote atomic and
-//               one remote write of K keys); rflush and a phase end (a
-//               counter in the global heap under direct and shm, else an
-//               arrival barrier: phase_end) end the stage; each core then
-//               takes its queue's keys locally, in place, and rewinds the
-//               emptied queue to its first slot. Two untimed sorts, one
-//               per set, before the timer.
+//               one remote write of K keys); rflush and an arrival
+//               barrier end the stage; each core then takes its queue's
+//               keys locally, in place, and rewinds the emptied queue to
+//               its first slot. Two untimed sorts, one per set, before the
+//               timer.
 //   channel     the same stages travel as 64-byte values (15 keys) of a
 //               shoal channel: aggregated messages, handled on the owner;
 //               end_phase ends the stage.
@@ -160,39 +159,13 @@ void distribute(core_state& st, const Send& send) {
   }
 }
 
-/// The end of the queue impl's push phase: every core's pushes are
-/// complete at their hosts before any host drains its queue. Under the
-/// direct and shm backends (pushes are plain stores into the host's memory)
-/// it is a counter in the global heap: each core adds one (a seq_cst atomic,
-/// after its rflush) and waits, yielding, until all cores of this sort have
-/// (a plain load and a fence), two atomics per core and no message: 0.2 us
-/// at 2 x 1 against 1.7 us for arrival_barrier and 3.5 us for barrier,
-/// which drains messages in a wave (medians, bench/results/quiet_checks.md),
-/// and the cores never go idle between sorts, which would shorten the main
-/// thread's pauses (runtime/termination_waves.cpp) and let it preempt them
-/// on a machine with no core to spare. Other backends (rma, am) use
-/// arrival_barrier: the queues carry no messages that a draining barrier
-/// would have to wait for (am's pushes are blocking delegates, rma's puts
-/// complete at rflush).
-struct phase_end {
-  shoal::global_ptr<std::uint64_t> counter;  ///< null: arrival_barrier
-  std::uint64_t passed = 0;                  ///< phases this core ended
-
-  void wait() {
-    if (!counter) {
-      shoal::arrival_barrier();
-      return;
-    }
-    const std::uint64_t all = ++passed * static_cast<std::uint64_t>(shoal::cores());
-    shoal::fetch_add(counter, std::uint64_t{1});
-    while (shoal::rget(counter) < all) shoal::yield();
-    shoal::rfence();  // the hosts' plain reads of the ring come after every core's add
-  }
-};
-
-/// The queue impl's distribution stage: pushes, then flush, the phase end
-/// and the local pops.
-void distribute_by_queue(core_state& st, std::span<key_queue> queues, int set, phase_end& end) {
+/// The queue impl's distribution stage: pushes, then flush, an arrival
+/// barrier and the local pops. arrival_barrier, not barrier: the queues
+/// carry no messages a draining barrier would wait for (am's pushes are
+/// blocking delegates, rma's and shm's puts complete at rflush); it costs
+/// 1.7 us at 2 x 1 against barrier's 3.5 us (quiet_checks.md), of a sort
+/// of about 6 ms at 2^20 keys per core.
+void distribute_by_queue(core_state& st, std::span<key_queue> queues, int set) {
   auto queue_of = [&](int core) -> key_queue& {
     return queues[2 * static_cast<std::size_t>(core) + static_cast<std::size_t>(set)];
   };
@@ -205,7 +178,7 @@ void distribute_by_queue(core_state& st, std::span<key_queue> queues, int set, p
     shoal::yield();  // let this core serve what other cores ask of it meanwhile
   });
   shoal::rflush();
-  end.wait();
+  shoal::arrival_barrier();
   key_queue& mine = queue_of(st.me);
   mine.local_nonatomic_drain([&](std::span<const std::uint32_t> run) { take(st, run); });
   // Every sort of this set then fills the ring from slot 0 again: the pages
@@ -231,7 +204,7 @@ void distribute_by_channel(core_state& st, const shoal::channel<key_block>& ch) 
 
 /// The whole run on one core; SPMD. Exactly one of `queues` (non-empty) and
 /// `ch` is used.
-void run_core(std::span<key_queue> queues, const shoal::channel<key_block>& ch, phase_end end) {
+void run_core(std::span<key_queue> queues, const shoal::channel<key_block>& ch) {
   core_state& st = g_core.local();
   setup_core(st);
   const isx_problem& p = *st.problem;
@@ -243,10 +216,11 @@ void run_core(std::span<key_queue> queues, const shoal::channel<key_block>& ch, 
     if (!queues.empty()) {
       // Sorts alternate between two sets of queues, so no barrier is needed
       // before pushing: a core pushing into set s in sort i + 1 has passed
-      // sort i's phase end, which every owner reached only after draining
-      // set s in sort i - 1. One phase end per sort, as the baseline's one
-      // all-to-all exchange (at 2^16 keys per core it is most of a sort).
-      distribute_by_queue(st, queues, sorts++ % 2, end);
+      // sort i's arrival barrier, which every owner reached only after
+      // draining set s in sort i - 1. One barrier per sort, as the
+      // baseline's one all-to-all exchange (at 2^16 keys per core it is
+      // most of a sort).
+      distribute_by_queue(st, queues, sorts++ % 2);
     } else {
       shoal::barrier();  // every core done with the last sort before keys arrive
       distribute_by_channel(st, ch);
@@ -310,33 +284,23 @@ void run_isx(const isx::isx_options& o, run_context& ctx) {
       return;
     }
     if (ctx.impl == "queue") {
-      // The phase end's counter (phase_end), where one-sided words are plain
-      // memory.
-      const shoal::one_sided_kind kind = shoal::one_sided_backend();
-      phase_end end;
-      if (kind == shoal::one_sided_kind::direct || kind == shoal::one_sided_kind::shm) {
-        end.counter = shoal::global_alloc<std::uint64_t>(1);
-        shoal::rput(end.counter, std::uint64_t{0});
-        shoal::rflush();
-      }
       // Two queues per core (one per set), hosted there; every core gets
       // every handle: queue (core c, set s) is at 2 c + s.
-      shoal::on_all_cores([end] {
+      shoal::on_all_cores([] {
         std::array<key_queue, 2> mine{key_queue::make(shoal::mycore(), g_problem->receive_bound()),
                                       key_queue::make(shoal::mycore(), g_problem->receive_bound())};
         const shoal::gathered<key_queue> all =
             shoal::allgatherv(std::span<const key_queue>(mine.data(), mine.size()));
         std::vector<key_queue> queues = all.values;
-        run_core(queues, shoal::channel<key_block>{}, end);
+        run_core(queues, shoal::channel<key_block>{});
         shoal::barrier();  // nobody pushes to a queue any more
         for (key_queue& q : mine) q.destroy();
       });
-      if (end.counter) shoal::global_free(end.counter);
     } else {
       const shoal::channel<key_block> ch = shoal::make_channel<key_block>([](const key_block& b) {
         take(*t_state, std::span<const std::uint32_t>(b.keys.data(), b.count));
       });
-      shoal::on_all_cores([ch] { run_core({}, ch, phase_end{}); });
+      shoal::on_all_cores([ch] { run_core({}, ch); });
       shoal::channel<key_block> closing = ch;
       closing.close();
     }
