@@ -26,7 +26,9 @@ struct pull_state {
   /// one after the other, each in destination order: (own destination,
   /// source) pairs.
   std::vector<std::uint32_t> run_dest;  ///< per run: the own destination
-  std::vector<std::uint32_t> run_len;   ///< per run: its links (consecutive in src)
+  /// Per run: its entries in src, a multiple of 4 (links, then the zero
+  /// place n as padding).
+  std::vector<std::uint32_t> run_len;
   std::vector<std::uint32_t> src;
   std::vector<double> rank;
   // Results (identical on every core; read from core 0 of rank 0).
@@ -83,6 +85,26 @@ std::array<double, 2> sum2(const std::array<double, 2>& x) {
   return shoal::allreduce(x, [](const std::array<double, 2>& a, const std::array<double, 2>& b) {
     return std::array<double, 2>{a[0] + b[0], a[1] + b[1]};
   });
+}
+
+/// Pads each run of `src` (lengths `run_len`) to a multiple of 4 entries
+/// with `zero`, the place of the copies' zero slot; run_len then counts
+/// the padded entries.
+void pad_runs(std::vector<std::uint32_t>& run_len, std::vector<std::uint32_t>& src,
+              std::uint32_t zero) {
+  std::uint64_t padded = 0;
+  for (const std::uint32_t len : run_len) padded += (len + 3) / 4 * 4;
+  std::vector<std::uint32_t> out(padded);
+  std::uint64_t from = 0;
+  std::uint64_t to = 0;
+  for (std::uint32_t& len : run_len) {
+    std::copy_n(src.begin() + static_cast<std::ptrdiff_t>(from), len,
+                out.begin() + static_cast<std::ptrdiff_t>(to));
+    from += len;
+    to += len;
+    for (; len % 4 != 0; ++len) out[to++] = zero;
+  }
+  src.swap(out);
 }
 
 /// This core's in-link rows and out-degrees from the whole edge list
@@ -143,13 +165,14 @@ void construct(std::int64_t n, std::uint32_t segment_vertices) {
       ++next_segment;
     }
     if (i > 0 && !starts_segment && dest[i] == dest[i - 1] &&
-        st.run_len.back() < std::numeric_limits<std::uint32_t>::max()) {
+        st.run_len.back() < std::numeric_limits<std::uint32_t>::max() - 3) {
       ++st.run_len.back();
       continue;
     }
     st.run_dest.push_back(dest[i]);
     st.run_len.push_back(1);
   }
+  pad_runs(st.run_len, st.src, static_cast<std::uint32_t>(n));
   std::vector<std::uint32_t>().swap(st.sources);
   std::vector<std::uint64_t>().swap(st.in_offsets);
   st.rank.assign(count, 1.0 / static_cast<double>(n));
@@ -168,7 +191,8 @@ void construct(std::int64_t n, std::uint32_t segment_vertices) {
 /// iteration (the sums) separates the two. The cores of a process are
 /// threads, so one copy serves them all: no per-core copy is made or
 /// allocated per iteration. Sized by run_pull on every process before its
-/// cores start.
+/// cores start: n places and the zero place n that pads the runs (written
+/// by no core).
 template <class T>
 std::vector<T> g_contribution[2];
 
@@ -236,26 +260,21 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
     // The test hook loses core 0's first link in the first iteration.
     const bool drop = corrupt && it == 0 && st.me == 0 && runs > 0;
     for (std::size_t r = 0; r < runs; ++r) {
-      std::uint32_t len = run_len[r];
+      const std::uint32_t len = run_len[r];  // a multiple of 4 (pad_runs)
       const std::uint32_t* s = src;
       src += len;
-      if (drop && r == 0) {
-        ++s;
-        --len;
-      }
       // Four partial sums: four adds in flight, not one chain of them.
       double a0 = 0;
       double a1 = 0;
       double a2 = 0;
       double a3 = 0;
-      std::uint32_t k = 0;
-      for (; k + 3 < len; k += 4) {
+      for (std::uint32_t k = 0; k < len; k += 4) {
         a0 += c[s[k]];
         a1 += c[s[k + 1]];
         a2 += c[s[k + 2]];
         a3 += c[s[k + 3]];
       }
-      for (; k < len; ++k) a0 += c[s[k]];
+      if (drop && r == 0) a0 -= c[s[0]];  // the first link lost
       acc[run_dest[r]] += (a0 + a1) + (a2 + a3);
     }
     // The new ranks, their change, and the next iteration's contributions
@@ -308,9 +327,9 @@ void run_pull(const pagerank_options& o, const pull_options& po, std::int64_t n,
   g_ranks_out = &ranks;
   for (int p = 0; p < 2; ++p) {
     if (single_precision)
-      g_contribution<float>[p].assign(static_cast<std::size_t>(n), 0.0F);
+      g_contribution<float>[p].assign(static_cast<std::size_t>(n) + 1, 0.0F);
     else
-      g_contribution<double>[p].assign(static_cast<std::size_t>(n), 0.0);
+      g_contribution<double>[p].assign(static_cast<std::size_t>(n) + 1, 0.0);
   }
   const auto t_order = std::chrono::steady_clock::now();
   g_position = po.order == "vertex" ? positions_by_id(n) : positions_by_degree(n, edges);
