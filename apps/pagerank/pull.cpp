@@ -10,6 +10,8 @@
 #include <limits>
 #include <span>
 
+#include "common/yield_every.hpp"
+
 namespace shoal_apps::pagerank {
 
 namespace {
@@ -196,25 +198,60 @@ void construct(std::int64_t n, std::uint32_t segment_vertices) {
 template <class T>
 std::vector<T> g_contribution[2];
 
-/// Writes other processes' blocks in `all` (a gathered copy of every
-/// block, in vertex order) to their places in `out`: cores of one process
-/// share the copying, each taking every local_cores()-th remote core's block.
+/// A run of one core's new contributions (vertex order) for the other
+/// processes' copies: one 128-byte channel value.
 template <class T>
-void copy_remote_blocks(const shoal::gathered<T>& all, const block_layout& layout, T* out) {
+struct contribution_block {
+  static constexpr std::uint32_t capacity = (128 - 8) / sizeof(T);
+  std::uint32_t first = 0;   ///< vertex id of values[0]
+  std::uint16_t count = 0;   ///< values used
+  std::uint16_t parity = 0;  ///< the copy they go to
+  T values[capacity] = {};
+};
+static_assert(sizeof(contribution_block<float>) == 128);
+static_assert(sizeof(contribution_block<double>) == 128);
+
+/// Writes a block into its process's copy (the channel's handler; the
+/// receiving core scatters the values to their places).
+template <class T>
+void place_block(const contribution_block<T>& b) {
+  T* out = g_contribution<T>[b.parity].data();
+  const std::uint32_t* place = g_position.data() + b.first;
+  for (std::uint32_t i = 0; i < b.count; ++i) out[place[i]] = b.values[i];
+}
+
+/// Sends this core's block (`values`, its vertices from `first`) into
+/// copy `parity` of every other process (to the core of the same local
+/// index), then ends the channel's phase: every block of every core is in
+/// place when it returns. SPMD.
+template <class T>
+void send_blocks(const shoal::channel<contribution_block<T>>& ch, const T* values,
+                 std::size_t count, std::int64_t first, int parity) {
   const int local = shoal::local_cores();
-  const int first_local = shoal::myrank() * local;
-  for (int c = shoal::mycore() - first_local; c < shoal::cores(); c += local) {
-    if (c >= first_local && c < first_local + local) continue;
-    const std::span<const T> part = all.part(c);
-    const std::uint32_t* place = g_position.data() + layout.first(c);
-    for (std::size_t i = 0; i < part.size(); ++i) out[place[i]] = part[i];
+  const int me = shoal::myrank();
+  const int my_local = shoal::mycore() - me * local;
+  yield_every pacing;
+  for (int k = 1; k < shoal::ranks(); ++k) {
+    const int dest = (me + k) % shoal::ranks() * local + my_local;
+    for (std::size_t i = 0; i < count; i += contribution_block<T>::capacity) {
+      contribution_block<T> b;
+      b.first = static_cast<std::uint32_t>(first + static_cast<std::int64_t>(i));
+      b.count = static_cast<std::uint16_t>(
+          std::min<std::size_t>(contribution_block<T>::capacity, count - i));
+      b.parity = static_cast<std::uint16_t>(parity);
+      std::copy_n(values + i, b.count, b.values);
+      ch.send(dest, b);
+      pacing.tick();
+    }
   }
+  ch.end_phase();
 }
 
 /// The timed iterations, on every core. T: the type contributions are
 /// stored and read as. SPMD.
 template <class T>
-void iterate(double tolerance, int max_iterations, bool corrupt) {
+void iterate(double tolerance, int max_iterations, bool corrupt,
+             const shoal::channel<contribution_block<T>>& ch) {
   pull_state& st = g_pull.local();
   const auto n = static_cast<double>(st.layout.vertices());
   const std::size_t count = st.rank.size();
@@ -241,8 +278,7 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
       if (remote) block[v] = x;
       if (st.out_degree[v] == 0) own_dangling += rank[v];
     }
-    if (remote)
-      copy_remote_blocks(shoal::allgatherv(std::span<const T>(block)), st.layout, c0);
+    if (remote) send_blocks(ch, block.data(), count, st.layout.first(st.me), 0);
   }
   double dangling = sum2({0, own_dangling})[1];
   int it = 0;
@@ -290,9 +326,9 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
       if (remote) block[v] = x;
       if (inverse[v] == 0) sums[1] += r;
     }
-    if (remote)
-      copy_remote_blocks(shoal::allgatherv(std::span<const T>(block)), st.layout, next);
-    // Also the barrier: every block of `next` is written once it returns.
+    if (remote) send_blocks(ch, block.data(), count, st.layout.first(st.me), (it + 1) & 1);
+    // Also the barrier on one process: every block of `next` is written once
+    // it returns (between processes, send_blocks's end_phase is one too).
     const std::array<double, 2> total = sum2(sums);
     ++it;
     l1 = total[0];
@@ -350,12 +386,23 @@ void run_pull(const pagerank_options& o, const pull_options& po, std::int64_t n,
     const double tolerance = o.tolerance;
     const int iterations = o.iterations;
     const bool corrupt = o.corrupt;
+    shoal::channel<contribution_block<float>> floats;
+    shoal::channel<contribution_block<double>> doubles;
+    // Only between processes (the cores of one share the copies).
+    if (shoal::ranks() > 1 && single_precision)
+      floats = shoal::make_channel<contribution_block<float>>(
+          [](const contribution_block<float>& b) { place_block(b); });
+    else if (shoal::ranks() > 1)
+      doubles = shoal::make_channel<contribution_block<double>>(
+          [](const contribution_block<double>& b) { place_block(b); });
     const auto t0 = std::chrono::steady_clock::now();
     if (single_precision)
-      shoal::on_all_cores([=] { iterate<float>(tolerance, iterations, corrupt); });
+      shoal::on_all_cores([=] { iterate<float>(tolerance, iterations, corrupt, floats); });
     else
-      shoal::on_all_cores([=] { iterate<double>(tolerance, iterations, corrupt); });
+      shoal::on_all_cores([=] { iterate<double>(tolerance, iterations, corrupt, doubles); });
     out.time_s = seconds_since(t0);
+    if (floats) floats.close();
+    if (doubles) doubles.close();
     shoal::on_all_cores([] {
       const pull_state& st = g_pull.local();
       shoal::gathered<double> all = shoal::gatherv(std::span<const double>(st.rank), 0);
