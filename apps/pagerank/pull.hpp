@@ -40,8 +40,8 @@
 // place n, a slot of the copies that stays zero: the sum then has no
 // remainder loop, whose trip count (most runs are 1 to 3 links long)
 // mispredicted about once per run; the padding adds about 11% more reads, all
-// of one cached slot (Kronecker scale 20: 8% less CPU time per iteration for
-// pull, bench/results/new_impls.md). 4 bytes per link and padding plus 8 per
+// of one cached slot (Kronecker scale 20, 1 x 2: 6% less CPU time per
+// iteration for pull, about 1% for pull-float; bench/results/new_impls.md). 4 bytes per link and padding plus 8 per
 // run. No message per link
 // travels: the exchange is n values per process and iteration, the work one
 // read per link. The streaming push (`channel`) stays for graphs that arrive
