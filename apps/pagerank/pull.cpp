@@ -350,10 +350,13 @@ void add_pull_options(CLI::App& cmd, pull_options& p) {
       ->capture_default_str();
   cmd.add_option("--segment-kib", p.segment_kib,
                  "--impl pull/pull-float: KiB of contributions per source segment (links "
-                 "summed segment by segment so the reads stay in cache); 0: one segment")
+                 "summed segment by segment so the reads stay in cache); 0: one segment; "
+                 "default 1024 for pull, 512 for pull-float (2^17 sources either way)")
       ->check(CLI::Range(0U, 1U << 20))
-      ->each([&p](const std::string&) { p.given = true; })
-      ->capture_default_str();
+      ->each([&p](const std::string&) {
+        p.given = true;
+        p.segment_given = true;
+      });
 }
 
 void run_pull(const pagerank_options& o, const pull_options& po, std::int64_t n,
@@ -373,10 +376,10 @@ void run_pull(const pagerank_options& o, const pull_options& po, std::int64_t n,
   shoal::run([&] {
     const auto t0 = std::chrono::steady_clock::now();
     // Whole vertices: a segment of 0 KiB is one segment of every source.
+    const std::uint32_t kib = po.segment_given ? po.segment_kib : single_precision ? 512 : 1024;
     const std::uint64_t per_segment =
-        po.segment_kib == 0 ? static_cast<std::uint64_t>(n)
-                            : std::uint64_t{po.segment_kib} * 1024 /
-                                 (single_precision ? sizeof(float) : sizeof(double));
+        kib == 0 ? static_cast<std::uint64_t>(n)
+                 : std::uint64_t{kib} * 1024 / (single_precision ? sizeof(float) : sizeof(double));
     const auto segment_vertices = static_cast<std::uint32_t>(
         std::clamp<std::uint64_t>(per_segment, 1, std::numeric_limits<std::uint32_t>::max()));
     shoal::on_all_cores([n, segment_vertices] { construct(n, segment_vertices); });

@@ -30,8 +30,8 @@
 // block's new contributions to their places once per iteration (n writes
 // per iteration in all, against one read per link); ownership, ranks and
 // the result stay in vertex order.
-// The links are walked in segments of sources (--segment-kib; by default 1 MiB of contributions,
-// inside a core's L2 cache: 2^17 doubles or 2^18 floats), each segment in
+// The links are walked in segments of sources (--segment-kib; by default 2^17 sources: 1 MiB
+// of doubles or 512 KiB of floats, inside a core's L2 cache), each segment in
 // destination order, so the random reads of contributions hit L2 rather than
 // L3 on large graphs. Within a segment the links of one destination form a
 // run summed in registers (four partial sums), then added to the destination
@@ -65,8 +65,12 @@ struct pull_options {
   /// or "vertex" (by vertex id).
   std::string order = "degree";
   /// --segment-kib: KiB of contributions per source segment; 0: one
-  /// segment (every link of a vertex in one run).
+  /// segment (every link of a vertex in one run). Unless given: 1024 for
+  /// doubles, 512 for floats (2^17 sources either way: at scale 20, 1 x 2,
+  /// pull-float ran 1.10x faster with 512 than with 1024, pull 0.96x;
+  /// bench/results/new_impls.md).
   std::uint32_t segment_kib = 1024;
+  bool segment_given = false;  ///< --segment-kib was given
   /// Either flag was given (the other impls refuse them).
   bool given = false;
 };
