@@ -57,7 +57,8 @@
 //
 // --impl pull and pull-float (pull.hpp): each core sums the contributions
 // of its vertices' in-links from a copy of every vertex's contribution
-// gathered once per iteration; no message per link.
+// refreshed once per iteration (between processes on a typed channel); no
+// message per link.
 //
 // --impl sequential runs the same push on one core (rank 0's core 0) over
 // rows of every vertex: the single-core reference rate.

@@ -10,6 +10,8 @@
 #include <limits>
 #include <span>
 
+#include "common/yield_every.hpp"
+
 namespace shoal_apps::pagerank {
 
 namespace {
@@ -26,7 +28,9 @@ struct pull_state {
   /// one after the other, each in destination order: (own destination,
   /// source) pairs.
   std::vector<std::uint32_t> run_dest;  ///< per run: the own destination
-  std::vector<std::uint32_t> run_len;   ///< per run: its links (consecutive in src)
+  /// Per run: its entries in src, a multiple of 4 (links, then the zero
+  /// place n as padding).
+  std::vector<std::uint32_t> run_len;
   std::vector<std::uint32_t> src;
   std::vector<double> rank;
   // Results (identical on every core; read from core 0 of rank 0).
@@ -83,6 +87,26 @@ std::array<double, 2> sum2(const std::array<double, 2>& x) {
   return shoal::allreduce(x, [](const std::array<double, 2>& a, const std::array<double, 2>& b) {
     return std::array<double, 2>{a[0] + b[0], a[1] + b[1]};
   });
+}
+
+/// Pads each run of `src` (lengths `run_len`) to a multiple of 4 entries
+/// with `zero`, the place of the copies' zero slot; run_len then counts
+/// the padded entries.
+void pad_runs(std::vector<std::uint32_t>& run_len, std::vector<std::uint32_t>& src,
+              std::uint32_t zero) {
+  std::uint64_t padded = 0;
+  for (const std::uint32_t len : run_len) padded += (len + 3) / 4 * 4;
+  std::vector<std::uint32_t> out(padded);
+  std::uint64_t from = 0;
+  std::uint64_t to = 0;
+  for (std::uint32_t& len : run_len) {
+    std::copy_n(src.begin() + static_cast<std::ptrdiff_t>(from), len,
+                out.begin() + static_cast<std::ptrdiff_t>(to));
+    from += len;
+    to += len;
+    for (; len % 4 != 0; ++len) out[to++] = zero;
+  }
+  src.swap(out);
 }
 
 /// This core's in-link rows and out-degrees from the whole edge list
@@ -143,13 +167,14 @@ void construct(std::int64_t n, std::uint32_t segment_vertices) {
       ++next_segment;
     }
     if (i > 0 && !starts_segment && dest[i] == dest[i - 1] &&
-        st.run_len.back() < std::numeric_limits<std::uint32_t>::max()) {
+        st.run_len.back() < std::numeric_limits<std::uint32_t>::max() - 3) {
       ++st.run_len.back();
       continue;
     }
     st.run_dest.push_back(dest[i]);
     st.run_len.push_back(1);
   }
+  pad_runs(st.run_len, st.src, static_cast<std::uint32_t>(n));
   std::vector<std::uint32_t>().swap(st.sources);
   std::vector<std::uint64_t>().swap(st.in_offsets);
   st.rank.assign(count, 1.0 / static_cast<double>(n));
@@ -168,29 +193,65 @@ void construct(std::int64_t n, std::uint32_t segment_vertices) {
 /// iteration (the sums) separates the two. The cores of a process are
 /// threads, so one copy serves them all: no per-core copy is made or
 /// allocated per iteration. Sized by run_pull on every process before its
-/// cores start.
+/// cores start: n places and the zero place n that pads the runs (written
+/// by no core).
 template <class T>
 std::vector<T> g_contribution[2];
 
-/// Writes other processes' blocks in `all` (a gathered copy of every
-/// block, in vertex order) to their places in `out`: cores of one process
-/// share the copying, each taking every local_cores()-th remote core's block.
+/// A run of one core's new contributions (vertex order) for the other
+/// processes' copies: one 128-byte channel value.
 template <class T>
-void copy_remote_blocks(const shoal::gathered<T>& all, const block_layout& layout, T* out) {
+struct contribution_block {
+  static constexpr std::uint32_t capacity = (128 - 8) / sizeof(T);
+  std::uint32_t first = 0;   ///< vertex id of values[0]
+  std::uint16_t count = 0;   ///< values used
+  std::uint16_t parity = 0;  ///< the copy they go to
+  T values[capacity] = {};
+};
+static_assert(sizeof(contribution_block<float>) == 128);
+static_assert(sizeof(contribution_block<double>) == 128);
+
+/// Writes a block into its process's copy (the channel's handler; the
+/// receiving core scatters the values to their places).
+template <class T>
+void place_block(const contribution_block<T>& b) {
+  T* out = g_contribution<T>[b.parity].data();
+  const std::uint32_t* place = g_position.data() + b.first;
+  for (std::uint32_t i = 0; i < b.count; ++i) out[place[i]] = b.values[i];
+}
+
+/// Sends this core's block (`values`, its vertices from `first`) into
+/// copy `parity` of every other process (to the core of the same local
+/// index), then ends the channel's phase: every block of every core is in
+/// place when it returns. SPMD.
+template <class T>
+void send_blocks(const shoal::channel<contribution_block<T>>& ch, const T* values,
+                 std::size_t count, std::int64_t first, int parity) {
   const int local = shoal::local_cores();
-  const int first_local = shoal::myrank() * local;
-  for (int c = shoal::mycore() - first_local; c < shoal::cores(); c += local) {
-    if (c >= first_local && c < first_local + local) continue;
-    const std::span<const T> part = all.part(c);
-    const std::uint32_t* place = g_position.data() + layout.first(c);
-    for (std::size_t i = 0; i < part.size(); ++i) out[place[i]] = part[i];
+  const int me = shoal::myrank();
+  const int my_local = shoal::mycore() - me * local;
+  yield_every pacing;
+  for (int k = 1; k < shoal::ranks(); ++k) {
+    const int dest = (me + k) % shoal::ranks() * local + my_local;
+    for (std::size_t i = 0; i < count; i += contribution_block<T>::capacity) {
+      contribution_block<T> b;
+      b.first = static_cast<std::uint32_t>(first + static_cast<std::int64_t>(i));
+      b.count = static_cast<std::uint16_t>(
+          std::min<std::size_t>(contribution_block<T>::capacity, count - i));
+      b.parity = static_cast<std::uint16_t>(parity);
+      std::copy_n(values + i, b.count, b.values);
+      ch.send(dest, b);
+      pacing.tick();
+    }
   }
+  ch.end_phase();
 }
 
 /// The timed iterations, on every core. T: the type contributions are
 /// stored and read as. SPMD.
 template <class T>
-void iterate(double tolerance, int max_iterations, bool corrupt) {
+void iterate(double tolerance, int max_iterations, bool corrupt,
+             const shoal::channel<contribution_block<T>>& ch) {
   pull_state& st = g_pull.local();
   const auto n = static_cast<double>(st.layout.vertices());
   const std::size_t count = st.rank.size();
@@ -217,8 +278,7 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
       if (remote) block[v] = x;
       if (st.out_degree[v] == 0) own_dangling += rank[v];
     }
-    if (remote)
-      copy_remote_blocks(shoal::allgatherv(std::span<const T>(block)), st.layout, c0);
+    if (remote) send_blocks(ch, block.data(), count, st.layout.first(st.me), 0);
   }
   double dangling = sum2({0, own_dangling})[1];
   int it = 0;
@@ -236,26 +296,21 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
     // The test hook loses core 0's first link in the first iteration.
     const bool drop = corrupt && it == 0 && st.me == 0 && runs > 0;
     for (std::size_t r = 0; r < runs; ++r) {
-      std::uint32_t len = run_len[r];
+      const std::uint32_t len = run_len[r];  // a multiple of 4 (pad_runs)
       const std::uint32_t* s = src;
       src += len;
-      if (drop && r == 0) {
-        ++s;
-        --len;
-      }
       // Four partial sums: four adds in flight, not one chain of them.
       double a0 = 0;
       double a1 = 0;
       double a2 = 0;
       double a3 = 0;
-      std::uint32_t k = 0;
-      for (; k + 3 < len; k += 4) {
+      for (std::uint32_t k = 0; k < len; k += 4) {
         a0 += c[s[k]];
         a1 += c[s[k + 1]];
         a2 += c[s[k + 2]];
         a3 += c[s[k + 3]];
       }
-      for (; k < len; ++k) a0 += c[s[k]];
+      if (drop && r == 0) a0 -= c[s[0]];  // the first link lost
       acc[run_dest[r]] += (a0 + a1) + (a2 + a3);
     }
     // The new ranks, their change, and the next iteration's contributions
@@ -271,9 +326,9 @@ void iterate(double tolerance, int max_iterations, bool corrupt) {
       if (remote) block[v] = x;
       if (inverse[v] == 0) sums[1] += r;
     }
-    if (remote)
-      copy_remote_blocks(shoal::allgatherv(std::span<const T>(block)), st.layout, next);
-    // Also the barrier: every block of `next` is written once it returns.
+    if (remote) send_blocks(ch, block.data(), count, st.layout.first(st.me), (it + 1) & 1);
+    // Also the barrier on one process: every block of `next` is written once
+    // it returns (between processes, send_blocks's end_phase is one too).
     const std::array<double, 2> total = sum2(sums);
     ++it;
     l1 = total[0];
@@ -295,10 +350,13 @@ void add_pull_options(CLI::App& cmd, pull_options& p) {
       ->capture_default_str();
   cmd.add_option("--segment-kib", p.segment_kib,
                  "--impl pull/pull-float: KiB of contributions per source segment (links "
-                 "summed segment by segment so the reads stay in cache); 0: one segment")
+                 "summed segment by segment so the reads stay in cache); 0: one segment; "
+                 "default 1024 for pull, 512 for pull-float (2^17 sources either way)")
       ->check(CLI::Range(0U, 1U << 20))
-      ->each([&p](const std::string&) { p.given = true; })
-      ->capture_default_str();
+      ->each([&p](const std::string&) {
+        p.given = true;
+        p.segment_given = true;
+      });
 }
 
 void run_pull(const pagerank_options& o, const pull_options& po, std::int64_t n,
@@ -308,9 +366,9 @@ void run_pull(const pagerank_options& o, const pull_options& po, std::int64_t n,
   g_ranks_out = &ranks;
   for (int p = 0; p < 2; ++p) {
     if (single_precision)
-      g_contribution<float>[p].assign(static_cast<std::size_t>(n), 0.0F);
+      g_contribution<float>[p].assign(static_cast<std::size_t>(n) + 1, 0.0F);
     else
-      g_contribution<double>[p].assign(static_cast<std::size_t>(n), 0.0);
+      g_contribution<double>[p].assign(static_cast<std::size_t>(n) + 1, 0.0);
   }
   const auto t_order = std::chrono::steady_clock::now();
   g_position = po.order == "vertex" ? positions_by_id(n) : positions_by_degree(n, edges);
@@ -318,10 +376,10 @@ void run_pull(const pagerank_options& o, const pull_options& po, std::int64_t n,
   shoal::run([&] {
     const auto t0 = std::chrono::steady_clock::now();
     // Whole vertices: a segment of 0 KiB is one segment of every source.
+    const std::uint32_t kib = po.segment_given ? po.segment_kib : single_precision ? 512 : 1024;
     const std::uint64_t per_segment =
-        po.segment_kib == 0 ? static_cast<std::uint64_t>(n)
-                            : std::uint64_t{po.segment_kib} * 1024 /
-                                 (single_precision ? sizeof(float) : sizeof(double));
+        kib == 0 ? static_cast<std::uint64_t>(n)
+                 : std::uint64_t{kib} * 1024 / (single_precision ? sizeof(float) : sizeof(double));
     const auto segment_vertices = static_cast<std::uint32_t>(
         std::clamp<std::uint64_t>(per_segment, 1, std::numeric_limits<std::uint32_t>::max()));
     shoal::on_all_cores([n, segment_vertices] { construct(n, segment_vertices); });
@@ -331,12 +389,23 @@ void run_pull(const pagerank_options& o, const pull_options& po, std::int64_t n,
     const double tolerance = o.tolerance;
     const int iterations = o.iterations;
     const bool corrupt = o.corrupt;
+    shoal::channel<contribution_block<float>> floats;
+    shoal::channel<contribution_block<double>> doubles;
+    // Only between processes (the cores of one share the copies).
+    if (shoal::ranks() > 1 && single_precision)
+      floats = shoal::make_channel<contribution_block<float>>(
+          [](const contribution_block<float>& b) { place_block(b); });
+    else if (shoal::ranks() > 1)
+      doubles = shoal::make_channel<contribution_block<double>>(
+          [](const contribution_block<double>& b) { place_block(b); });
     const auto t0 = std::chrono::steady_clock::now();
     if (single_precision)
-      shoal::on_all_cores([=] { iterate<float>(tolerance, iterations, corrupt); });
+      shoal::on_all_cores([=] { iterate<float>(tolerance, iterations, corrupt, floats); });
     else
-      shoal::on_all_cores([=] { iterate<double>(tolerance, iterations, corrupt); });
+      shoal::on_all_cores([=] { iterate<double>(tolerance, iterations, corrupt, doubles); });
     out.time_s = seconds_since(t0);
+    if (floats) floats.close();
+    if (doubles) doubles.close();
     shoal::on_all_cores([] {
       const pull_state& st = g_pull.local();
       shoal::gathered<double> all = shoal::gatherv(std::span<const double>(st.rank), 0);

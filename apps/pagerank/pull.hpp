@@ -16,7 +16,13 @@
 // barrier after which every block is in place. The cores of a process are
 // threads and share the copies: nothing is copied per core and nothing is
 // allocated per iteration. Between processes, every core's block also
-// travels by shoal::allgatherv into the other processes' copies.
+// travels into the other processes' copies on a typed channel, in 128-byte
+// values (30 floats or 15 doubles and their first vertex), one core of each
+// other process receiving it and writing the values to their places; the
+// channel's end_phase ends the exchange. shoal::allgatherv did this before
+// (2 x 1, scale 18: the channel about 1.35x its rate; the collective moves
+// the blocks up and down a tree as 224-byte closures, all of them through
+// rank 0).
 // The copies hold the contributions in order of decreasing out-degree
 // (ties by vertex id; every process computes the same order from the edge
 // list), not by vertex id: the hubs of a Kronecker graph, which most links
@@ -24,13 +30,19 @@
 // block's new contributions to their places once per iteration (n writes
 // per iteration in all, against one read per link); ownership, ranks and
 // the result stay in vertex order.
-// The links are walked in segments of sources (--segment-kib; by default 1 MiB of contributions,
-// inside a core's L2 cache: 2^17 doubles or 2^18 floats), each segment in
+// The links are walked in segments of sources (--segment-kib; by default 2^17 sources: 1 MiB
+// of doubles or 512 KiB of floats, inside a core's L2 cache), each segment in
 // destination order, so the random reads of contributions hit L2 rather than
 // L3 on large graphs. Within a segment the links of one destination form a
 // run summed in registers (four partial sums), then added to the destination
 // once: an accumulator in memory would chain every add of a row through a
-// store and a load. 4 bytes per link plus 8 per run. No message per link
+// store and a load. Each run is padded to a multiple of four links with the
+// place n, a slot of the copies that stays zero: the sum then has no
+// remainder loop, whose trip count (most runs are 1 to 3 links long)
+// mispredicted about once per run; the padding adds about 11% more reads, all
+// of one cached slot (Kronecker scale 20, 1 x 2: 6% less CPU time per
+// iteration for pull, about 1% for pull-float; bench/results/new_impls.md). 4 bytes per link and padding plus 8 per
+// run. No message per link
 // travels: the exchange is n values per process and iteration, the work one
 // read per link. The streaming push (`channel`) stays for graphs that arrive
 // as a stream of increments (Grappa's case) or that do not fit a
@@ -53,8 +65,12 @@ struct pull_options {
   /// or "vertex" (by vertex id).
   std::string order = "degree";
   /// --segment-kib: KiB of contributions per source segment; 0: one
-  /// segment (every link of a vertex in one run).
+  /// segment (every link of a vertex in one run). Unless given: 1024 for
+  /// doubles, 512 for floats (2^17 sources either way: at scale 20, 1 x 2,
+  /// pull-float ran 1.10x faster with 512 than with 1024, pull 0.96x;
+  /// bench/results/new_impls.md).
   std::uint32_t segment_kib = 1024;
+  bool segment_given = false;  ///< --segment-kib was given
   /// Either flag was given (the other impls refuse them).
   bool given = false;
 };
