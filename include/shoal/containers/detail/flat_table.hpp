@@ -115,6 +115,13 @@ class flat_table {
   /// table_only runs such a loop per core.)
   template <class KeyAt, class F>
   void update_each(const KeyAt& key, std::uint32_t count, const F& f) {
+    upsert_each(key, count, [&f](std::uint32_t, V& v, bool) { f(v); });
+  }
+  /// update_each's loop with f(i, value, fresh): fresh when key(i) was
+  /// missing (its value just made, V{}); the keyed containers' runs of
+  /// insert and reduce records (keyed.hpp) give each key its own operand.
+  template <class KeyAt, class F>
+  void upsert_each(const KeyAt& key, std::uint32_t count, const F& f) {
     if (count == 0) return;
     while (size_ + count > grow_at_) grow();
     unsigned char* const used = used_.get();
@@ -122,17 +129,18 @@ class flat_table {
     const std::size_t mask = mask_;
     const unsigned shift = shift_;
     auto home_of = [shift](const K& k) { return home_at(k, shift); };
-    auto apply = [&](const K& k, std::size_t j) {
+    auto apply = [&](std::uint32_t i, const K& k, std::size_t j) {
       for (;; j = (j + 1) & mask) {
         if (used[j] == 0) {
           used[j] = 1;
           slots[j] = value_type(k, V());
           ++size_;
-          break;
+          f(i, slots[j].second, true);
+          return;
         }
         if (Eq{}(slots[j].first, k)) break;
       }
-      f(slots[j].second);
+      f(i, slots[j].second, false);
     };
     constexpr std::uint32_t ahead = 16;
     std::size_t homes[ahead];
@@ -149,9 +157,9 @@ class flat_table {
       const std::size_t next = home_of(key(i + ahead));
       homes[i % ahead] = next;
       fetch(slots, used, next);
-      apply(key(i), j);
+      apply(i, key(i), j);
     }
-    for (; i < count; ++i) apply(key(i), homes[i % ahead]);
+    for (; i < count; ++i) apply(i, key(i), homes[i % ahead]);
   }
   /// Asks for k's home slot to be brought into cache (a batch's loop calls
   /// it a few keys ahead: a table larger than the cache otherwise waits on

@@ -35,6 +35,10 @@ template <class Table>
 struct part {
   Table table{};
   bool busy = false;
+  /// The core's own operations on this part go through its aggregation
+  /// buffer, like remote ones (keyed.hpp: once the part is large; until
+  /// clear(), so that they stay in one stream, in call order).
+  bool self_batched = false;
   std::vector<char> deferred;  // [u32 n][n bytes] records, in arrival order
   std::uint64_t deferred_records = 0;
 };
@@ -76,6 +80,82 @@ void apply_record(std::uint64_t id, part_of<C>& p, byte_reader& r) {
                                 r.left()));
 }
 
+/// Whether container C applies runs of records (C::record_runs true):
+/// consecutive records with the same header (length and operation) are
+/// handed to the operation together, which may apply the whole run in one
+/// loop (keyed.hpp's insert and reduce on flat tables: prefetched, the
+/// table grown once). The operation's reader then holds the first record's
+/// operands followed by the rest of the run, each with its header
+/// ([u32 n][i32 op][operands]); the operation reads either its record's
+/// operands alone or the whole run.
+template <class C, class = void>
+struct runs_records : std::false_type {};
+template <class C>
+struct runs_records<C, std::void_t<decltype(C::record_runs)>>
+    : std::bool_constant<C::record_runs> {};
+
+template <class C>
+[[noreturn, gnu::cold, gnu::noinline]] void fatal_record_overrun(std::uint64_t id, std::uint32_t i,
+                                                                 std::uint32_t count) {
+  fatal_container(C::kind, id,
+                  fmt::format("an operation record overruns its batch (record {} of {})", i, count));
+}
+
+/// Applies `count` records ([u32 n][i32 op][operands], within [data,
+/// limit); or up to limit, where count is larger) to p's table by runs
+/// (runs_records). Checks what apply_record
+/// checks: each record inside the batch, each operation reading its
+/// record exactly (or its whole run).
+template <class C>
+void apply_runs(std::uint64_t id, part_of<C>& p, const char* data, const char* limit,
+                std::uint32_t count) {
+  using table_type = typename C::table_type;
+  const char* at = data;
+  std::uint32_t i = 0;
+  while (i < count && at != limit) {
+    std::uint64_t head;
+    if (limit - at < 8) [[unlikely]]
+      fatal_record_overrun<C>(id, i, count);
+    std::memcpy(&head, at, 8);
+    const auto n = static_cast<std::uint32_t>(head);
+    const std::size_t stride = std::size_t{4} + n;
+    if (n < 4 || static_cast<std::size_t>(limit - at) < stride) [[unlikely]]
+      fatal_record_overrun<C>(id, i, count);
+    // The run: the records after this one with the same header.
+    const char* end = at + stride;
+    std::uint32_t k = 1;
+    while (i + k < count && static_cast<std::size_t>(limit - end) >= stride &&
+           std::memcmp(end, &head, 8) == 0) {
+      end += stride;
+      ++k;
+    }
+    const auto fn =
+        from_op_id<void(table_type&, byte_reader&)>(static_cast<std::int32_t>(head >> 32));
+    // Each call applies the run's first record left, or all of them.
+    while (k != 0) {
+      byte_reader r(at + 8, end);
+      try {
+        fn(p.table, r);
+      } catch (const std::bad_alloc&) {
+        fatal_out_of_memory<C>(id, C::elements(p.table));
+      }
+      if (r.left() == 0) {
+        i += k;
+        at = end;
+        break;
+      }
+      if (r.position() != at + stride) [[unlikely]]
+        fatal_container(C::kind, id,
+                        fmt::format("an operation's record had {} bytes left unread (a "
+                                    "serializer's write() and read() disagree)",
+                                    at + stride - r.position()));
+      ++i;
+      --k;
+      at += stride;
+    }
+  }
+}
+
 /// Marks the part busy for the caller's scope; on leaving, applies what was
 /// deferred meanwhile (still busy while it does, since those operations may
 /// run user code too), then clears the mark.
@@ -90,6 +170,11 @@ class busy_scope {
     while (!p_.deferred.empty()) {
       std::vector<char> records;
       records.swap(p_.deferred);
+      if constexpr (runs_records<C>::value) {
+        apply_runs<C>(id_, p_, records.data(), records.data() + records.size(),
+                      ~std::uint32_t{0});
+        continue;
+      }
       for (const char* at = records.data(); at < records.data() + records.size();) {
         std::uint32_t n;
         std::memcpy(&n, at, 4);
@@ -160,7 +245,9 @@ void receive_batch(std::uint64_t id, part_of<C>& p, const char* data, std::uint3
     return;
   }
   busy_scope<C> busy(id, p);
-  if constexpr (prefetches_batches<C>::value) {
+  if constexpr (runs_records<C>::value) {
+    apply_runs<C>(id, p, data, data + detail::tls_aggregator->capacity(), count);
+  } else if constexpr (prefetches_batches<C>::value) {
     typename C::record_prefetcher ahead(p.table, data, count);
     detail::deliver_records(
         [id, &p, &ahead](byte_reader& r) {
