@@ -12,6 +12,7 @@
 #include "shoal/containers/set.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <new>
@@ -224,6 +225,71 @@ TEST(containers, OperationsArrivingDuringForAllWaitForIt) {
   });
   EXPECT_EQ(seen_during, 0);  // the part did not change under the iteration
   EXPECT_EQ(size_after, 64U + 400U);
+}
+
+// A part past 2^15 elements: the core's own operations go through its own
+// buffer, and runs of reduce records arrive while its for_all holds the
+// part (its own, made from the body, and core 1's): all are queued, none
+// changes a value under the iteration, and each is applied once after it.
+TEST(containers, LargePartQueuesOwnAndRemoteRunsDuringForAll) {
+  struct plus {
+    std::int64_t operator()(std::int64_t a, std::int64_t b) const { return a + b; }
+  };
+  static std::atomic<int> stage{0};  // 1: core 0 is inside; 2: core 1 has sent
+  static std::int64_t changed = -1;
+  static std::uint64_t deferred = 0;
+  static std::int64_t wrong_after = -1;
+  static std::size_t local = 0;
+  stage = 0;
+  shoal_test::run_checked(make_config(2), [] {
+    using map_t = shoal::map<std::uint64_t, std::int64_t>;
+    auto m = map_t::create();
+    shoal::on_all_cores([m] {
+      const int me = shoal::mycore();
+      constexpr std::uint64_t n = 80000;
+      if (me == 0)
+        for (std::uint64_t k = 0; k < n; ++k)
+          if (m.owner(k) == 0) m.async_insert(k, 0);
+      shoal::barrier();
+      if (me == 0) {
+        std::int64_t seen = 0;
+        bool first = true;
+        m.for_all([&](const std::uint64_t&, std::int64_t& v) {
+          seen += v != 0 ? 1 : 0;
+          if (!first) return;
+          first = false;
+          stage = 1;
+          for (std::uint64_t k = 0; k < n; ++k)
+            if (m.owner(k) == 0) m.async_reduce(k, 1, plus{});
+          shoal::flush();
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+          while (stage != 2 && std::chrono::steady_clock::now() < deadline) shoal::yield();
+          for (int i = 0; i < 100; ++i) shoal::yield();  // core 1's last batches arrive
+        });
+        changed = seen;
+        deferred = m.my_part().deferred_records;
+        local = m.local_size();
+      } else {
+        while (stage != 1) shoal::yield();
+        for (std::uint64_t k = 0; k < n; ++k)
+          if (m.owner(k) == 0) m.async_reduce(k, 1, plus{});
+        shoal::flush();
+        stage = 2;
+      }
+      shoal::barrier();
+      if (me == 0) {
+        std::int64_t wrong = 0;
+        m.for_all([&](const std::uint64_t&, std::int64_t& v) { wrong += v != 2 ? 1 : 0; });
+        wrong_after = wrong;
+      }
+      shoal::barrier();
+    });
+    m.destroy();
+  });
+  EXPECT_GT(local, std::size_t{1} << 15);  // large: own operations were batched
+  EXPECT_EQ(changed, 0);                    // nothing changed under the iteration
+  EXPECT_GT(deferred, 0U);                  // they took the deferral path
+  EXPECT_EQ(wrong_after, 0);                // each applied once, afterwards
 }
 
 // The array's batch loop applies runs of same-kind records in one call;
