@@ -287,9 +287,9 @@ TEST(containers, LargePartQueuesOwnAndRemoteRunsDuringForAll) {
     m.destroy();
   });
   EXPECT_GT(local, std::size_t{1} << 15);  // large: own operations were batched
-  EXPECT_EQ(changed, 0);                    // nothing changed under the iteration
-  EXPECT_GT(deferred, 0U);                  // they took the deferral path
-  EXPECT_EQ(wrong_after, 0);                // each applied once, afterwards
+  EXPECT_EQ(changed, 0);                   // nothing changed under the iteration
+  EXPECT_GT(deferred, 0U);                 // they took the deferral path
+  EXPECT_EQ(wrong_after, 0);               // each applied once, afterwards
 }
 
 // The array's batch loop applies runs of same-kind records in one call;

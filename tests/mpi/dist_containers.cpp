@@ -310,8 +310,8 @@ template <class Map, class KeyOf>
 void check_large_map_order(KeyOf key_of_index) {
   auto m = Map::create();
   shoal::on_all_cores([m, key_of_index] {  // (no pointer: the closure travels to every process)
-    const char* name = std::is_same_v<typename Map::key_type, pair_key> ? "map<pair_key>"
-                                                                         : "map<uint64_t>";
+    const char* name =
+        std::is_same_v<typename Map::key_type, pair_key> ? "map<pair_key>" : "map<uint64_t>";
     const auto me = static_cast<std::uint64_t>(shoal::mycore());
     const auto p = static_cast<std::uint64_t>(shoal::cores());
     constexpr std::uint64_t n = 36000;  // keys made by each core
@@ -357,10 +357,9 @@ TEST(dist_containers, LargeMapsApplyEachCoresOperationsInOrder) {
   shoal_dist::run_job([] {
     check_large_map_order<shoal::map<std::uint64_t, std::int64_t>>(
         [](std::uint64_t j) { return j; });
-    check_large_map_order<shoal::map<pair_key, std::int64_t, pair_key_hash>>(
-        [](std::uint64_t j) {
-          return pair_key{static_cast<std::uint32_t>(j >> 32), static_cast<std::uint32_t>(j)};
-        });
+    check_large_map_order<shoal::map<pair_key, std::int64_t, pair_key_hash>>([](std::uint64_t j) {
+      return pair_key{static_cast<std::uint32_t>(j >> 32), static_cast<std::uint32_t>(j)};
+    });
   });
   EXPECT_EQ(g_failures.load(), 0);
 }

@@ -424,29 +424,32 @@ class keyed {
     std::memcpy(&n, base - 8, 4);
     {
       byte_reader first(base, base + left);
-      (void)serializer<K>::read(first);
-      (void)serializer<V>::read(first);
+      [[maybe_unused]] const K k0 = serializer<K>::read(first);
+      [[maybe_unused]] const V v0 = serializer<V>::read(first);
       const auto body = static_cast<std::size_t>(first.position() - base);
       const std::size_t stride = body + 8;
       if (body + 4 == n && (left + 8) % stride == 0) [[likely]] {
         const auto count = static_cast<std::uint32_t>((left + 8) / stride);
         if constexpr (raw_operands) {
-          // The operands as the built-in serializer writes them: their bytes.
-          t.upsert_each(
-              [base](std::uint32_t i) {
-                K k;
-                std::memcpy(&k, base + std::size_t{i} * (sizeof(K) + sizeof(V) + 8), sizeof(K));
-                return k;
-              },
-              count,
-              [base, &f](std::uint32_t i, V& slot, bool fresh) {
-                V v;
-                std::memcpy(&v, base + std::size_t{i} * (sizeof(K) + sizeof(V) + 8) + sizeof(K),
-                            sizeof(V));
-                f(slot, fresh, v);
-              });
-          (void)r.skip(left, "a run of records");
-          return;
+          if (body == sizeof(K) + sizeof(V) && std::memcmp(&k0, base, sizeof(K)) == 0 &&
+              std::memcmp(&v0, base + sizeof(K), sizeof(V)) == 0) [[likely]] {
+            // The operands as the built-in serializer writes them: their bytes.
+            t.upsert_each(
+                [base](std::uint32_t i) {
+                  K k;
+                  std::memcpy(&k, base + std::size_t{i} * (sizeof(K) + sizeof(V) + 8), sizeof(K));
+                  return k;
+                },
+                count,
+                [base, &f](std::uint32_t i, V& slot, bool fresh) {
+                  V v;
+                  std::memcpy(&v, base + std::size_t{i} * (sizeof(K) + sizeof(V) + 8) + sizeof(K),
+                              sizeof(V));
+                  f(slot, fresh, v);
+                });
+            (void)r.skip(left, "a run of records");
+            return;
+          }
         }
         auto rec = [base, body, stride](std::uint32_t i) {
           const char* at = base + std::size_t{i} * stride;
@@ -475,14 +478,18 @@ class keyed {
     auto [it, fresh] = t.try_emplace(k);
     f(it->second, fresh, v);
   }
-  /// Keys and values that travel as their bytes (arithmetic and
-  /// enumeration types whose serializer's size is sizeof, as the built-in
-  /// one's), read from a run by memcpy; other flat-table types go through
-  /// their serializer per record (one call per read: 172 against ~300
-  /// instructions per operation, map_u64_reduce at 2 x 1, callgrind).
+  /// Keys and values that travel as their bytes, read from a run by
+  /// memcpy: trivially copyable types whose serializer's size() is the
+  /// constant sizeof (the built-in serializer's), and whose first record
+  /// of each run reads back as its bytes (apply_run checks). Others go
+  /// through their serializer per record (a call per read, not inlined:
+  /// ~300 against 172 instructions per operation, map_u64_reduce at 2 x 1,
+  /// callgrind).
   template <class T>
   static constexpr bool travels_as_bytes() {
-    if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+    if constexpr (requires {
+                    typename std::integral_constant<std::size_t, serializer<T>::size(T{})>;
+                  }) {
       return serializer<T>::size(T{}) == sizeof(T);
     } else {
       return false;
@@ -490,9 +497,10 @@ class keyed {
   }
   static constexpr bool raw_operands = travels_as_bytes<K>() && travels_as_bytes<V>();
   [[noreturn, gnu::cold, gnu::noinline]] static void fatal_unread(std::size_t left) {
-    detail::fatal_user(fmt::format("{}: an operation's record had {} bytes left unread (a "
-                                   "serializer's write() and read() disagree)",
-                                   kind, left));
+    detail::fatal_user(
+        fmt::format("{}: an operation's record had {} bytes left unread (a "
+                    "serializer's write() and read() disagree)",
+                    kind, left));
   }
 
   /// (string_hash's value is mixed already: its top bits are used as they are.)

@@ -91,14 +91,15 @@ void apply_record(std::uint64_t id, part_of<C>& p, byte_reader& r) {
 template <class C, class = void>
 struct runs_records : std::false_type {};
 template <class C>
-struct runs_records<C, std::void_t<decltype(C::record_runs)>>
-    : std::bool_constant<C::record_runs> {};
+struct runs_records<C, std::void_t<decltype(C::record_runs)>> : std::bool_constant<C::record_runs> {
+};
 
 template <class C>
 [[noreturn, gnu::cold, gnu::noinline]] void fatal_record_overrun(std::uint64_t id, std::uint32_t i,
                                                                  std::uint32_t count) {
-  fatal_container(C::kind, id,
-                  fmt::format("an operation record overruns its batch (record {} of {})", i, count));
+  fatal_container(
+      C::kind, id,
+      fmt::format("an operation record overruns its batch (record {} of {})", i, count));
 }
 
 /// Applies `count` records ([u32 n][i32 op][operands], within [data,
@@ -171,8 +172,7 @@ class busy_scope {
       std::vector<char> records;
       records.swap(p_.deferred);
       if constexpr (runs_records<C>::value) {
-        apply_runs<C>(id_, p_, records.data(), records.data() + records.size(),
-                      ~std::uint32_t{0});
+        apply_runs<C>(id_, p_, records.data(), records.data() + records.size(), ~std::uint32_t{0});
         continue;
       }
       for (const char* at = records.data(); at < records.data() + records.size();) {
