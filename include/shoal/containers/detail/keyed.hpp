@@ -430,45 +430,22 @@ class keyed {
       const std::size_t stride = body + 8;
       if (body + 4 == n && (left + 8) % stride == 0) [[likely]] {
         const auto count = static_cast<std::uint32_t>((left + 8) / stride);
-        if constexpr (raw_operands) {
-          if (body == sizeof(K) + sizeof(V) && std::memcmp(&k0, base, sizeof(K)) == 0 &&
-              std::memcmp(&v0, base + sizeof(K), sizeof(V)) == 0) [[likely]] {
-            // The operands as the built-in serializer writes them: their bytes.
-            t.upsert_each(
-                [base](std::uint32_t i) {
-                  K k;
-                  std::memcpy(&k, base + std::size_t{i} * (sizeof(K) + sizeof(V) + 8), sizeof(K));
-                  return k;
-                },
-                count,
-                [base, &f](std::uint32_t i, V& slot, bool fresh) {
-                  V v;
-                  std::memcpy(&v, base + std::size_t{i} * (sizeof(K) + sizeof(V) + 8) + sizeof(K),
-                              sizeof(V));
-                  f(slot, fresh, v);
-                });
-            (void)r.skip(left, "a run of records");
-            return;
+        bool raw = false;
+        if constexpr (raw_operands)
+          raw = body == sizeof(K) + sizeof(V) && std::memcmp(&k0, base, sizeof(K)) == 0 &&
+                std::memcmp(&v0, base + sizeof(K), sizeof(V)) == 0;
+        // In chunks: upsert_each makes room for every key of its batch
+        // first, and a long run (records deferred behind a for_all) on few
+        // distinct keys must not grow the table by its length.
+        for (std::uint32_t from = 0; from < count; from += run_chunk) {
+          const char* const at = base + std::size_t{from} * stride;
+          const std::uint32_t m = std::min(run_chunk, count - from);
+          if (raw) {
+            apply_raw_chunk(t, at, m, f);
+          } else {
+            apply_chunk(t, at, body, m, f);
           }
         }
-        auto rec = [base, body, stride](std::uint32_t i) {
-          const char* at = base + std::size_t{i} * stride;
-          return byte_reader(at, at + body);
-        };
-        t.upsert_each(
-            [&rec](std::uint32_t i) {
-              byte_reader q = rec(i);
-              return serializer<K>::read(q);
-            },
-            count,
-            [&rec, &f](std::uint32_t i, V& slot, bool fresh) {
-              byte_reader q = rec(i);
-              (void)serializer<K>::read(q);
-              const V v = serializer<V>::read(q);
-              if (q.left() != 0) [[unlikely]]
-                fatal_unread(q.left());
-              f(slot, fresh, v);
-            });
         (void)r.skip(left, "a run of records");
         return;
       }
@@ -477,6 +454,49 @@ class keyed {
     const V v = serializer<V>::read(r);
     auto [it, fresh] = t.try_emplace(k);
     f(it->second, fresh, v);
+  }
+  /// Records per upsert_each call of a run (an aggregation buffer's run
+  /// of 8-byte keys and values: ~600).
+  static constexpr std::uint32_t run_chunk = 1024;
+  /// `m` records from `at`, their operands as their bytes (raw_operands).
+  template <class F>
+  static void apply_raw_chunk(table_type& t, const char* at, std::uint32_t m, const F& f) {
+    constexpr std::size_t stride = sizeof(K) + sizeof(V) + 8;
+    t.upsert_each(
+        [at](std::uint32_t i) {
+          K k;
+          std::memcpy(&k, at + std::size_t{i} * stride, sizeof(K));
+          return k;
+        },
+        m,
+        [at, &f](std::uint32_t i, V& slot, bool fresh) {
+          V v;
+          std::memcpy(&v, at + std::size_t{i} * stride + sizeof(K), sizeof(V));
+          f(slot, fresh, v);
+        });
+  }
+  /// `m` records from `at`, each read by the serializers.
+  template <class F>
+  static void apply_chunk(table_type& t, const char* at, std::size_t body, std::uint32_t m,
+                          const F& f) {
+    auto rec = [at, body](std::uint32_t i) {
+      const char* p = at + std::size_t{i} * (body + 8);
+      return byte_reader(p, p + body);
+    };
+    t.upsert_each(
+        [&rec](std::uint32_t i) {
+          byte_reader q = rec(i);
+          return serializer<K>::read(q);
+        },
+        m,
+        [&rec, &f](std::uint32_t i, V& slot, bool fresh) {
+          byte_reader q = rec(i);
+          (void)serializer<K>::read(q);
+          const V v = serializer<V>::read(q);
+          if (q.left() != 0) [[unlikely]]
+            fatal_unread(q.left());
+          f(slot, fresh, v);
+        });
   }
   /// Keys and values that travel as their bytes, read from a run by
   /// memcpy: trivially copyable types whose serializer's size() is the
