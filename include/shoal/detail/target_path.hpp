@@ -48,15 +48,16 @@ struct route_origin {
   int per = g_info.local_cores;
 };
 
-/// The core a value for core `owner` goes to next from process `at.rank`.
-template <class Route>
+/// The core a value for core `owner` goes to next from process `at.rank`;
+/// `OneCore`: the caller knows at.per == 1 (no division).
+template <bool OneCore = false, class Route>
 [[gnu::always_inline]] inline int next_core(const Route& route, int owner,
                                             const route_origin& at) {
   if constexpr (std::same_as<Route, direct_routing>) {
     return owner;  // straight to the owner, whichever process it is on
   }
-  const int per = at.per;
-  const int dest = per == 1 ? owner : owner / per;
+  const int per = OneCore ? 1 : at.per;
+  const int dest = owner / per;
   if (dest == at.rank) return owner;
   const int next = route.next_rank(at.rank, dest, at.ranks);
   if (next == dest) return owner;
@@ -67,7 +68,6 @@ template <class Route>
       fatal_route("a user-defined", at.rank, dest, next);
     }
   }
-  if (per == 1) return next;
   return next * per + owner % per;  // the core of the owner's local index there
 }
 /// The core a value for core `owner` goes to next from this process.
@@ -171,9 +171,17 @@ struct target_receiver {
       }
       break;
     }
-    if (i < n) forward_rest(records + i, n - i);
+    if (i < n) {
+      if (g_info.local_cores == 1) {
+        forward_rest<true>(records + i, n - i);
+      } else {
+        forward_rest<false>(records + i, n - i);
+      }
+    }
   }
-  /// deliver_run from records[0], which is to be forwarded, on.
+  /// deliver_run from records[0], which is to be forwarded, on; `OneCore`:
+  /// one core per process.
+  template <bool OneCore>
   [[gnu::noinline]] void forward_rest(const target_record<T>* records, std::uint32_t n) const {
     // Read before anything is staged: staging may suspend, and other
     // batches may be delivered meanwhile.
@@ -200,7 +208,7 @@ struct target_receiver {
       // Counted as it goes: once a batch's last value is handled the
       // channel may close, and its counters with it.
       if (cache != nullptr) cache->count_forwards(1);
-      const int next = next_core(route, owner, at);
+      const int next = next_core<OneCore>(route, owner, at);
       if constexpr (std::same_as<R, reduction::none>) {
         stage_plain(id, bound, next, r);  // nothing to fold into: no cache test
       } else {
