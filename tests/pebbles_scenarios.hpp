@@ -98,12 +98,14 @@ struct placed {
 /// distribution says, exactly once per sending core.
 /// With a routing (routing.hpp), values between processes take its hops.
 template <class Job, class Route = shoal::direct_routing>
-void check_sums(Job job, int cores, kind k, bool short_circuit = true, Route route = {}) {
+void check_sums(Job job, int cores, kind k, bool short_circuit = true, Route route = {},
+                std::uint32_t max_in_flight = 0) {
   const u64 n = 997;  // prime: blocks and cycles do not divide it
-  job([n, k, short_circuit, route] {
+  job([n, k, short_circuit, route, max_in_flight] {
     const any_distribution d{k, n, shoal::cores()};
-    auto ch = shoal::make_target_channel<i64>(d, placed{d}, {.short_circuit = short_circuit},
-                                              shoal::reduction::none{}, route);
+    auto ch = shoal::make_target_channel<i64>(
+        d, placed{d}, {.max_in_flight = max_in_flight, .short_circuit = short_circuit},
+        shoal::reduction::none{}, route);
     shoal::on_all_cores([ch, n] {
       for (u64 t = 0; t < n; ++t) ch.send(t, static_cast<i64>(t + 1));
       ch.end_phase();

@@ -226,7 +226,11 @@ channel<T> open_typed_channel(const H& handler, const channel_options& options,
     // Values sit at multiples of sizeof(T) from a 64-byte aligned start,
     // so each is suitably aligned for T.
     const T* values = std::launder(reinterpret_cast<const T*>(data));
-    for (std::uint32_t i = 0; i < count; ++i) h(values[i]);
+    if constexpr (requires { h.deliver_run(values, count); }) {
+      h.deliver_run(values, count);  // a receiver that takes the batch whole
+    } else {
+      for (std::uint32_t i = 0; i < count; ++i) h(values[i]);
+    }
   };
   e.cache_slots = cache_slots;
   return channel<T>(open_channel(e), options.max_in_flight);

@@ -107,6 +107,15 @@ TEST(dist_pebbles, HypercubeRoutedTargetsGetEverySum) {
     EXPECT_EQ(pebbles::g_forwarded, 0);
   }
 }
+// Flow control at hops: a bound of 4 values in flight per (core, next core)
+// pair holds every forwarding hop back too, and every sum still arrives.
+TEST(dist_pebbles, HypercubeRoutedTargetsUnderABoundGetEverySum) {
+  pebbles::check_sums(job(), job_cores(), pebbles::kind::cyclic, false, shoal::hypercube_routing{},
+                      4);
+  if (rank0() && shoal_dist::g_ranks >= 3) {
+    EXPECT_GT(pebbles::g_forwarded, 0);
+  }
+}
 TEST(dist_pebbles, NodeRoutedTargetsGetEverySum) {
   pebbles::check_sums(job(), job_cores(), pebbles::kind::hashed, true, shoal::node_routing{2});
   if (rank0() && shoal_dist::g_ranks >= 4) {

@@ -47,8 +47,8 @@ struct reduction_cache {
     lookups.store(lookups.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (hit) hits.store(hits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
-  void count_forward() noexcept {
-    forwarded.store(forwarded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  void count_forwards(std::uint64_t n) noexcept {
+    forwarded.store(forwarded.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
 
   std::unique_ptr<slot[]> table;

@@ -40,39 +40,62 @@ namespace detail {
                   routing, me, dest, next, g_info.ranks));
 }
 
-/// The core a value for core `owner` goes to next from this process.
-template <class Route>
-int next_core(const Route& route, int owner) {
+/// Where this process sits in the job, as next_core reads it: read once
+/// per batch at a forwarding hop (target_receiver::deliver_run).
+struct route_origin {
+  int rank = g_info.rank;
+  int ranks = g_info.ranks;
+  int per = g_info.local_cores;
+};
+
+/// The core a value for core `owner` goes to next from process `at.rank`;
+/// `OneCore`: the caller knows at.per == 1 (no division).
+template <bool OneCore = false, class Route>
+[[gnu::always_inline]] inline int next_core(const Route& route, int owner,
+                                            const route_origin& at) {
   if constexpr (std::same_as<Route, direct_routing>) {
     return owner;  // straight to the owner, whichever process it is on
   }
-  const int per = g_info.local_cores;
+  const int per = OneCore ? 1 : at.per;
   const int dest = owner / per;
-  if (dest == g_info.rank) return owner;
-  const int next = route.next_rank(g_info.rank, dest, g_info.ranks);
+  if (dest == at.rank) return owner;
+  const int next = route.next_rank(at.rank, dest, at.ranks);
   if (next == dest) return owner;
-  if (next < 0 || next >= g_info.ranks || next == g_info.rank) [[unlikely]] {
+  if (next < 0 || next >= at.ranks || next == at.rank) [[unlikely]] {
     if constexpr (requires { Route::name(); }) {
-      fatal_route(Route::name(), g_info.rank, dest, next);
+      fatal_route(Route::name(), at.rank, dest, next);
     } else {
-      fatal_route("a user-defined", g_info.rank, dest, next);
+      fatal_route("a user-defined", at.rank, dest, next);
     }
   }
   return next * per + owner % per;  // the core of the owner's local index there
 }
+/// The core a value for core `owner` goes to next from this process.
+template <class Route>
+int next_core(const Route& route, int owner) {
+  return next_core(route, owner, route_origin{});
+}
 
 /// Stages record {where, value} for core `dest` on channel `id`, folding it
 /// into a staged value for the same `where` when R reduces (reduction.hpp).
+/// Stages record `r` for core `dest` on channel `id` as it is (no
+/// reduction): one flow-control reservation when bounded, one copy.
+template <class T>
+[[gnu::always_inline]] inline void stage_plain(std::uint32_t id, std::uint32_t bound, int dest,
+                                               const target_record<T>& r) {
+  aggregator& agg = *tls_aggregator;
+  if (bound != 0) agg.flow_reserve(id, dest, bound);
+  std::memcpy(agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof r)), &r, sizeof r);
+}
+
 template <class T, class R>
 void stage_record(std::uint32_t id, std::uint32_t bound, int dest, std::uint64_t where,
                   const T& value, const R& op) {
   using record = target_record<T>;
-  aggregator& agg = *tls_aggregator;
   if constexpr (std::same_as<R, reduction::none>) {
-    if (bound != 0) agg.flow_reserve(id, dest, bound);
-    const record r{where, value};
-    std::memcpy(agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof(record))), &r, sizeof r);
+    stage_plain(id, bound, dest, record{where, value});
   } else {
+    aggregator& agg = *tls_aggregator;
     reduction_cache* caches = channel_table()[id].caches;
     // A stale copy of a closed channel's handle (its caches went with it).
     if (caches == nullptr) [[unlikely]]
@@ -118,29 +141,80 @@ inline thread_local own_region_request* tls_own_region = nullptr;
 inline constexpr int region_owner = (1 << (64 - target_local_bits)) - 1;
 
 /// The receive side of a target channel: the handler and the routing.
+/// The channel's deliver loop hands it each batch whole (deliver_run).
 template <class T, class H, class R, class Route>
 struct target_receiver {
   H handler;
   [[no_unique_address]] R op;
   [[no_unique_address]] Route route;
-  void operator()(const target_record<T>& r) const {
-    const int owner = static_cast<int>(r.where >> target_local_bits);
-    if (owner == tls_core) [[likely]] {
-      handler(r.where & max_target_local, r.value);
-      return;
+  void operator()(const target_record<T>& r) const { deliver_run(&r, 1); }
+  /// Handles the `n` records of one batch of channel tls_delivering_stream:
+  /// each one owned by this core runs the handler; each other one is at an
+  /// intermediate hop and goes on to its next core on the same channel,
+  /// folded into a staged value there when R reduces, under the channel's
+  /// flow-control bound. What a forward needs of the channel and the job is
+  /// read once per batch, on its first forward.
+  void deliver_run(const target_record<T>* records, std::uint32_t n) const {
+    std::uint32_t i = 0;
+    for (; i < n; ++i) {
+      const target_record<T>& r = records[i];
+      const int owner = static_cast<int>(r.where >> target_local_bits);
+      if (owner == tls_core) [[likely]] {
+        handler(r.where & max_target_local, r.value);
+        continue;
+      }
+      if constexpr (std::equality_comparable<T>) {
+        if (owner == region_owner && tls_own_region != nullptr) {
+          hand_on_region(*tls_own_region);
+          continue;
+        }
+      }
+      break;
     }
-    if constexpr (std::equality_comparable<T>) {
-      if (owner == region_owner && tls_own_region != nullptr) {
-        hand_on_region(*tls_own_region);
-        return;
+    if (i < n) {
+      if (g_info.local_cores == 1) {
+        forward_rest<true>(records + i, n - i);
+      } else {
+        forward_rest<false>(records + i, n - i);
       }
     }
-    // An intermediate hop (routing): on to the next, on the same channel.
+  }
+  /// deliver_run from records[0], which is to be forwarded, on; `OneCore`:
+  /// one core per process.
+  template <bool OneCore>
+  [[gnu::noinline]] void forward_rest(const target_record<T>* records, std::uint32_t n) const {
+    // Read before anything is staged: staging may suspend, and other
+    // batches may be delivered meanwhile.
     const std::uint32_t id = tls_delivering_stream;
-    reduction_cache* caches = channel_table()[id].caches;
-    if (caches != nullptr) caches[tls_core - g_info.rank_base].count_forward();
-    stage_record(id, channel_table()[id].max_in_flight, next_core(route, owner), r.where, r.value,
-                 op);
+    const channel_entry& e = channel_table()[id];
+    const std::uint32_t bound = e.max_in_flight;
+    reduction_cache* cache =
+        e.caches != nullptr ? &e.caches[tls_core - g_info.rank_base] : nullptr;
+    const route_origin at;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const target_record<T>& r = records[i];
+      const int owner = static_cast<int>(r.where >> target_local_bits);
+      if (owner == tls_core) [[unlikely]] {
+        handler(r.where & max_target_local, r.value);
+        continue;
+      }
+      if constexpr (std::equality_comparable<T>) {
+        if (owner == region_owner && tls_own_region != nullptr) [[unlikely]] {
+          hand_on_region(*tls_own_region);
+          continue;
+        }
+      }
+      // An intermediate hop (routing): on to the next, on the same channel.
+      // Counted as it goes: once a batch's last value is handled the
+      // channel may close, and its counters with it.
+      if (cache != nullptr) cache->count_forwards(1);
+      const int next = next_core<OneCore>(route, owner, at);
+      if constexpr (std::same_as<R, reduction::none>) {
+        stage_plain(id, bound, next, r);  // nothing to fold into: no cache test
+      } else {
+        stage_record(id, bound, next, r.where, r.value, op);
+      }
+    }
   }
   void hand_on_region(own_region_request& q) const {
     T* values = static_cast<T*>(q.values);
