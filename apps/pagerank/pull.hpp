@@ -41,12 +41,11 @@
 // remainder loop, whose trip count (most runs are 1 to 3 links long)
 // mispredicted about once per run; the padding adds about 11% more reads, all
 // of one cached slot (Kronecker scale 20, 1 x 2: 6% less CPU time per
-// iteration for pull, about 1% for pull-float; bench/results/new_impls.md). 4 bytes per link and padding plus 8 per
-// run. No message per link
-// travels: the exchange is n values per process and iteration, the work one
-// read per link. The streaming push (`channel`) stays for graphs that arrive
-// as a stream of increments (Grappa's case) or that do not fit a
-// vertex-sized array per core.
+// iteration for pull, about 1% for pull-float; bench/results/new_impls.md). 4 bytes per link and
+// padding plus 8 per run. No message per link travels: the exchange is n values per process and
+// iteration, the work one read per link. The streaming push (`channel`) stays for graphs that
+// arrive as a stream of increments (Grappa's case) or that do not fit a vertex-sized array per
+// core.
 #pragma once
 
 #include <cstdint>

@@ -51,8 +51,7 @@ struct route_origin {
 /// The core a value for core `owner` goes to next from process `at.rank`;
 /// `OneCore`: the caller knows at.per == 1 (no division).
 template <bool OneCore = false, class Route>
-[[gnu::always_inline]] inline int next_core(const Route& route, int owner,
-                                            const route_origin& at) {
+[[gnu::always_inline]] inline int next_core(const Route& route, int owner, const route_origin& at) {
   if constexpr (std::same_as<Route, direct_routing>) {
     return owner;  // straight to the owner, whichever process it is on
   }
@@ -188,8 +187,7 @@ struct target_receiver {
     const std::uint32_t id = tls_delivering_stream;
     const channel_entry& e = channel_table()[id];
     const std::uint32_t bound = e.max_in_flight;
-    reduction_cache* cache =
-        e.caches != nullptr ? &e.caches[tls_core - g_info.rank_base] : nullptr;
+    reduction_cache* cache = e.caches != nullptr ? &e.caches[tls_core - g_info.rank_base] : nullptr;
     const route_origin at;
     for (std::uint32_t i = 0; i < n; ++i) {
       const target_record<T>& r = records[i];
