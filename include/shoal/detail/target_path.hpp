@@ -75,8 +75,6 @@ int next_core(const Route& route, int owner) {
   return next_core(route, owner, route_origin{});
 }
 
-/// Stages record {where, value} for core `dest` on channel `id`, folding it
-/// into a staged value for the same `where` when R reduces (reduction.hpp).
 /// Stages record `r` for core `dest` on channel `id` as it is (no
 /// reduction): one flow-control reservation when bounded, one copy.
 template <class T>
@@ -87,6 +85,8 @@ template <class T>
   std::memcpy(agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof r)), &r, sizeof r);
 }
 
+/// Stages record {where, value} for core `dest` on channel `id`, folding it
+/// into a staged value for the same `where` when R reduces (reduction.hpp).
 template <class T, class R>
 void stage_record(std::uint32_t id, std::uint32_t bound, int dest, std::uint64_t where,
                   const T& value, const R& op) {
@@ -155,21 +155,7 @@ struct target_receiver {
   /// read once per batch, on its first forward.
   void deliver_run(const target_record<T>* records, std::uint32_t n) const {
     std::uint32_t i = 0;
-    for (; i < n; ++i) {
-      const target_record<T>& r = records[i];
-      const int owner = static_cast<int>(r.where >> target_local_bits);
-      if (owner == tls_core) [[likely]] {
-        handler(r.where & max_target_local, r.value);
-        continue;
-      }
-      if constexpr (std::equality_comparable<T>) {
-        if (owner == region_owner && tls_own_region != nullptr) {
-          hand_on_region(*tls_own_region);
-          continue;
-        }
-      }
-      break;
-    }
+    while (i < n && handle_here(records[i])) ++i;
     if (i < n) {
       if (g_info.local_cores == 1) {
         forward_rest<true>(records + i, n - i);
@@ -191,17 +177,8 @@ struct target_receiver {
     const route_origin at;
     for (std::uint32_t i = 0; i < n; ++i) {
       const target_record<T>& r = records[i];
+      if (handle_here(r)) continue;
       const int owner = static_cast<int>(r.where >> target_local_bits);
-      if (owner == tls_core) [[unlikely]] {
-        handler(r.where & max_target_local, r.value);
-        continue;
-      }
-      if constexpr (std::equality_comparable<T>) {
-        if (owner == region_owner && tls_own_region != nullptr) [[unlikely]] {
-          hand_on_region(*tls_own_region);
-          continue;
-        }
-      }
       // An intermediate hop (routing): on to the next, on the same channel.
       // Counted as it goes: once a batch's last value is handled the
       // channel may close, and its counters with it.
@@ -213,6 +190,22 @@ struct target_receiver {
         stage_record(id, bound, next, r.where, r.value, op);
       }
     }
+  }
+  /// Runs the handler on a record this core owns (or a flush's request for
+  /// its own region) and says so; false: the record is to be forwarded.
+  [[gnu::always_inline]] bool handle_here(const target_record<T>& r) const {
+    const int owner = static_cast<int>(r.where >> target_local_bits);
+    if (owner == tls_core) [[likely]] {
+      handler(r.where & max_target_local, r.value);
+      return true;
+    }
+    if constexpr (std::equality_comparable<T>) {
+      if (owner == region_owner && tls_own_region != nullptr) {
+        hand_on_region(*tls_own_region);
+        return true;
+      }
+    }
+    return false;
   }
   void hand_on_region(own_region_request& q) const {
     T* values = static_cast<T*>(q.values);
