@@ -204,13 +204,15 @@ sample array_rep() {
                  });
 }
 
+/// What the kernels without a container make and destroy in run_rep.
+struct no_container {
+  void destroy() {}
+};
+
 /// keys_only: the kernels' key generation alone (no container); the sum
 /// keeps the compiler from dropping it.
 std::uint64_t g_key_sum = 0;
 sample keys_only_rep() {
-  struct no_container {
-    void destroy() {}
-  };
   return run_rep([] { return no_container{}; },
                  [](const no_container&) {
                    const int me = shoal::mycore();
@@ -225,9 +227,6 @@ sample keys_only_rep() {
 /// batch loop an owner runs on a received packet (flat_table::update_each):
 /// the receiving side of counting_set_u64 without messages.
 sample table_only_rep() {
-  struct no_container {
-    void destroy() {}
-  };
   return run_rep(
       [] { return no_container{}; },
       [](const no_container&) {
@@ -251,9 +250,6 @@ sample table_only_rep() {
 /// string_keys_only: keys_only plus the map kernel's 16-character keys
 /// (the share of map_string16_reduce's profile that is the benchmark's).
 sample string_keys_only_rep() {
-  struct no_container {
-    void destroy() {}
-  };
   return run_rep([] { return no_container{}; },
                  [](const no_container&) {
                    const int me = shoal::mycore();
