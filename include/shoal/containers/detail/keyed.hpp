@@ -14,9 +14,9 @@
 
 #include <algorithm>
 #include <concepts>
-#include <deque>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <new>
 #include <span>
@@ -166,8 +166,8 @@ class keyed {
   void async_insert(const K& k, const V& v) const {
     const key_ref a = key_of(k);
     route(
-        Tag::insert_name, &op_insert, owner_of(a),
-        [&](table_type& t) { t.insert_or_assign(a, v); }, a, v);
+        Tag::insert_name, &op_insert, owner_of(a), [&](table_type& t) { t.insert_or_assign(a, v); },
+        a, v);
   }
 
   void async_insert_if_missing(const K& k, const V& v) const {
@@ -517,17 +517,13 @@ class keyed {
   }
   static constexpr bool raw_operands = travels_as_bytes<K>() && travels_as_bytes<V>();
   [[noreturn, gnu::cold, gnu::noinline]] static void fatal_unread(std::size_t left) {
-    detail::fatal_user(
-        fmt::format("{}: an operation's record had {} bytes left unread (a "
-                    "serializer's write() and read() disagree)",
-                    kind, left));
+    detail::fatal_user(fmt::format("{}: {}", kind, unread_record_message(left)));
   }
 
   /// (string_hash's value is mixed already: its top bits are used as they are.)
   int owner_of_hash(std::uint64_t h) const noexcept {
     if constexpr (!string_keys) h = mix_hash(h);
-    return static_cast<int>(scale_hash(h,
-                                       static_cast<std::uint64_t>(shoal::cores())));
+    return static_cast<int>(scale_hash(h, static_cast<std::uint64_t>(shoal::cores())));
   }
   static std::uint64_t hash_of(const K& k) noexcept {
     if constexpr (string_keys) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -64,6 +65,14 @@ template <class C>
                               detail::tls_core, elements));
 }
 
+/// The error for an operation that left `left` bytes of its record unread.
+inline std::string unread_record_message(std::size_t left) {
+  return fmt::format(
+      "an operation's record had {} bytes left unread (a serializer's write() and read() "
+      "disagree)",
+      left);
+}
+
 template <class C>
 void apply_record(std::uint64_t id, part_of<C>& p, byte_reader& r) {
   using table_type = typename C::table_type;
@@ -74,10 +83,7 @@ void apply_record(std::uint64_t id, part_of<C>& p, byte_reader& r) {
     fatal_out_of_memory<C>(id, C::elements(p.table));
   }
   if (r.left() != 0) [[unlikely]]
-    fatal_container(C::kind, id,
-                    fmt::format("an operation's record had {} bytes left unread (a serializer's "
-                                "write() and read() disagree)",
-                                r.left()));
+    fatal_container(C::kind, id, unread_record_message(r.left()));
 }
 
 /// Whether container C applies runs of records (C::record_runs true):
@@ -146,10 +152,9 @@ void apply_runs(std::uint64_t id, part_of<C>& p, const char* data, const char* l
         break;
       }
       if (r.position() != at + stride) [[unlikely]]
-        fatal_container(C::kind, id,
-                        fmt::format("an operation's record had {} bytes left unread (a "
-                                    "serializer's write() and read() disagree)",
-                                    at + stride - r.position()));
+        fatal_container(
+            C::kind, id,
+            unread_record_message(static_cast<std::size_t>(at + stride - r.position())));
       ++i;
       --k;
       at += stride;
