@@ -233,7 +233,24 @@ class hash_map {
   }
 
   /// The core whose part holds k (and where a local insert of k must run).
-  int home(const K& k) const noexcept { return home_of(hash_of(k)); }
+  int home(const K& k) const noexcept { return place_of(k).core; }
+
+  /// Where k lives: its home core and the first slot probed in that core's
+  /// part (both from one hash of k; probing goes on linearly from there).
+  struct place {
+    int core;
+    std::uint64_t slot;
+  };
+  place place_of(const K& k) const noexcept {
+    // Multiply-shift range reduction (Lemire), not division: the high word
+    // of h * cores is the home, and the low word, uniform as h is, gives the
+    // slot by the same reduction. Two multiplies where h % n and h / n %
+    // per_core were two 64-bit divisions.
+    __extension__ using u128 = unsigned __int128;  // GCC/Clang; __extension__: no -Wpedantic
+    const u128 p = static_cast<u128>(hash_of(k)) * static_cast<std::uint64_t>(cores());
+    const u128 q = static_cast<u128>(static_cast<std::uint64_t>(p)) * per_core_;
+    return {static_cast<int>(p >> 64), static_cast<std::uint64_t>(q >> 64)};
+  }
 
   /// Inserts k -> v, or replaces the value of k. Blocking (suspends on
   /// remote operations; waits while a bucket is being written).
@@ -246,12 +263,12 @@ class hash_map {
     // A serialised value's bytes land (and may report a full arena) before
     // any bucket is touched.
     const S v = to_stored(value);
-    if (p == hash_promise::local) return insert_with<local_access>(k, v, hash_of(k));
+    if (p == hash_promise::local) return insert_with(local_access{}, k, v, place_of(k));
     if (path_ == bcl::path::delegate)
       return delegate::call(home(k), [m = *this, k, v] {
-        return m.template insert_with<owner_access>(k, v, hash_of(k));
+        return m.insert_with(owner_access{}, k, v, m.place_of(k));
       });
-    return insert_with<remote_access>(k, v, hash_of(k));
+    return insert_with(remote_access{}, k, v, place_of(k));
   }
 
   /// The value of k, or nullopt. Blocking.
@@ -290,39 +307,26 @@ class hash_map {
     check("add");
     if (p == hash_promise::local) {
       check_local("add", k);
-      return add_with<local_access>(k, d, hash_of(k));
+      return add_with(local_access{}, k, d, place_of(k));
     }
     if (p == hash_promise::find_only)
       shoal::detail::fatal_user(
           fmt::format("{}: add with promise find_only (it promises that no insert runs)", name()));
     if (path_ == bcl::path::delegate)
       return delegate::call(home(k), [m = *this, k, d] {
-        return m.template add_with<owner_access>(k, d, hash_of(k));
+        return m.add_with(owner_access{}, k, d, m.place_of(k));
       });
-    return add_with<remote_access>(k, d, hash_of(k));
+    return add_with(remote_access{}, k, d, place_of(k));
   }
 
-  /// insert, add and add_existing for the home core of k while no other
-  /// operation of any core runs on the map (hash_map_buffer's flush applies
-  /// its queue so): plain loads and stores, nothing checked. `h` is
-  /// owned_hash(k), taken once for the prefetch and the operation. Cost: l.
-  hash_insert insert_owned(const K& k, const V& value, std::uint64_t h) {
-    return insert_with<exclusive_access>(k, to_stored(value), h);
-  }
-  hash_insert add_owned(const K& k, const V& d,
-                        std::uint64_t h) const requires detail::atomic_word<V> {
-    return add_with<exclusive_access>(k, d, h);
-  }
-  bool add_existing_owned(const K& k, const V& d,
-                          std::uint64_t h) const requires detail::atomic_word<V> {
-    return add_existing_with<exclusive_access>(k, d, h);
-  }
-  /// The hash the owned operations take (home core and first slot come from it).
-  static std::uint64_t owned_hash(const K& k) noexcept { return hash_of(k); }
-  /// Starts loading the first bucket of the key hashed to `h` into this
-  /// core's cache (on the home core's process; a hint, nothing else).
-  void prefetch_owned(std::uint64_t h) const noexcept {
-    __builtin_prefetch(exclusive_access::locate(*this, home_of(h), first_slot_of(h)), 1);
+  class owned_part;
+  /// The calling core's own part, for operations on keys whose home is this
+  /// core while no other operation of any core runs on the map
+  /// (hash_map_buffer's flush applies its queue so). Any task on a core of
+  /// the job; no communication (one address translation, here).
+  owned_part owned() const {
+    check("owned");
+    return owned_part(*this);
   }
 
   /// Counters: adds d to the value of k when k is present (true); inserts
@@ -334,16 +338,16 @@ class hash_map {
     check("add_existing");
     if (p == hash_promise::local) {
       check_local("add_existing", k);
-      return add_existing_with<local_access>(k, d, hash_of(k));
+      return add_existing_with(local_access{}, k, d, place_of(k));
     }
     if (p == hash_promise::find_only)
       shoal::detail::fatal_user(fmt::format(
           "{}: add_existing with promise find_only (it promises that no insert runs)", name()));
     if (path_ == bcl::path::delegate)
       return delegate::call(home(k), [m = *this, k, d] {
-        return m.template add_existing_with<owner_access>(k, d, hash_of(k));
+        return m.add_existing_with(owner_access{}, k, d, m.place_of(k));
       });
-    return add_existing_with<remote_access>(k, d, hash_of(k));
+    return add_existing_with(remote_access{}, k, d, place_of(k));
   }
 
   /// Calls fn(key, value&) for every ready bucket of the calling core's
@@ -477,13 +481,15 @@ class hash_map {
     // The home core's part is contiguous in its segment (a symmetric
     // block-cyclic allocation whose element size divides the block), so a
     // bucket is the part's first bucket plus its slot: one address
-    // translation per probe, where at(c, slot).local() per access cost two
-    // divisions and a translation each (4 per insert; callgrind).
-    static bucket* locate(const hash_map& m, int c, std::uint64_t slot) {
-      bucket* const b = m.at(c, 0).local() + slot;
-      SHOAL_ASSERT(b == m.at(c, slot).local(), "hash_map: a core's part is not contiguous");
-      return b;
+    // translation per owned_part, where at(c, slot).local() per access cost
+    // two divisions and a translation each (4 per insert; callgrind).
+    bucket* locate(const hash_map& m, int c, std::uint64_t slot) const {
+      SHOAL_ASSERT(part + slot == m.at(c, slot).local(),
+                   "hash_map: an owned operation off its home core, or a part not contiguous");
+      (void)m, (void)c;
+      return part + slot;
     }
+    bucket* part;  // the home core's first bucket (translated once per owned_part)
     static std::uint64_t& word(bucket* b) { return b->status; }
     static std::uint64_t cas(bucket* b, std::uint64_t e, std::uint64_t d) {
       const std::uint64_t old = word(b);
@@ -535,13 +541,6 @@ class hash_map {
     return shoal::detail::bcl_hash_bytes(&k, sizeof k);
   }
   static bool same(const K& a, const K& b) noexcept { return std::memcmp(&a, &b, sizeof a) == 0; }
-  std::uint64_t first_slot(const K& k) const noexcept { return first_slot_of(hash_of(k)); }
-  std::uint64_t first_slot_of(std::uint64_t h) const noexcept {
-    return h / static_cast<std::uint64_t>(cores()) % per_core_;
-  }
-  int home_of(std::uint64_t h) const noexcept {
-    return static_cast<int>(h % static_cast<std::uint64_t>(cores()));
-  }
 
   // BCL's insert (table 6.1a): reserve a free bucket by CAS, write, flush,
   // flip reserved -> ready with fetch_xor (reader bits may have come and
@@ -549,11 +548,10 @@ class hash_map {
   // change); if it is k, the bucket is locked ready -> reserved to replace
   // the value. A reserved bucket may be becoming k: wait for it.
   template <class Access>
-  hash_insert insert_with(const K& k, const S& v, std::uint64_t h) const {
-    const int c = home_of(h);
-    std::uint64_t slot = first_slot_of(h);
+  hash_insert insert_with(const Access& acc, const K& k, const S& v, place first) const {
+    std::uint64_t slot = first.slot;
     for (std::uint64_t probed = 0; probed < per_core_;) {
-      const auto b = Access::locate(*this, c, slot);
+      const auto b = acc.locate(*this, first.core, slot);
       const std::uint64_t old = Access::cas(b, free_state, reserved_state);
       const std::uint64_t state = old & state_mask;
       if (old == free_state) {
@@ -586,10 +584,10 @@ class hash_map {
   // reserves the bucket, wait while it is reserved, read, drop the bit.
   template <class Access>
   std::optional<S> find_with(const K& k) const {
-    const std::uint64_t h = hash_of(k);
-    const int c = home_of(h);
+    const place first = place_of(k);
+    const int c = first.core;
     const std::uint64_t bit = std::uint64_t{1} << (32 + mycore() % 32);
-    std::uint64_t slot = first_slot_of(h);
+    std::uint64_t slot = first.slot;
     for (std::uint64_t probed = 0; probed < per_core_;) {
       const auto b = Access::locate(*this, c, slot);
       std::uint64_t old = Access::fetch_or(b, bit);
@@ -618,11 +616,10 @@ class hash_map {
   // fetch_add on its value, without the lock (its key never changes, and
   // adds commute).
   template <class Access>
-  hash_insert add_with(const K& k, const V& d, std::uint64_t h) const {
-    const int c = home_of(h);
-    std::uint64_t slot = first_slot_of(h);
+  hash_insert add_with(const Access& acc, const K& k, const V& d, place first) const {
+    std::uint64_t slot = first.slot;
     for (std::uint64_t probed = 0; probed < per_core_;) {
-      const auto b = Access::locate(*this, c, slot);
+      const auto b = acc.locate(*this, first.core, slot);
       const std::uint64_t old = Access::cas(b, free_state, reserved_state);
       if (old == free_state) {
         Access::write(b, entry{k, d});
@@ -647,11 +644,10 @@ class hash_map {
   // add_existing: probing as find, but the status is read with an atomic
   // that sets nothing (fetch_or 0), since the value is changed by atomics.
   template <class Access>
-  bool add_existing_with(const K& k, const V& d, std::uint64_t h) const {
-    const int c = home_of(h);
-    std::uint64_t slot = first_slot_of(h);
+  bool add_existing_with(const Access& acc, const K& k, const V& d, place first) const {
+    std::uint64_t slot = first.slot;
     for (std::uint64_t probed = 0; probed < per_core_;) {
-      const auto b = Access::locate(*this, c, slot);
+      const auto b = acc.locate(*this, first.core, slot);
       const std::uint64_t state = Access::fetch_or(b, 0) & state_mask;
       if (state == free_state) return false;
       if (state == reserved_state) {
@@ -672,9 +668,9 @@ class hash_map {
   // (rget, or a copy on the home core: the promise leaves no writer).
   template <class Read>
   std::optional<S> find_only_with(const K& k, const Read& read) const {
-    const std::uint64_t h = hash_of(k);  // once: home and first slot both come from it
-    const int c = home_of(h);
-    std::uint64_t slot = first_slot_of(h);
+    const place first = place_of(k);
+    const int c = first.core;
+    std::uint64_t slot = first.slot;
     for (std::uint64_t probed = 0; probed < per_core_; ++probed) {
       const bucket b = read(at(c, slot));
       const std::uint64_t state = b.status & state_mask;
@@ -737,6 +733,36 @@ class hash_map {
   bcl::path path_ = bcl::path::onesided;
   bcl::path find_only_path_ = bcl::path::onesided;
   [[no_unique_address]] arena_t arena_;  // serialised V: where the bytes are
+};
+
+template <class K, class V>
+class hash_map<K, V>::owned_part {
+ public:
+  /// Starts loading the bucket at `slot` (place_of(k).slot of a key of this
+  /// core) into this core's cache: a hint, nothing else.
+  void prefetch(std::uint64_t slot) const noexcept { __builtin_prefetch(access_.part + slot, 1); }
+  /// insert, add and add_existing of a key k whose place_of(k) is {this
+  /// core, slot}: plain loads and stores, nothing checked (debug builds
+  /// assert the home). Cost: l.
+  hash_insert insert(const K& k, const V& value, std::uint64_t slot) const {
+    return map_.insert_with(access_, k, map_.to_stored(value), place{me_, slot});
+  }
+  hash_insert add(const K& k, const V& d, std::uint64_t slot) const
+      requires detail::atomic_word<V> {
+    return map_.add_with(access_, k, d, place{me_, slot});
+  }
+  bool add_existing(const K& k, const V& d, std::uint64_t slot) const
+      requires detail::atomic_word<V> {
+    return map_.add_existing_with(access_, k, d, place{me_, slot});
+  }
+
+ private:
+  friend class hash_map;
+  explicit owned_part(const hash_map& m)
+      : map_(m), access_{m.at(mycore(), 0).local()}, me_(mycore()) {}
+  hash_map map_;
+  exclusive_access access_;
+  int me_;
 };
 
 }  // namespace shoal::bcl

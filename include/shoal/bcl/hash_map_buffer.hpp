@@ -77,11 +77,16 @@ class hash_map_buffer {
   static_assert(std::is_trivially_copyable_v<V>,
                 "hash_map_buffer carries entries by value through fast_queue: V must be "
                 "trivially copyable (insert serialised values into the hash_map itself)");
+  using map_type = hash_map<K, V>;
 
  public:
+  /// What travels to the home core: the entry and its first slot there
+  /// (the inserting core hashes the key once, for the home core and the
+  /// slot; the home core does not hash it again).
   struct entry {
     K key;
     V value;
+    std::uint64_t slot;
   };
   /// Job-wide totals of one flush (equal on every core).
   struct flush_result {
@@ -91,7 +96,7 @@ class hash_map_buffer {
 
   /// Collective. `queue`: entries the queue on this core holds; `message`:
   /// entries buffered per owner before they are pushed.
-  hash_map_buffer(hash_map<K, V> map, std::uint64_t queue, std::uint64_t message)
+  hash_map_buffer(map_type map, std::uint64_t queue, std::uint64_t message)
       : map_(map), message_(message) {
     SHOAL_CHECK_ON_CORE("shoal::bcl::hash_map_buffer");
     if (!map.valid())
@@ -102,9 +107,11 @@ class hash_map_buffer {
           "hash_map_buffer: a message of {} entries does not fit a queue of {} entries (need 1 "
           "to {})",
           message, queue, queue));
-    queues_ = allgather(fast_queue<entry>::make(mycore(), queue));
-    buffers_.resize(queues_.size());
-    for (auto& b : buffers_) b.reserve(message_);
+    fast_queue<entry> mine = fast_queue<entry>::make(mycore(), queue);
+    mine.local_nonatomic_touch();  // no insert phase page-faults on a fresh ring
+    queues_ = allgather(mine);
+    stage_.resize(queues_.size() * message_);
+    fill_.assign(queues_.size(), 0);
   }
   hash_map_buffer(const hash_map_buffer&) = delete;
   hash_map_buffer& operator=(const hash_map_buffer&) = delete;
@@ -115,26 +122,12 @@ class hash_map_buffer {
   /// push when that owner's buffer is full (see the costs).
   void insert(const K& k, const V& v) {
     check("insert");
-    const int home = map_.home(k);
-    std::vector<entry>& b = buffers_[static_cast<std::size_t>(home)];
-    b.push_back(entry{k, v});
-    if (b.size() == message_) send(home);
+    if (const int home = stage(k, v); home >= 0) send(home, hash_apply::insert);
   }
 
   /// Collective: ends the insert phase (see the header). Returns the job's
   /// totals for the phase.
-  flush_result flush() {
-    check("flush");
-    for (std::size_t c = 0; c < buffers_.size(); ++c)
-      if (!buffers_[c].empty()) send(static_cast<int>(c));
-    rflush();
-    barrier();
-    drain([&](const entry& e, std::uint64_t h) { count(map_.insert_owned(e.key, e.value, h)); });
-    std::array<std::uint64_t, 3> totals = {counts_.inserted, counts_.updated, counts_.full};
-    allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
-    counts_ = flush_result{};
-    return flush_result{totals[0], totals[1], totals[2]};
-  }
+  flush_result flush() { return end_phase(hash_apply::insert); }
 
   /// Counters (V an integer): buffers "add d to k's value" (add) or "add d
   /// to k's value if k is in the map" (add_existing) for the key's home
@@ -161,26 +154,8 @@ class hash_map_buffer {
     check("flush_as");
     if (how == hash_apply::insert) return flush();
     check_phase(how, "flush_as");
-    for (std::size_t c = 0; c < buffers_.size(); ++c)
-      if (!buffers_[c].empty()) send_as(static_cast<int>(c), how);
-    rflush();
-    barrier();
-    drain([&](const entry& e, std::uint64_t h) {
-      if (how == hash_apply::add_existing) {
-        if (map_.add_existing_owned(e.key, e.value, h))
-          ++counts_.updated;
-        else
-          ++counts_.absent;
-      } else {
-        count(map_.add_owned(e.key, e.value, h));
-      }
-    });
-    std::array<std::uint64_t, 4> totals = {counts_.inserted, counts_.updated, counts_.full,
-                                           counts_.absent};
-    allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
-    counts_ = flush_result{};
     phase_ = -1;
-    return flush_result{totals[0], totals[1], totals[2], totals[3]};
+    return end_phase(how);
   }
 
   /// Collective: frees this core's queue once no core can push to it.
@@ -190,7 +165,8 @@ class hash_map_buffer {
     barrier();
     queues_[static_cast<std::size_t>(mycore())].destroy();
     queues_.clear();
-    buffers_.clear();
+    stage_.clear();
+    fill_.clear();
   }
 
  private:
@@ -200,72 +176,112 @@ class hash_map_buffer {
       shoal::detail::fatal_user(
           fmt::format("hash_map_buffer::{} after destroy() on core {}", op, mycore()));
   }
+
+  // Copies k -> v into its home core's stage; returns that home when its
+  // stage is now full, else -1. One hash of k gives the home and the slot.
+  int stage(const K& k, const V& v) {
+    const typename map_type::place at = map_.place_of(k);
+    const auto home = static_cast<std::size_t>(at.core);
+    std::uint64_t& n = fill_[home];
+    stage_[home * message_ + n] = entry{k, v, at.slot};
+    return ++n == message_ ? at.core : -1;
+  }
+
+  // Pushes the stage for `home` as one message; a full queue is bypassed
+  // with the atomic form of `how` per entry, so nothing is lost.
+  void send(int home, hash_apply how) {
+    const auto h = static_cast<std::size_t>(home);
+    const std::span<const entry> run(stage_.data() + h * message_, fill_[h]);
+    fill_[h] = 0;
+    if (queues_[h].push(run)) return;
+    for (const entry& e : run) {
+      if (how == hash_apply::insert)
+        count(map_.insert(e.key, e.value));
+      else
+        apply_atomic(e, how);
+    }
+  }
+
+  // The end of a phase of `how` entries: every core pushes what it still
+  // holds, rflush()es, passes a barrier, applies its own queue, and sums
+  // the counts (an allreduce: every core waits for every other).
+  flush_result end_phase(hash_apply how) {
+    check("flush");
+    for (std::size_t c = 0; c < fill_.size(); ++c)
+      if (fill_[c] > 0) send(static_cast<int>(c), how);
+    rflush();
+    barrier();
+    if (how == hash_apply::insert)
+      drain([this](const typename map_type::owned_part& part, const entry& e) {
+        count(part.insert(e.key, e.value, e.slot));
+      });
+    else
+      drain_counters(how);
+    std::array<std::uint64_t, 4> totals = {counts_[0], counts_[1], counts_[2], absent_};
+    allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
+    counts_ = {};
+    absent_ = 0;
+    return flush_result{totals[0], totals[1], totals[2], totals[3]};
+  }
+
   // The owner's apply step: every entry of this core's queue, in place, to
-  // `use(entry, hash)`, which touches only this core's part of the map and
+  // `use(part, entry)`, which touches only this core's part of the map and
   // nothing else touches it (the phase's contract), so plain loads and
   // stores do. The bucket of the entry `ahead` places on is prefetched: a
-  // flush is a stream of cache misses, and this keeps several in flight;
-  // each key is hashed once, for its prefetch, and the hash kept for its
-  // apply (hashing it again there cost about 40 instructions an entry).
+  // flush is a stream of cache misses, and this keeps several in flight.
+  // The entry carries its slot, so the key is not hashed here.
   template <class F>
   void drain(const F& use) {
     constexpr std::size_t ahead = 8;
+    const typename map_type::owned_part part = map_.owned();
     queues_[static_cast<std::size_t>(mycore())].local_nonatomic_drain(
         [&](std::span<const entry> run) {
-          std::array<std::uint64_t, ahead> hashes{};
-          const auto start = [&](std::size_t i) {
-            const std::uint64_t h = hash_map<K, V>::owned_hash(run[i].key);
-            map_.prefetch_owned(h);
-            hashes[i % ahead] = h;
-          };
-          for (std::size_t i = 0; i < ahead && i < run.size(); ++i) start(i);
-          for (std::size_t i = 0; i < run.size(); ++i) {
-            const std::uint64_t h = hashes[i % ahead];
-            if (i + ahead < run.size()) start(i + ahead);
-            use(run[i], h);
+          const std::size_t n = run.size();
+          for (std::size_t i = 0; i < ahead && i < n; ++i) part.prefetch(run[i].slot);
+          std::size_t i = 0;
+          for (; i + ahead < n; ++i) {
+            part.prefetch(run[i + ahead].slot);
+            use(part, run[i]);
           }
+          for (; i < n; ++i) use(part, run[i]);
         });
   }
-  void count(hash_insert r) {
-    if (r == hash_insert::inserted) ++counts_.inserted;
-    if (r == hash_insert::updated) ++counts_.updated;
-    if (r == hash_insert::full) ++counts_.full;
+  void drain_counters(hash_apply how) requires detail::atomic_word<V> {
+    if (how == hash_apply::add_existing)
+      drain([this](const typename map_type::owned_part& part, const entry& e) {
+        if (part.add_existing(e.key, e.value, e.slot))
+          ++counts_[static_cast<std::size_t>(hash_insert::updated)];
+        else
+          ++absent_;
+      });
+    else
+      drain([this](const typename map_type::owned_part& part, const entry& e) {
+        count(part.add(e.key, e.value, e.slot));
+      });
   }
-  // Pushes the buffer for `home` as one message; a full queue is bypassed
-  // with atomic inserts so nothing is lost.
-  void send(int home) {
-    std::vector<entry>& b = buffers_[static_cast<std::size_t>(home)];
-    if (!queues_[static_cast<std::size_t>(home)].push(std::span<const entry>(b)))
-      for (const entry& e : b) count(map_.insert(e.key, e.value));
-    b.clear();
-  }
+  void drain_counters(hash_apply) {}  // V not a counter: only insert phases
 
-  // The counters' forms of send() and of the owner's apply step.
-  void apply(const entry& e, hash_apply how, hash_promise p) {
-    if (how == hash_apply::add_existing) {
-      if (map_.add_existing(e.key, e.value, p))
-        ++counts_.updated;
-      else
-        ++counts_.absent;
-    } else {
-      count(map_.add(e.key, e.value, p));
+  void count(hash_insert r) { ++counts_[static_cast<std::size_t>(r)]; }
+
+  // The counters' atomic forms, for a message whose queue was full.
+  void apply_atomic(const entry& e, hash_apply how) {
+    if constexpr (detail::atomic_word<V>) {
+      if (how == hash_apply::add_existing) {
+        if (map_.add_existing(e.key, e.value, hash_promise::atomic))
+          count(hash_insert::updated);
+        else
+          ++absent_;
+      } else {
+        count(map_.add(e.key, e.value, hash_promise::atomic));
+      }
     }
-  }
-  void send_as(int home, hash_apply how) {
-    std::vector<entry>& b = buffers_[static_cast<std::size_t>(home)];
-    if (!queues_[static_cast<std::size_t>(home)].push(std::span<const entry>(b)))
-      for (const entry& e : b) apply(e, how, hash_promise::atomic);
-    b.clear();
   }
 
   void buffer(const K& k, const V& d, hash_apply how) {
     check(how == hash_apply::add ? "add" : "add_existing");
     check_phase(how, how == hash_apply::add ? "add" : "add_existing");
     phase_ = static_cast<int>(how);
-    const int home = map_.home(k);
-    std::vector<entry>& b = buffers_[static_cast<std::size_t>(home)];
-    b.push_back(entry{k, d});
-    if (b.size() == message_) send_as(home, how);
+    if (const int home = stage(k, d); home >= 0) send(home, how);
   }
   void check_phase(hash_apply how, const char* op) const {
     if (phase_ >= 0 && phase_ != static_cast<int>(how))
@@ -276,11 +292,13 @@ class hash_map_buffer {
 
   // The kind of entry this core buffered since the last flush_as (-1: none).
   int phase_ = -1;
-  hash_map<K, V> map_;
+  map_type map_;
   std::uint64_t message_;
-  std::vector<fast_queue<entry>> queues_;    // indexed by host core
-  std::vector<std::vector<entry>> buffers_;  // indexed by home core
-  flush_result counts_;                      // this core's results since the last flush
+  std::vector<fast_queue<entry>> queues_;  // indexed by host core
+  std::vector<entry> stage_;               // message_ entries per home core, back to back
+  std::vector<std::uint64_t> fill_;        // entries staged per home core
+  std::array<std::uint64_t, 3> counts_{};  // this core's hash_insert results since the last flush
+  std::uint64_t absent_ = 0;               // this core's add_existing misses since the last flush
 };
 
 }  // namespace shoal::bcl
