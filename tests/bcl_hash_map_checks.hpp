@@ -117,7 +117,9 @@ inline u64 finds_during_inserts(u64 per) {
 
 /// A table of 3 buckets per core filled from one task: each home part
 /// takes 3 keys, then reports full and changes nothing; an existing key in
-/// a full part is still updated; what was inserted is all found.
+/// a full part is still updated; what was inserted is all found. place_of
+/// names the home and a slot of its part, where the first key of a part
+/// lands.
 inline u64 full_parts_reported() {
   const int n = shoal::cores();
   map m = map::make(3);
@@ -125,8 +127,11 @@ inline u64 full_parts_reported() {
   std::vector<int> used(static_cast<std::size_t>(n), 0);
   std::vector<u64> in, out;
   for (u64 k = 1; k < 40 * static_cast<u64>(n); ++k) {
+    const map::place at = m.place_of(k);
+    if (at.core != m.home(k) || at.slot >= m.per_core()) ++wrong;
     int& u = used[static_cast<std::size_t>(m.home(k))];
     const hash_insert r = m.insert(k, k + 5);
+    if (u == 0 && shoal::rget(m.at(at.core, at.slot)).e.key != k) ++wrong;
     if (u < 3) {
       if (r != hash_insert::inserted) ++wrong;
       ++u;

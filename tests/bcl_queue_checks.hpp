@@ -363,8 +363,25 @@ u64 resize_and_migrate() {
   return wrong;
 }
 
+/// local_nonatomic_touch on `q` (core 0's, empty, its counters mid-ring):
+/// refused with a value inside, which it leaves; done on the emptied queue,
+/// which then still takes and gives back values in order, the counters
+/// where they were (the next slots, not the first).
+inline u64 touch_keeps_queue(fast& q) {
+  u64 wrong = 0;
+  if (!q.push(41) || q.local_nonatomic_touch() || q.size() != 1) ++wrong;
+  u64 v = 0;
+  if (!q.local_nonatomic_pop(v) || v != 41) ++wrong;
+  if (!q.local_nonatomic_touch() || q.size() != 0) ++wrong;
+  const std::vector<u64> in{5, 6, 7};
+  if (!q.push(std::span<const u64>(in))) ++wrong;
+  std::vector<u64> out(3);
+  if (q.local_nonatomic_pop(std::span<u64>(out)) != 3 || out != in) ++wrong;
+  return wrong;
+}
+
 /// The rewind half of fast_drain_wraps: `q` (core 0's, capacity 2 P + 2,
-/// its handle shared at `words`) is empty with its counters at 2 P + 3;
+/// its handle shared at `words`) is empty with its counters at 2 P + 7;
 /// `slot0` is its first slot's storage.
 inline u64 rewind_restarts_ring(fast& q, shoal::global_ptr<u64> words, const u64* slot0) {
   const int n = shoal::cores();
@@ -407,9 +424,10 @@ inline u64 rewind_restarts_ring(fast& q, shoal::global_ptr<u64> words, const u64
 /// process): 3 values pushed and popped locally move the ring's start, then
 /// every core pushes 2 (the ring wraps), and one drain sees them in place as
 /// two runs, each value once; a second drain finds nothing.
-/// local_nonatomic_rewind then: refused on a queue holding a value; on the
-/// emptied queue the next phase's pushes (every core 2 again) land from
-/// slot 0 as one run, and the queue is full at exactly its capacity.
+/// local_nonatomic_touch then (touch_keeps_queue); local_nonatomic_rewind:
+/// refused on a queue holding a value; on the emptied queue the next
+/// phase's pushes (every core 2 again) land from slot 0 as one run, and the
+/// queue is full at exactly its capacity.
 inline u64 fast_drain_wraps() {
   const int n = shoal::cores();
   const auto words = zeroed(0);
@@ -445,6 +463,7 @@ inline u64 fast_drain_wraps() {
   if (got.count != want.count || got.sum != want.sum || got.squares != want.squares) ++wrong;
   if (q.local_nonatomic_drain([&](std::span<const u64>) { ++runs; }) != 0 || runs != 2) ++wrong;
   if (q.size() != 0) ++wrong;
+  wrong += touch_keeps_queue(q);
   wrong += rewind_restarts_ring(q, words, slot0);
   q.destroy();
   shoal::global_free(words);

@@ -263,17 +263,19 @@ class fast_queue {
     return true;
   }
 
-  /// On the host's process, before the queue's first phase (no push or pop
-  /// running, the queue empty): writes every slot of the ring once, so that
-  /// no later push page-faults on its memory (a fresh ring's first pushes
-  /// otherwise fault a page in every 4 KiB they write, on the shm backend in
-  /// both processes). The elements stay unspecified. Cost: local, capacity
-  /// x sizeof(T) bytes written.
-  void local_nonatomic_touch() {
+  /// On the host's process, between phases (no push or pop running, as for
+  /// local_nonatomic_pop), when the queue is empty: writes every slot of
+  /// the ring once, so that no later push page-faults on its memory (a
+  /// fresh ring's pushes otherwise fault on every 4 KiB page they first
+  /// write, inside the push phase). Returns false, changing nothing, when
+  /// the queue is not empty. Cost: local, capacity x sizeof(T) bytes written.
+  bool local_nonatomic_touch() {
     check_local("local_nonatomic_touch");
+    if (*head().local() != *tail().local()) return false;
     runs(0, capacity_, [](global_ptr<T> p, std::uint64_t, std::uint64_t count) {
       std::memset(static_cast<void*>(p.local()), 0, count * sizeof(T));
     });
+    return true;
   }
 
   /// Elements pushed and not popped (2 reads, or one delegate on the
