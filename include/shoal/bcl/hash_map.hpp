@@ -58,6 +58,9 @@
 //                                             delegate to every core (zeroes its part)
 //   destroy                                   a global_free
 // A full part is probed to the end: per_core (A + R) before insert says full.
+//   place_of, home                            CPU only: one hash of the key, two multiplies
+//   owned(), then its insert / add / add_existing   CPU only: plain loads and stores on
+//                                             the calling core's own part (hash_map_buffer)
 //
 // Path (bcl/path.hpp, SHOAL_BCL_PATH): the same calls run one-sided (the
 // costs above) or as one delegate to the key's home core, which runs the
