@@ -9,21 +9,25 @@
 
 namespace shoal::detail {
 
-/// A multiply-xorshift step per 8-byte word (FNV-1a per byte for a tail
-/// of fewer than 8), then a splitmix64 finaliser so that nearby integer
-/// keys land far apart. `seed` gives independent hashes of one key. A
-/// word at a time: FNV-1a over every byte of an 8-byte key was a chain of
-/// 8 dependent multiplies, about 30 instructions of a buffered hash_map
-/// insert's 127 (callgrind, bench/results/bcl.md).
+/// Each 8-byte word XORed in, the words before it mixed by a
+/// multiply-xorshift step (FNV-1a per byte for a tail of fewer than 8),
+/// then a splitmix64 finaliser, which alone spreads a one-word key (nearby
+/// integer keys land far apart). `seed` gives independent hashes of one
+/// key. A word at a time: FNV-1a over every byte of an 8-byte key was a
+/// chain of 8 dependent multiplies, about 30 instructions of a buffered
+/// hash_map insert's 127 (callgrind, bench/results/bcl.md); now 14.
 inline std::uint64_t bcl_hash_bytes(const void* p, std::size_t n, std::uint64_t seed = 0) noexcept {
   const auto* b = static_cast<const unsigned char*>(p);
   std::uint64_t h = 0xcbf29ce484222325ULL ^ (seed * 0x9e3779b97f4a7c15ULL);
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
+    if (i > 0) {
+      h *= 0x9e3779b97f4a7c15ULL;
+      h ^= h >> 32;
+    }
     std::uint64_t w;
     std::memcpy(&w, b + i, 8);
-    h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-    h ^= h >> 32;
+    h ^= w;
   }
   for (; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ULL;
   h ^= h >> 30;

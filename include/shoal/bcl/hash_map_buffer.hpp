@@ -124,7 +124,10 @@ class hash_map_buffer {
     (void)mine.local_nonatomic_touch();  // empty: no insert phase page-faults on its ring
     queues_ = allgather(mine);
     stage_.resize(queues_.size() * message_);
-    fill_.assign(queues_.size(), 0);
+    for (std::size_t c = 0; c < queues_.size(); ++c) {
+      entry* const first = stage_.data() + c * message_;
+      lanes_.push_back(lane{first, first + message_});
+    }
   }
   hash_map_buffer(const hash_map_buffer&) = delete;
   hash_map_buffer& operator=(const hash_map_buffer&) = delete;
@@ -178,8 +181,8 @@ class hash_map_buffer {
     barrier();
     queues_[static_cast<std::size_t>(mycore())].destroy();
     queues_.clear();
+    lanes_.clear();
     stage_.clear();
-    fill_.clear();
   }
 
  private:
@@ -194,18 +197,19 @@ class hash_map_buffer {
   // stage is now full, else -1. One hash of k gives the home and the slot.
   int stage(const K& k, const V& v) {
     const typename map_type::place at = map_.place_of(k);
-    const auto home = static_cast<std::size_t>(at.core);
-    std::uint64_t& n = fill_[home];
-    stage_[home * message_ + n] = entry{k, v, at.slot};
-    return ++n == message_ ? at.core : -1;
+    lane& l = lanes_[static_cast<std::size_t>(at.core)];
+    *l.next = entry{k, v, at.slot};
+    return ++l.next == l.end ? at.core : -1;
   }
 
   // Pushes the stage for `home` as one message; a full queue is bypassed
   // with the atomic form of `how` per entry, so nothing is lost.
   void send(int home, hash_apply how) {
     const auto h = static_cast<std::size_t>(home);
-    const std::span<const entry> run(stage_.data() + h * message_, fill_[h]);
-    fill_[h] = 0;
+    lane& l = lanes_[h];
+    entry* const first = l.end - message_;
+    const std::span<const entry> run(first, l.next);
+    l.next = first;
     if (queues_[h].push(run)) return;
     for (const entry& e : run) {
       if (how == hash_apply::insert)
@@ -220,8 +224,8 @@ class hash_map_buffer {
   // the counts (an allreduce: every core waits for every other).
   flush_result end_phase(hash_apply how) {
     check("flush");
-    for (std::size_t c = 0; c < fill_.size(); ++c)
-      if (fill_[c] > 0) send(static_cast<int>(c), how);
+    for (std::size_t c = 0; c < lanes_.size(); ++c)
+      if (lanes_[c].next != lanes_[c].end - message_) send(static_cast<int>(c), how);
     rflush();
     barrier();
     if (how == hash_apply::insert)
@@ -308,8 +312,14 @@ class hash_map_buffer {
   map_type map_;
   std::uint64_t message_;
   std::vector<fast_queue<entry>> queues_;  // indexed by host core
-  std::vector<entry> stage_;               // message_ entries per home core, back to back
-  std::vector<std::uint64_t> fill_;        // entries staged per home core
+  // Per home core, where its next entry goes in stage_ and where its
+  // message_ entries end.
+  struct lane {
+    entry* next;
+    entry* end;
+  };
+  std::vector<entry> stage_;  // message_ entries per home core, back to back (never resized)
+  std::vector<lane> lanes_;   // indexed by home core
   std::array<std::uint64_t, 3> counts_{};  // this core's hash_insert results since the last flush
   std::uint64_t absent_ = 0;               // this core's add_existing misses since the last flush
 };
