@@ -393,6 +393,7 @@ inline u64 rewind_restarts_ring(fast& q, shoal::global_ptr<u64> words, const u64
   if (!q.local_nonatomic_rewind() || q.size() != 0) ++wrong;
   shoal::on_all_cores([words] {
     fast mine = fetch<fast>(words);  // its cached counters are stale now
+    mine.prefault();                 // a hint: reads only, the queue unchanged
     const auto me = static_cast<u64>(shoal::mycore());
     if (!mine.push(pushed_value(me, 2)) || !mine.push(pushed_value(me, 3)))
       shoal::abort_job("push refused after the rewind", 1);

@@ -30,6 +30,7 @@
 //   local_nonatomic_drain(f) l          (f sees the elements in place, no copy)
 //   local_nonatomic_rewind() l          (empty: the next phase starts at slot 0)
 //   local_nonatomic_touch()  l(capacity) (writes every slot: no page faults later)
+//   prefault()             R per 4 KiB of the ring (maps it into this process)
 //   size()                 2R
 //   make, destroy          a global_alloc / global_free (round trip to rank 0); make
 //                          also a delegate to the host
@@ -276,6 +277,19 @@ class fast_queue {
       std::memset(static_cast<void*>(p.local()), 0, count * sizeof(T));
     });
     return true;
+  }
+
+  /// Any core, between phases: reads one word of every 4 KiB of the ring,
+  /// so that this process's later pushes fault on none of its pages. Under
+  /// shm another process's heap is mapped into this one a page at a time,
+  /// on first access: a fresh ring's pushes would take those faults inside
+  /// the push phase. (On the host's process the pages are its own:
+  /// local_nonatomic_touch.) Blocking; cost: capacity x sizeof(T) / 4096 R.
+  void prefault() const {
+    check("prefault");
+    const std::uint64_t per_page = std::max<std::uint64_t>(1, 4096 / sizeof(T));
+    for (std::uint64_t i = 0; i < capacity_; i += per_page)
+      (void)rget((data_ + static_cast<std::int64_t>(i)).template reinterpret<char>());
   }
 
   /// Elements pushed and not popped (2 reads, or one delegate on the
