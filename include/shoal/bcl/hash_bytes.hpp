@@ -15,7 +15,7 @@ namespace shoal::detail {
 /// integer keys land far apart). `seed` gives independent hashes of one
 /// key. A word at a time: FNV-1a over every byte of an 8-byte key was a
 /// chain of 8 dependent multiplies, about 30 instructions of a buffered
-/// hash_map insert's 127 (callgrind, bench/results/bcl.md); now 14.
+/// hash_map insert's 127 (callgrind, bench/results/bcl.md); now 13.
 inline std::uint64_t bcl_hash_bytes(const void* p, std::size_t n, std::uint64_t seed = 0) noexcept {
   const auto* b = static_cast<const unsigned char*>(p);
   std::uint64_t h = 0xcbf29ce484222325ULL ^ (seed * 0x9e3779b97f4a7c15ULL);

@@ -41,9 +41,9 @@
 // value and the slot into the home core's stage (a flat array, m entries
 // per home core); a full stage goes in one push; the home core applies
 // each entry of its queue in place at its slot, prefetching the bucket 8
-// entries ahead, without hashing it again. About 95 instructions an
+// entries ahead, without hashing it again. About 85 instructions an
 // insert all in (inserts, pushes, flush) against about 290 before, and
-// about 680 for hash_map's atomic insert (callgrind, bench/results/bcl.md).
+// about 750 for hash_map's atomic insert (callgrind, bench/results/bcl.md).
 //
 // Costs (A, W as in hash_map.hpp; m = message entries, n = cores):
 //   insert             a hash and a copy into a stage; every m-th insert to
