@@ -316,9 +316,8 @@ class hash_map {
       shoal::detail::fatal_user(
           fmt::format("{}: add with promise find_only (it promises that no insert runs)", name()));
     if (path_ == bcl::path::delegate)
-      return delegate::call(home(k), [m = *this, k, d] {
-        return m.add_with(owner_access{}, k, d, m.place_of(k));
-      });
+      return delegate::call(
+          home(k), [m = *this, k, d] { return m.add_with(owner_access{}, k, d, m.place_of(k)); });
     return add_with(remote_access{}, k, d, place_of(k));
   }
 
@@ -750,12 +749,12 @@ class hash_map<K, V>::owned_part {
   hash_insert insert(const K& k, const V& value, std::uint64_t slot) const {
     return map_.insert_with(access_, k, map_.to_stored(value), place{me_, slot});
   }
-  hash_insert add(const K& k, const V& d, std::uint64_t slot) const
-      requires detail::atomic_word<V> {
+  hash_insert add(const K& k, const V& d,
+                  std::uint64_t slot) const requires detail::atomic_word<V> {
     return map_.add_with(access_, k, d, place{me_, slot});
   }
-  bool add_existing(const K& k, const V& d, std::uint64_t slot) const
-      requires detail::atomic_word<V> {
+  bool add_existing(const K& k, const V& d,
+                    std::uint64_t slot) const requires detail::atomic_word<V> {
     return map_.add_existing_with(access_, k, d, place{me_, slot});
   }
 
