@@ -10,6 +10,22 @@
 // that some code is iterating over or holds a reference into. A task applies
 // operations on its own core's part directly (no message) only when the part
 // is not busy and the operation runs no user code that might send.
+//
+// Packed records. A container may pack a fixed-size operation (keyed.hpp:
+// insert, insert_if_missing and reduce of keys and values that travel as
+// their bytes): its record is [u32 n][i32 op][u32 used][operands] x cap, of
+// which the first `used` bytes of operations count. The sending core reserves the
+// record for `cap` operations at the end of the batch staged for the
+// owner and writes each further operation of that kind to that owner into
+// it (send_packed: no reserve, no header), while the record is the
+// batch's last and the batch is still staged; cap doubles from 1 while a
+// run goes on (at most a batch's room, 1024), so a run of m operations
+// costs 12 + m x operands bytes on the wire instead of m x (8 +
+// operands), the bytes of unused operations at most those of the used
+// ones. The owner applies a record's operations in one pass. Order is that
+// of a stream: an operation joins the record only while nothing else has
+// been sent after it to that core on the channel, i.e. where its own
+// record would have gone.
 #pragma once
 
 #include "shoal/containers/detail/registry.hpp"
@@ -19,13 +35,29 @@
 #include "shoal/task.hpp"
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 namespace shoal::containers_detail {
+
+/// The packed record (the file's comment) open at the end of the batch
+/// staged for one core on a container's channel (part::open_runs), or
+/// none (all null). Its bytes are read only while `sent`, the
+/// aggregator's count of the channel's messages that had left the core
+/// when the record was last seen staged, is unchanged (no batch of the
+/// channel has left since, so its batch is still staged), or after
+/// open_packed has seen the batch staged.
+struct open_run {
+  char* next = nullptr;    // where its next operation goes
+  char* end = nullptr;     // the end of its room (next == end: full)
+  char* first = nullptr;   // its first operation, after [u32 n][i32 op][u32 used]
+  std::uint64_t sent = 0;  // aggregator::sent(channel) then
+};
 
 /// One core's part of a container: its table, the records that arrived
 /// while it was busy, and how many records have been deferred so far (a
@@ -42,6 +74,12 @@ struct part {
   bool self_batched = false;
   std::vector<char> deferred;  // [u32 n][n bytes] records, in arrival order
   std::uint64_t deferred_records = 0;
+  /// By destination core: the packed record open in the batch staged
+  /// there on the container's channel (send_packed; made at the first
+  /// packed send, cores() of them). Every send of the core on that
+  /// channel keeps it (end_packed after other records), so that it never
+  /// names a record that is not its batch's last.
+  std::unique_ptr<open_run[]> open_runs;
 };
 
 /// What a container type provides to the shared path (C::kind names it in
@@ -86,82 +124,6 @@ void apply_record(std::uint64_t id, part_of<C>& p, byte_reader& r) {
     fatal_container(C::kind, id, unread_record_message(r.left()));
 }
 
-/// Whether container C applies runs of records (C::record_runs true):
-/// consecutive records with the same header (length and operation) are
-/// handed to the operation together, which may apply the whole run in one
-/// loop (keyed.hpp's insert and reduce on flat tables: prefetched, the
-/// table grown once). The operation's reader then holds the first record's
-/// operands followed by the rest of the run, each with its header
-/// ([u32 n][i32 op][operands]); the operation reads either its record's
-/// operands alone or the whole run.
-template <class C, class = void>
-struct runs_records : std::false_type {};
-template <class C>
-struct runs_records<C, std::void_t<decltype(C::record_runs)>> : std::bool_constant<C::record_runs> {
-};
-
-template <class C>
-[[noreturn, gnu::cold, gnu::noinline]] void fatal_record_overrun(std::uint64_t id, std::uint32_t i,
-                                                                 std::uint32_t count) {
-  fatal_container(
-      C::kind, id,
-      fmt::format("an operation record overruns its batch (record {} of {})", i, count));
-}
-
-/// Applies `count` records ([u32 n][i32 op][operands], within [data,
-/// limit); or up to limit, where count is larger) to p's table by runs
-/// (runs_records). Checks what apply_record
-/// checks: each record inside the batch, each operation reading its
-/// record exactly (or its whole run).
-template <class C>
-void apply_runs(std::uint64_t id, part_of<C>& p, const char* data, const char* limit,
-                std::uint32_t count) {
-  using table_type = typename C::table_type;
-  const char* at = data;
-  std::uint32_t i = 0;
-  while (i < count && at != limit) {
-    std::uint64_t head;
-    if (limit - at < 8) [[unlikely]]
-      fatal_record_overrun<C>(id, i, count);
-    std::memcpy(&head, at, 8);
-    const auto n = static_cast<std::uint32_t>(head);
-    const std::size_t stride = std::size_t{4} + n;
-    if (n < 4 || static_cast<std::size_t>(limit - at) < stride) [[unlikely]]
-      fatal_record_overrun<C>(id, i, count);
-    // The run: the records after this one with the same header.
-    const char* end = at + stride;
-    std::uint32_t k = 1;
-    while (i + k < count && static_cast<std::size_t>(limit - end) >= stride &&
-           std::memcmp(end, &head, 8) == 0) {
-      end += stride;
-      ++k;
-    }
-    const auto fn =
-        from_op_id<void(table_type&, byte_reader&)>(static_cast<std::int32_t>(head >> 32));
-    // Each call applies the run's first record left, or all of them.
-    while (k != 0) {
-      byte_reader r(at + 8, end);
-      try {
-        fn(p.table, r);
-      } catch (const std::bad_alloc&) {
-        fatal_out_of_memory<C>(id, C::elements(p.table));
-      }
-      if (r.left() == 0) {
-        i += k;
-        at = end;
-        break;
-      }
-      if (r.position() != at + stride) [[unlikely]]
-        fatal_container(
-            C::kind, id,
-            unread_record_message(static_cast<std::size_t>(at + stride - r.position())));
-      ++i;
-      --k;
-      at += stride;
-    }
-  }
-}
-
 /// Marks the part busy for the caller's scope; on leaving, applies what was
 /// deferred meanwhile (still busy while it does, since those operations may
 /// run user code too), then clears the mark.
@@ -176,10 +138,6 @@ class busy_scope {
     while (!p_.deferred.empty()) {
       std::vector<char> records;
       records.swap(p_.deferred);
-      if constexpr (runs_records<C>::value) {
-        apply_runs<C>(id_, p_, records.data(), records.data() + records.size(), ~std::uint32_t{0});
-        continue;
-      }
       for (const char* at = records.data(); at < records.data() + records.size();) {
         std::uint32_t n;
         std::memcpy(&n, at, 4);
@@ -250,9 +208,7 @@ void receive_batch(std::uint64_t id, part_of<C>& p, const char* data, std::uint3
     return;
   }
   busy_scope<C> busy(id, p);
-  if constexpr (runs_records<C>::value) {
-    apply_runs<C>(id, p, data, data + detail::tls_aggregator->capacity(), count);
-  } else if constexpr (prefetches_batches<C>::value) {
+  if constexpr (prefetches_batches<C>::value) {
     typename C::record_prefetcher ahead(p.table, data, count);
     detail::deliver_records(
         [id, &p, &ahead](byte_reader& r) {
@@ -324,6 +280,100 @@ template <class Table, class... Ts>
   SHOAL_CHECK(w.position() == p + n,
               "{}: a serializer wrote {} bytes, but size() said {} (they must agree)", what,
               w.position() - p, n);
+}
+
+/// Operations at most in one packed record (the file's comment).
+inline constexpr std::uint32_t max_packed_ops = 1024;
+
+/// Writes one operation (`bytes`) into r's record, which has room for it.
+template <class Write>
+[[gnu::always_inline]] inline void put_packed(open_run& r, std::uint32_t bytes,
+                                              const Write& write) {
+  // (Read before the write, which may alias anything.)
+  char* const at = r.next;
+  char* const first = r.first;
+  write(at);
+  r.next = at + bytes;
+  const auto used = static_cast<std::uint32_t>(at + bytes - first);
+  std::memcpy(first - 4, &used, 4);
+}
+
+/// send_packed when the operation does not join r's record at once: joins
+/// it after all (a batch of the channel left, but not r's), or opens a
+/// record in the batch staged for `core` (room for twice the operations
+/// of r's record, full, while the run goes on; within what is left of the
+/// batch when that holds one operation), reserving it there (which may
+/// suspend, like channel::send).
+template <class C, class Write>
+[[gnu::noinline]] void open_packed(part_of<C>& p, const char* what, std::uint32_t channel,
+                                   int core, std::int32_t op, Write write) {
+  constexpr auto bytes = static_cast<std::uint32_t>(C::packed_bytes);
+  detail::aggregator& agg = *detail::tls_aggregator;
+  if (!p.open_runs) p.open_runs = std::make_unique<open_run[]>(static_cast<std::size_t>(shoal::cores()));
+  open_run& r = p.open_runs[static_cast<std::size_t>(core)];
+  // r's batch is still staged when a batch is staged there at all: every
+  // batch this core starts on the channel opens or ends an open_run.
+  char* const batch = r.first != nullptr ? agg.staged(channel, core, 0, 0) : nullptr;
+  std::int32_t kind = 0;
+  if (batch != nullptr) {
+    SHOAL_ASSERT(r.first - 12 >= batch && r.end <= batch + agg.capacity(),
+                 "an open packed record outside its batch");
+    r.sent = agg.sent(channel);
+    std::memcpy(&kind, r.first - 8, 4);
+    if (kind == op && r.next != r.end) {
+      put_packed(r, bytes, write);
+      return;
+    }
+  }
+  const std::uint32_t most = std::min(max_packed_ops, (agg.capacity() - 12) / bytes);
+  if (most == 0) [[unlikely]]
+    detail::fatal_record_send(what, channel, 8 + bytes);
+  std::uint32_t cap = 1;
+  if (kind == op) {
+    cap = std::min(most, 2 * static_cast<std::uint32_t>((r.end - r.first) / bytes));
+    const auto room = static_cast<std::uint32_t>(batch + agg.capacity() - r.end);
+    if (room >= 12 + bytes) cap = std::min(cap, (room - 12) / bytes);
+  }
+  char* at = detail::reserve_record(what, channel, core, 8 + std::size_t{cap} * bytes);
+  std::memcpy(at, &op, 4);
+  // After the reserve, which may have suspended (another task of this
+  // core may have sent meanwhile): this record is the batch's last now.
+  open_run& now = p.open_runs[static_cast<std::size_t>(core)];
+  now.first = at + 8;
+  now.next = now.first;
+  now.end = now.first + std::size_t{cap} * bytes;
+  now.sent = agg.sent(channel);
+  put_packed(now, bytes, write);
+}
+
+/// Sends one operation of packed kind `op` (the file's comment) to `core`
+/// on `channel`: write(at) writes its C::packed_bytes of operands at `at`,
+/// into the packed record of that kind open at the end of the batch
+/// staged there, or into a new one (open_packed). p: the calling core's
+/// part (its open_runs). May suspend like channel::send (only when it
+/// opens a record).
+template <class C, class Write>
+[[gnu::always_inline]] inline void send_packed(part_of<C>& p, const char* what,
+                                               std::uint32_t channel, int core, std::int32_t op,
+                                               Write write) {
+  if (open_run* runs = p.open_runs.get()) [[likely]] {
+    open_run& r = runs[core];
+    std::int32_t kind;
+    // (The record's op is read only once its batch is known staged.)
+    if (r.next != r.end && r.sent == detail::tls_aggregator->sent(channel) &&
+        (std::memcpy(&kind, r.first - 8, 4), kind == op)) [[likely]] {
+      put_packed(r, static_cast<std::uint32_t>(C::packed_bytes), write);
+      return;
+    }
+  }
+  open_packed<C>(p, what, channel, core, op, write);
+}
+
+/// After a record that is not packed went to `core` on a packing
+/// container's channel: no packed record is open there any more.
+template <class C>
+inline void end_packed(part_of<C>& p, int core) noexcept {
+  if (p.open_runs) p.open_runs[static_cast<std::size_t>(core)] = open_run{};
 }
 
 /// Queues operation `fn` with `operands` on the calling core's own busy
