@@ -392,10 +392,10 @@ TEST(dist_containers, LargeMapsApplyEachCoresOperationsInOrder) {
 }
 
 // Packed records (containers/detail/ops.hpp): runs of reduce and insert
-// operations broken by each other, by visits (records of their own) and by
-// flushes (the open record's batch leaves mid-run), over keys of every
-// core: each key's final value is that of its operations applied in the
-// order made. Small parts (operations on the core's own keys applied at
+// operations of one value and of changing values, broken by each other, by
+// visits and erases (records of their own) and by flushes (the open
+// record's batch leaves mid-run), over keys of every core: each key's
+// final value is that of its operations applied in the order made. Small parts (operations on the core's own keys applied at
 // once) and, with `own_batched`, parts past 2^15 elements (every
 // operation through the aggregation buffers).
 template <class Map, class KeyOf>
@@ -410,9 +410,16 @@ void check_packed_runs_in_order(KeyOf key_of_index, bool own_batched) {
     if (own_batched)  // filler keys, so that every part is past 2^15 elements
       for (std::uint64_t j = me; j < base; j += p) m.async_insert(key_of_index(j), 0);
     auto visit_double = [](const auto&, std::int64_t& v) { v *= 2; };
+    // One long run: records of one value, growing, until the value changes
+    // (then records of pairs); in the last round below, values alternate.
+    auto first_value = [](std::uint64_t i) { return static_cast<std::int64_t>(i < n / 2 ? 1 : 2); };
+    auto step = [](std::uint64_t i, std::uint64_t r) {
+      return static_cast<std::int64_t>(r == 2 ? 1 + (i & 1) : 1);
+    };
+    for (std::uint64_t i = 0; i < n; ++i) m.async_reduce(key(i), first_value(i), add_values{});
     for (std::uint64_t r = 0; r < 3; ++r) {
       for (std::uint64_t i = 0; i < n; ++i) {
-        m.async_reduce(key(i), std::int64_t{1}, add_values{});
+        m.async_reduce(key(i), step(i, r), add_values{});
         if (i % 5 == r) m.async_insert(key(i), static_cast<std::int64_t>(100 * (r + 1)));
         if (i % 7 == r) {  // the reduce after the visit must not join the record before it
           m.async_visit(key(i), visit_double);
@@ -428,9 +435,9 @@ void check_packed_runs_in_order(KeyOf key_of_index, bool own_batched) {
     }
     shoal::barrier();
     for (std::uint64_t i = 0; i < n; ++i) {
-      std::int64_t want = 0;
+      std::int64_t want = first_value(i);
       for (std::uint64_t r = 0; r < 3; ++r) {
-        want += 1;
+        want += step(i, r);
         if (i % 5 == r) want = static_cast<std::int64_t>(100 * (r + 1));
         if (i % 7 == r) want = want * 2 + 1;
         if (i % 3 == r) want *= 3;

@@ -189,14 +189,14 @@ class keyed {
   void async_insert(const K& k, const V& v) const {
     const key_ref a = key_of(k);
     route_pair(
-        Tag::insert_name, &op_insert, owner_of(a), [&](table_type& t) { t.insert_or_assign(a, v); },
-        a, v);
+        Tag::insert_name, &op_insert<false>, &op_insert<true>, owner_of(a),
+        [&](table_type& t) { t.insert_or_assign(a, v); }, a, v);
   }
 
   void async_insert_if_missing(const K& k, const V& v) const {
     const key_ref a = key_of(k);
     route_pair(
-        Tag::insert_name, &op_insert_if_missing, owner_of(a),
+        Tag::insert_name, &op_insert_if_missing<false>, &op_insert_if_missing<true>, owner_of(a),
         [&](table_type& t) { t.try_emplace(a, v); }, a, v);
   }
 
@@ -215,7 +215,7 @@ class keyed {
                   "async_reduce: the operation must be callable as V(const V&, const V&)");
     const key_ref a = key_of(k);
     route_pair(
-        Tag::reduce_name, &op_reduce<Op>, owner_of(a),
+        Tag::reduce_name, &op_reduce<Op, false>, &op_reduce<Op, true>, owner_of(a),
         [&](table_type& t) { reduce_into(t, a, v, Op{}); }, a, v);
   }
 
@@ -279,20 +279,15 @@ class keyed {
   }
   /// route() for an operation of a key and a value that packs
   /// (packed_bytes: insert, insert_if_missing, reduce).
+  /// `fn_same`: the operation of a packed record of one value.
   template <class Direct>
-  void route_pair(const char* what, op_fn<table_type> fn, int o, Direct&& direct, key_ref k,
-                  const V& v) const {
+  void route_pair(const char* what, op_fn<table_type> fn, [[maybe_unused]] op_fn<table_type> fn_same,
+                  int o, Direct&& direct, key_ref k, const V& v) const {
     part_of<keyed>& p = my_part();
     if constexpr (packed_bytes != 0) {
       // (Queued on a busy part of its own as a packed record of one.)
       if (applied_here(p, o, fn, direct, static_cast<std::uint32_t>(packed_bytes), k, v)) return;
-      // (Copies: held in registers, where references made them live in
-      // memory for open_packed's call.)
-      send_packed<keyed>(p, what, channel_, o, to_op_id(fn), [k = K(k), v = V(v)](char* at) {
-        byte_writer w(at);
-        serializer<K>::write(w, k);
-        serializer<V>::write(w, v);
-      });
+      send_packed<keyed>(p, what, channel_, o, to_op_id(fn), to_op_id(fn_same), k, v);
     } else {
       if (applied_here(p, o, fn, direct, k, v)) return;
       send_op(what, channel_, o, fn, k, v);
@@ -466,61 +461,76 @@ class keyed {
   }
 
   /// The operations of a packed record (ops.hpp; packed_bytes): r holds
-  /// [u32 used][K][V] x cap, `used` the bytes of the operations written.
-  /// f(slot, fresh, v) for each of those keys and values, in order, by
+  /// [u32 used][K][V] x cap, or (Same, a record of one value) [V][u32
+  /// used][K] x cap; `used`: the bytes of the operations written. f(slot,
+  /// fresh, v) for each of those keys and values, in order, by
   /// flat_table::upsert_each; reads the whole record.
-  template <class F>
+  template <bool Same, class F>
   static void apply_run(table_type& t, byte_reader& r, const F& f) {
+    constexpr std::size_t stride = Same ? sizeof(K) : packed_bytes;
+    [[maybe_unused]] V value{};
+    if constexpr (Same) value = serializer<V>::read(r);
     const auto bytes = r.get<std::uint32_t>("a packed record's count");
     const std::size_t left = r.left();
-    if (bytes % packed_bytes != 0 || bytes > left) [[unlikely]]
+    if (bytes % stride != 0 || bytes > left) [[unlikely]]
       fatal_packed(left, bytes);
     const char* const base = r.skip(left, "a packed record");
-    const auto used = static_cast<std::uint32_t>(bytes / packed_bytes);
+    const auto used = static_cast<std::uint32_t>(bytes / stride);
     if (used == 0) return;
-    byte_reader first(base, base + packed_bytes);
+    byte_reader first(base, base + stride);
     const K k0 = serializer<K>::read(first);
-    const V v0 = serializer<V>::read(first);
-    const bool raw = std::memcmp(&k0, base, sizeof(K)) == 0 &&
-                     std::memcmp(&v0, base + sizeof(K), sizeof(V)) == 0;
+    bool raw = std::memcmp(&k0, base, sizeof(K)) == 0;
+    if constexpr (!Same) {
+      const V v0 = serializer<V>::read(first);
+      raw = raw && std::memcmp(&v0, base + sizeof(K), sizeof(V)) == 0;
+    }
     // In chunks: upsert_each makes room for every key of its batch first,
     // and a long queue of one kind (operations deferred behind a for_all)
     // on few distinct keys must not grow the table by its length.
     for (std::uint32_t from = 0; from < used; from += run_chunk) {
-      const char* const at = base + std::size_t{from} * packed_bytes;
+      const char* const at = base + std::size_t{from} * stride;
       const std::uint32_t m = std::min(run_chunk, used - from);
       if (raw) [[likely]] {
-        apply_raw_chunk(t, at, m, f);
+        apply_raw_chunk<Same>(t, at, m, f, value);
       } else {
-        apply_chunk(t, at, m, f);
+        apply_chunk<Same>(t, at, m, f, value);
       }
     }
   }
   /// Operations per upsert_each call of a packed record (an aggregation
   /// buffer's of 8-byte keys and values: ~1000).
   static constexpr std::uint32_t run_chunk = 1024;
-  /// `m` operations from `at`, their keys and values as their bytes.
-  template <class F>
-  static void apply_raw_chunk(table_type& t, const char* at, std::uint32_t m, const F& f) {
+  /// `m` operations from `at`, their keys (and values, unless Same: then
+  /// `value`) as their bytes.
+  template <bool Same, class F>
+  static void apply_raw_chunk(table_type& t, const char* at, std::uint32_t m, const F& f,
+                              const V& value) {
+    constexpr std::size_t stride = Same ? sizeof(K) : packed_bytes;
     t.upsert_each(
         [at](std::uint32_t i) {
           K k;
-          std::memcpy(&k, at + std::size_t{i} * packed_bytes, sizeof(K));
+          std::memcpy(&k, at + std::size_t{i} * stride, sizeof(K));
           return k;
         },
         m,
-        [at, &f](std::uint32_t i, V& slot, bool fresh) {
-          V v;
-          std::memcpy(&v, at + std::size_t{i} * packed_bytes + sizeof(K), sizeof(V));
-          f(slot, fresh, v);
+        [at, &f, &value](std::uint32_t i, V& slot, bool fresh) {
+          if constexpr (Same) {
+            f(slot, fresh, value);
+          } else {
+            V v;
+            std::memcpy(&v, at + std::size_t{i} * stride + sizeof(K), sizeof(V));
+            f(slot, fresh, v);
+          }
         });
   }
   /// `m` operations from `at`, each read by the serializers.
-  template <class F>
-  static void apply_chunk(table_type& t, const char* at, std::uint32_t m, const F& f) {
+  template <bool Same, class F>
+  static void apply_chunk(table_type& t, const char* at, std::uint32_t m, const F& f,
+                          const V& value) {
+    constexpr std::size_t stride = Same ? sizeof(K) : packed_bytes;
     auto operands = [at](std::uint32_t i) {
-      const char* p = at + std::size_t{i} * packed_bytes;
-      return byte_reader(p, p + packed_bytes);
+      const char* p = at + std::size_t{i} * stride;
+      return byte_reader(p, p + stride);
     };
     t.upsert_each(
         [&operands](std::uint32_t i) {
@@ -528,13 +538,19 @@ class keyed {
           return serializer<K>::read(q);
         },
         m,
-        [&operands, &f](std::uint32_t i, V& slot, bool fresh) {
+        [&operands, &f, &value](std::uint32_t i, V& slot, bool fresh) {
           byte_reader q = operands(i);
           (void)serializer<K>::read(q);
-          const V v = serializer<V>::read(q);
-          if (q.left() != 0) [[unlikely]]
-            fatal_unread(q.left());
-          f(slot, fresh, v);
+          if constexpr (Same) {
+            if (q.left() != 0) [[unlikely]]
+              fatal_unread(q.left());
+            f(slot, fresh, value);
+          } else {
+            const V v = serializer<V>::read(q);
+            if (q.left() != 0) [[unlikely]]
+              fatal_unread(q.left());
+            f(slot, fresh, v);
+          }
         });
   }
   [[noreturn, gnu::cold, gnu::noinline]] static void fatal_packed(std::size_t left,
@@ -583,18 +599,22 @@ class keyed {
     if (!fresh) it->second = op(static_cast<const V&>(it->second), v);
   }
 
+  /// Same: a packed record of one value (ops.hpp); else of pairs, or
+  /// one record per operation where the map does not pack.
+  template <bool Same>
   static void op_insert(table_type& t, byte_reader& r) {
     if constexpr (packed_bytes != 0) {
-      apply_run(t, r, [](V& slot, bool, const V& v) { slot = v; });
+      apply_run<Same>(t, r, [](V& slot, bool, const V& v) { slot = v; });
     } else {
       key_arg k = read_key(r);
       V v = serializer<V>::read(r);
       t.insert_or_assign(std::move(k), std::move(v));
     }
   }
+  template <bool Same>
   static void op_insert_if_missing(table_type& t, byte_reader& r) {
     if constexpr (packed_bytes != 0) {
-      apply_run(t, r, [](V& slot, bool fresh, const V& v) {
+      apply_run<Same>(t, r, [](V& slot, bool fresh, const V& v) {
         if (fresh) slot = v;
       });
     } else {
@@ -604,10 +624,10 @@ class keyed {
     }
   }
   static void op_erase(table_type& t, byte_reader& r) { t.erase(read_key(r)); }
-  template <class Op>
+  template <class Op, bool Same>
   static void op_reduce(table_type& t, byte_reader& r) {
     if constexpr (packed_bytes != 0) {
-      apply_run(t, r, [](V& slot, bool fresh, const V& v) {
+      apply_run<Same>(t, r, [](V& slot, bool fresh, const V& v) {
         slot = fresh ? v : static_cast<V>(Op{}(static_cast<const V&>(slot), v));
       });
     } else {

@@ -52,11 +52,13 @@ namespace shoal::containers_detail {
 /// when the record was last seen staged, is unchanged (no batch of the
 /// channel has left since, so its batch is still staged), or after
 /// open_packed has seen the batch staged.
-struct open_run {
+struct alignas(64) open_run {
   char* next = nullptr;    // where its next operation goes
   char* end = nullptr;     // the end of its room (next == end: full)
-  char* first = nullptr;   // its first operation, after [u32 n][i32 op][u32 used]
+  char* first = nullptr;   // its first operation, after its [u32 used]
   std::uint64_t sent = 0;  // aggregator::sent(channel) then
+  std::int32_t op = 0;     // the run's operation (its pairs' op id); 0: none
+  bool same = false;       // a record of one value: [V][u32 used][K] x cap
 };
 
 /// One core's part of a container: its table, the records that arrived
@@ -285,88 +287,121 @@ template <class Table, class... Ts>
 /// Operations at most in one packed record (the file's comment).
 inline constexpr std::uint32_t max_packed_ops = 1024;
 
-/// Writes one operation (`bytes`) into r's record, which has room for it.
-template <class Write>
-[[gnu::always_inline]] inline void put_packed(open_run& r, std::uint32_t bytes,
-                                              const Write& write) {
-  // (Read before the write, which may alias anything.)
+/// Writes one operation into r's record, which has room for it: its key,
+/// and its value unless the record is of one value.
+template <class K, class V>
+[[gnu::always_inline]] inline void put_packed(open_run& r, bool same, const K& k, const V& v) {
+  // (Read before the writes, which may alias anything.)
   char* const at = r.next;
   char* const first = r.first;
-  write(at);
-  r.next = at + bytes;
-  const auto used = static_cast<std::uint32_t>(at + bytes - first);
+  byte_writer w(at);
+  serializer<K>::write(w, k);
+  if (!same) serializer<V>::write(w, v);
+  r.next = w.position();
+  const auto used = static_cast<std::uint32_t>(w.position() - first);
   std::memcpy(first - 4, &used, 4);
+}
+
+/// Whether v is the value of r's record of one value (its bytes as
+/// written, so that the owner reads back the same value).
+template <class V>
+[[gnu::always_inline]] inline bool same_value(const open_run& r, const V& v) {
+  if constexpr (std::is_empty_v<V>) {
+    return true;
+  } else {
+    char bytes[sizeof(V)];
+    byte_writer w(bytes);
+    serializer<V>::write(w, v);
+    return std::memcmp(bytes, r.first - 4 - sizeof(V), sizeof(V)) == 0;
+  }
 }
 
 /// send_packed when the operation does not join r's record at once: joins
 /// it after all (a batch of the channel left, but not r's), or opens a
-/// record in the batch staged for `core` (room for twice the operations
-/// of r's record, full, while the run goes on; within what is left of the
-/// batch when that holds one operation), reserving it there (which may
-/// suspend, like channel::send).
-template <class C, class Write>
+/// record in the batch staged for `core`, reserving it there (which may
+/// suspend, like channel::send). A run's records are of one value until
+/// an operation brings another (then of pairs until the run ends), with
+/// room for twice the operations of the run's last record (within what
+/// is left of the batch when that holds one operation).
+template <class C, class K, class V>
 [[gnu::noinline]] void open_packed(part_of<C>& p, const char* what, std::uint32_t channel,
-                                   int core, std::int32_t op, Write write) {
-  constexpr auto bytes = static_cast<std::uint32_t>(C::packed_bytes);
+                                   int core, std::int32_t op, std::int32_t op_same, K k, V v) {
   detail::aggregator& agg = *detail::tls_aggregator;
-  if (!p.open_runs) p.open_runs = std::make_unique<open_run[]>(static_cast<std::size_t>(shoal::cores()));
+  if (!p.open_runs)
+    p.open_runs = std::make_unique<open_run[]>(static_cast<std::size_t>(shoal::cores()));
   open_run& r = p.open_runs[static_cast<std::size_t>(core)];
   // r's batch is still staged when a batch is staged there at all: every
   // batch this core starts on the channel opens or ends an open_run.
   char* const batch = r.first != nullptr ? agg.staged(channel, core, 0, 0) : nullptr;
-  std::int32_t kind = 0;
-  if (batch != nullptr) {
-    SHOAL_ASSERT(r.first - 12 >= batch && r.end <= batch + agg.capacity(),
+  const bool run = batch != nullptr && r.op == op;
+  bool same = true;
+  std::uint32_t ops = 0;  // in the run's last record
+  if (run) {
+    SHOAL_ASSERT(r.first >= batch && r.end <= batch + agg.capacity(),
                  "an open packed record outside its batch");
     r.sent = agg.sent(channel);
-    std::memcpy(&kind, r.first - 8, 4);
-    if (kind == op && r.next != r.end) {
-      put_packed(r, bytes, write);
+    const bool match = !r.same || same_value(r, v);
+    if (r.next != r.end && match) {
+      put_packed(r, r.same, k, v);
       return;
     }
+    same = r.same && match;
+    ops = static_cast<std::uint32_t>((r.next - r.first) / (r.same ? sizeof(K) : sizeof(K) + sizeof(V)));
   }
-  const std::uint32_t most = std::min(max_packed_ops, (agg.capacity() - 12) / bytes);
+  const std::uint32_t stride = same ? sizeof(K) : sizeof(K) + sizeof(V);
+  const std::uint32_t head = same ? 12 + sizeof(V) : 12;
+  const std::uint32_t most = std::min(max_packed_ops, (agg.capacity() - head) / stride);
   if (most == 0) [[unlikely]]
-    detail::fatal_record_send(what, channel, 8 + bytes);
+    detail::fatal_record_send(what, channel, head - 4 + stride);
   std::uint32_t cap = 1;
-  if (kind == op) {
-    cap = std::min(most, 2 * static_cast<std::uint32_t>((r.end - r.first) / bytes));
+  if (run) {
+    cap = std::min(most, 2 * ops);
     const auto room = static_cast<std::uint32_t>(batch + agg.capacity() - r.end);
-    if (room >= 12 + bytes) cap = std::min(cap, (room - 12) / bytes);
+    if (room >= head + stride) cap = std::min(cap, (room - head) / stride);
   }
-  char* at = detail::reserve_record(what, channel, core, 8 + std::size_t{cap} * bytes);
-  std::memcpy(at, &op, 4);
+  char* at = detail::reserve_record(what, channel, core, head - 4 + std::size_t{cap} * stride);
+  byte_writer w(at);
+  w.put(same ? op_same : op);
+  if (same) serializer<V>::write(w, v);
   // After the reserve, which may have suspended (another task of this
   // core may have sent meanwhile): this record is the batch's last now.
   open_run& now = p.open_runs[static_cast<std::size_t>(core)];
-  now.first = at + 8;
+  now.first = w.position() + 4;
   now.next = now.first;
-  now.end = now.first + std::size_t{cap} * bytes;
+  now.end = now.first + std::size_t{cap} * stride;
   now.sent = agg.sent(channel);
-  put_packed(now, bytes, write);
+  now.op = op;
+  now.same = same;
+  put_packed(now, same, k, v);
 }
 
-/// Sends one operation of packed kind `op` (the file's comment) to `core`
-/// on `channel`: write(at) writes its C::packed_bytes of operands at `at`,
-/// into the packed record of that kind open at the end of the batch
-/// staged there, or into a new one (open_packed). p: the calling core's
-/// part (its open_runs). May suspend like channel::send (only when it
-/// opens a record).
-template <class C, class Write>
+/// Sends one operation of packed kind `op` (the file's comment; `op_same`:
+/// the same operation in a record of one value) of key k and value v to
+/// `core` on `channel`: into the packed record of that kind open at the end
+/// of the batch staged there, or into a new one (open_packed). p: the
+/// calling core's part (its open_runs). May suspend like channel::send
+/// (only when it opens a record).
+template <class C, class K, class V>
 [[gnu::always_inline]] inline void send_packed(part_of<C>& p, const char* what,
                                                std::uint32_t channel, int core, std::int32_t op,
-                                               Write write) {
+                                               std::int32_t op_same, const K& k, const V& v) {
   if (open_run* runs = p.open_runs.get()) [[likely]] {
     open_run& r = runs[core];
-    std::int32_t kind;
-    // (The record's op is read only once its batch is known staged.)
-    if (r.next != r.end && r.sent == detail::tls_aggregator->sent(channel) &&
-        (std::memcpy(&kind, r.first - 8, 4), kind == op)) [[likely]] {
-      put_packed(r, static_cast<std::uint32_t>(C::packed_bytes), write);
-      return;
+    // (The record's value is read only once its batch is known staged.)
+    if (r.next != r.end && r.sent == detail::tls_aggregator->sent(channel) && r.op == op)
+        [[likely]] {
+      if (!r.same) {
+        put_packed(r, false, k, v);
+        return;
+      }
+      if (same_value(r, v)) [[likely]] {
+        put_packed(r, true, k, v);
+        return;
+      }
     }
   }
-  open_packed<C>(p, what, channel, core, op, write);
+  // (By value: references would keep k and v in memory on the fast path.)
+  open_packed<C, K, V>(p, what, channel, core, op, op_same, k, v);
 }
 
 /// After a record that is not packed went to `core` on a packing
