@@ -129,7 +129,8 @@ TEST(dist_containers, MapInsertEraseReduceVisitAndCollectives) {
 // erase and gather see the characters unchanged.
 std::string length_key(int n) {
   std::string k(static_cast<std::size_t>(n), '.');
-  for (int i = 0; i < n; ++i) k[static_cast<std::size_t>(i)] = static_cast<char>('A' + (n + i) % 26);
+  for (int i = 0; i < n; ++i)
+    k[static_cast<std::size_t>(i)] = static_cast<char>('A' + (n + i) % 26);
   return k;
 }
 
@@ -311,7 +312,9 @@ template <>
 struct shoal::serializer<masked_key> {
   static constexpr std::size_t size(const masked_key&) noexcept { return 8; }
   static void write(byte_writer& w, const masked_key& k) noexcept { w.put(k.v ^ key_mask); }
-  static masked_key read(byte_reader& r) { return {r.get<std::uint64_t>("a masked key") ^ key_mask}; }
+  static masked_key read(byte_reader& r) {
+    return {r.get<std::uint64_t>("a masked key") ^ key_mask};
+  }
 };
 
 namespace {
@@ -395,8 +398,8 @@ TEST(dist_containers, LargeMapsApplyEachCoresOperationsInOrder) {
 // operations of one value and of changing values, broken by each other, by
 // visits and erases (records of their own) and by flushes (the open
 // record's batch leaves mid-run), over keys of every core: each key's
-// final value is that of its operations applied in the order made. Small parts (operations on the core's own keys applied at
-// once) and, with `own_batched`, parts past 2^15 elements (every
+// final value is that of its operations applied in the order made. Small parts (operations on the
+// core's own keys applied at once) and, with `own_batched`, parts past 2^15 elements (every
 // operation through the aggregation buffers).
 template <class Map, class KeyOf>
 void check_packed_runs_in_order(KeyOf key_of_index, bool own_batched) {

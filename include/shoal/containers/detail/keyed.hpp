@@ -281,8 +281,9 @@ class keyed {
   /// (packed_bytes: insert, insert_if_missing, reduce).
   /// `fn_same`: the operation of a packed record of one value.
   template <class Direct>
-  void route_pair(const char* what, op_fn<table_type> fn, [[maybe_unused]] op_fn<table_type> fn_same,
-                  int o, Direct&& direct, key_ref k, const V& v) const {
+  void route_pair(const char* what, op_fn<table_type> fn,
+                  [[maybe_unused]] op_fn<table_type> fn_same, int o, Direct&& direct, key_ref k,
+                  const V& v) const {
     part_of<keyed>& p = my_part();
     if constexpr (packed_bytes != 0) {
       // (Queued on a busy part of its own as a packed record of one.)
@@ -554,7 +555,7 @@ class keyed {
         });
   }
   [[noreturn, gnu::cold, gnu::noinline]] static void fatal_packed(std::size_t left,
-                                                                 std::uint32_t used) {
+                                                                  std::uint32_t used) {
     detail::fatal_user(fmt::format(
         "{}: a packed record of {} bytes of operations says {} of them are used (operations "
         "of {} bytes)",

@@ -34,8 +34,8 @@
 #include "shoal/serialize.hpp"
 #include "shoal/task.hpp"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -324,8 +324,8 @@ template <class V>
 /// room for twice the operations of the run's last record (within what
 /// is left of the batch when that holds one operation).
 template <class C, class K, class V>
-[[gnu::noinline]] void open_packed(part_of<C>& p, const char* what, std::uint32_t channel,
-                                   int core, std::int32_t op, std::int32_t op_same, K k, V v) {
+[[gnu::noinline]] void open_packed(part_of<C>& p, const char* what, std::uint32_t channel, int core,
+                                   std::int32_t op, std::int32_t op_same, K k, V v) {
   detail::aggregator& agg = *detail::tls_aggregator;
   if (!p.open_runs)
     p.open_runs = std::make_unique<open_run[]>(static_cast<std::size_t>(shoal::cores()));
@@ -346,7 +346,8 @@ template <class C, class K, class V>
       return;
     }
     same = r.same && match;
-    ops = static_cast<std::uint32_t>((r.next - r.first) / (r.same ? sizeof(K) : sizeof(K) + sizeof(V)));
+    ops = static_cast<std::uint32_t>((r.next - r.first) /
+                                     (r.same ? sizeof(K) : sizeof(K) + sizeof(V)));
   }
   const std::uint32_t stride = same ? sizeof(K) : sizeof(K) + sizeof(V);
   const std::uint32_t head = same ? 12 + sizeof(V) : 12;
