@@ -13,19 +13,23 @@
 //
 // Packed records. A container may pack a fixed-size operation (keyed.hpp:
 // insert, insert_if_missing and reduce of keys and values that travel as
-// their bytes): its record is [u32 n][i32 op][u32 used][operands] x cap, of
-// which the first `used` bytes of operations count. The sending core reserves the
-// record for `cap` operations at the end of the batch staged for the
-// owner and writes each further operation of that kind to that owner into
-// it (send_packed: no reserve, no header), while the record is the
-// batch's last and the batch is still staged; cap doubles from 1 while a
-// run goes on (at most a batch's room, 1024), so a run of m operations
-// costs 12 + m x operands bytes on the wire instead of m x (8 +
-// operands), the bytes of unused operations at most those of the used
-// ones. The owner applies a record's operations in one pass. Order is that
-// of a stream: an operation joins the record only while nothing else has
-// been sent after it to that core on the channel, i.e. where its own
-// record would have gone.
+// their bytes): its record is [u32 n][i32 op][u32 used][K V] x cap, or,
+// for a run of one value, [u32 n][i32 op'][V][u32 used][K] x cap (op', the
+// operation's one-value reader); `used` counts the bytes of the operations
+// written. The sending core reserves the record for `cap` operations at
+// the end of the batch staged for the owner and writes each further
+// operation of that kind (and value) to that owner into it (send_packed:
+// no reserve, no header), while the record is the batch's last and the
+// batch is still staged. A run's records are of one value until an
+// operation brings another (then of pairs, until the run ends), each with
+// room for twice the operations of the run's previous record (from 1, at
+// most 1024 or a batch), so a run of m operations costs 12 + m x operands
+// bytes or less on the wire instead of m x (8 + operands), and the unused
+// room sent is at most twice the operations written before it in the run.
+// The owner applies a record's operations in one pass. Order is that of a
+// stream: an operation joins the record only while nothing else has been
+// sent after it to that core on the channel, i.e. where its own record
+// would have gone.
 #pragma once
 
 #include "shoal/containers/detail/registry.hpp"
