@@ -146,11 +146,12 @@ class keyed {
   static constexpr bool flat = std::is_same_v<table_type, flat_table<K, V, Hash, Eq>>;
   /// Flat tables of keys and values that travel as their bytes pack
   /// their insert, insert_if_missing and reduce operations (ops.hpp's
-  /// packed runs: [K][V] per operation, 16 bytes for 8-byte keys and
-  /// values against 24 in records of their own), and apply a packed
-  /// record in one pass of flat_table::upsert_each (the table grown once,
-  /// each key's home slot prefetched 16 operations ahead), as
-  /// counting_set's bare keys. 0: no packing.
+  /// packed records: [K][V] per operation, or [K] while a run's values are
+  /// all the same; 16 or 8 bytes for 8-byte keys and values against 24 in
+  /// records of their own), and apply a packed record in one pass of
+  /// flat_table::upsert_each (the table grown once, each key's home slot
+  /// prefetched 16 operations ahead), as counting_set's bare keys.
+  /// packed_bytes: a [K][V] pair's bytes; 0: no packing.
   static constexpr std::size_t packed_bytes =
       flat && travels_as_bytes<K>() && travels_as_bytes<V>() ? sizeof(K) + sizeof(V) : 0;
   /// From this many elements in a core's part (flat and string tables), the
