@@ -129,7 +129,8 @@ TEST(dist_containers, MapInsertEraseReduceVisitAndCollectives) {
 // erase and gather see the characters unchanged.
 std::string length_key(int n) {
   std::string k(static_cast<std::size_t>(n), '.');
-  for (int i = 0; i < n; ++i) k[static_cast<std::size_t>(i)] = static_cast<char>('A' + (n + i) % 26);
+  for (int i = 0; i < n; ++i)
+    k[static_cast<std::size_t>(i)] = static_cast<char>('A' + (n + i) % 26);
   return k;
 }
 
@@ -281,9 +282,9 @@ TEST(dist_containers, LargeCountingSetCountsEveryInsert) {
   EXPECT_EQ(g_failures.load(), 0);
 }
 
-// A key of two 32-bit halves: trivially copyable but not arithmetic, so
-// its runs of records go through the serializer per record (keyed.hpp's
-// generic run path) where std::uint64_t keys are copied as bytes.
+// A key of two 32-bit halves: trivially copyable but not arithmetic (the
+// built-in serializer: its packed records are read as bytes, as
+// std::uint64_t keys are).
 struct pair_key {
   std::uint32_t hi;
   std::uint32_t lo;
@@ -294,6 +295,29 @@ struct pair_key_hash {
     return (std::uint64_t{k.hi} << 32 | k.lo) * 0x9e3779b97f4a7c15ULL;
   }
 };
+// A key whose serializer writes sizeof bytes that are not its own (masked):
+// its operations still pack, and the owner reads each one through the
+// serializer (keyed.hpp's apply_chunk), never as bytes.
+struct masked_key {
+  std::uint64_t v;
+  bool operator==(const masked_key&) const = default;
+};
+struct masked_key_hash {
+  std::size_t operator()(const masked_key& k) const noexcept { return k.v * 0x9e3779b97f4a7c15ULL; }
+};
+constexpr std::uint64_t key_mask = 0x5a5a5a5a5a5a5a5aULL;
+}  // namespace
+
+template <>
+struct shoal::serializer<masked_key> {
+  static constexpr std::size_t size(const masked_key&) noexcept { return 8; }
+  static void write(byte_writer& w, const masked_key& k) noexcept { w.put(k.v ^ key_mask); }
+  static masked_key read(byte_reader& r) {
+    return {r.get<std::uint64_t>("a masked key") ^ key_mask};
+  }
+};
+
+namespace {
 struct add_values {
   std::int64_t operator()(std::int64_t a, std::int64_t b) const { return a + b; }
 };
@@ -310,8 +334,10 @@ template <class Map, class KeyOf>
 void check_large_map_order(KeyOf key_of_index) {
   auto m = Map::create();
   shoal::on_all_cores([m, key_of_index] {  // (no pointer: the closure travels to every process)
-    const char* name =
-        std::is_same_v<typename Map::key_type, pair_key> ? "map<pair_key>" : "map<uint64_t>";
+    using key_type = typename Map::key_type;
+    const char* name = std::is_same_v<key_type, pair_key>     ? "map<pair_key>"
+                       : std::is_same_v<key_type, masked_key> ? "map<masked_key>"
+                                                              : "map<uint64_t>";
     const auto me = static_cast<std::uint64_t>(shoal::mycore());
     const auto p = static_cast<std::uint64_t>(shoal::cores());
     constexpr std::uint64_t n = 36000;  // keys made by each core
@@ -334,6 +360,8 @@ void check_large_map_order(KeyOf key_of_index) {
       std::uint64_t j = 0;  // the key's index over every core (i * p + core)
       if constexpr (std::is_same_v<std::decay_t<decltype(k)>, pair_key>) {
         j = std::uint64_t{k.hi} << 32 | k.lo;
+      } else if constexpr (std::is_same_v<std::decay_t<decltype(k)>, masked_key>) {
+        j = k.v;
       } else {
         j = k;
       }
@@ -360,6 +388,85 @@ TEST(dist_containers, LargeMapsApplyEachCoresOperationsInOrder) {
     check_large_map_order<shoal::map<pair_key, std::int64_t, pair_key_hash>>([](std::uint64_t j) {
       return pair_key{static_cast<std::uint32_t>(j >> 32), static_cast<std::uint32_t>(j)};
     });
+    check_large_map_order<shoal::map<masked_key, std::int64_t, masked_key_hash>>(
+        [](std::uint64_t j) { return masked_key{j}; });
+  });
+  EXPECT_EQ(g_failures.load(), 0);
+}
+
+// Packed records (containers/detail/ops.hpp): runs of reduce and insert
+// operations of one value and of changing values, broken by each other, by
+// visits and erases (records of their own) and by flushes (the open
+// record's batch leaves mid-run), over keys of every core: each key's
+// final value is that of its operations applied in the order made. Small parts (operations on the
+// core's own keys applied at once) and, with `own_batched`, parts past 2^15 elements (every
+// operation through the aggregation buffers).
+template <class Map, class KeyOf>
+void check_packed_runs_in_order(KeyOf key_of_index, bool own_batched) {
+  auto m = Map::create();
+  shoal::on_all_cores([m, key_of_index, own_batched] {
+    const auto me = static_cast<std::uint64_t>(shoal::mycore());
+    const auto p = static_cast<std::uint64_t>(shoal::cores());
+    constexpr std::uint64_t n = 3000;
+    const std::uint64_t base = own_batched ? (std::uint64_t{1} << 16) * p : 0;
+    auto key = [&](std::uint64_t i) { return key_of_index(base + i * p + me); };
+    if (own_batched)  // filler keys, so that every part is past 2^15 elements
+      for (std::uint64_t j = me; j < base; j += p) m.async_insert(key_of_index(j), 0);
+    auto visit_double = [](const auto&, std::int64_t& v) { v *= 2; };
+    // One long run: records of one value, growing, until the value changes
+    // (then records of pairs); in the last round below, values alternate.
+    auto first_value = [](std::uint64_t i) { return static_cast<std::int64_t>(i < n / 2 ? 1 : 2); };
+    auto step = [](std::uint64_t i, std::uint64_t r) {
+      return static_cast<std::int64_t>(r == 2 ? 1 + (i & 1) : 1);
+    };
+    for (std::uint64_t i = 0; i < n; ++i) m.async_reduce(key(i), first_value(i), add_values{});
+    for (std::uint64_t r = 0; r < 3; ++r) {
+      for (std::uint64_t i = 0; i < n; ++i) {
+        m.async_reduce(key(i), step(i, r), add_values{});
+        if (i % 5 == r) m.async_insert(key(i), static_cast<std::int64_t>(100 * (r + 1)));
+        if (i % 7 == r) {  // the reduce after the visit must not join the record before it
+          m.async_visit(key(i), visit_double);
+          m.async_reduce(key(i), std::int64_t{1}, add_values{});
+        }
+        if (i % 3 == r) m.async_reduce(key(i), std::int64_t{3}, times_values{});
+        if (i % 11 == r) {  // nor the reduce after the erase
+          m.async_erase(key(i));
+          m.async_reduce(key(i), std::int64_t{5}, add_values{});
+        }
+        if (i % 211 == r) shoal::flush();
+      }
+    }
+    shoal::barrier();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::int64_t want = first_value(i);
+      for (std::uint64_t r = 0; r < 3; ++r) {
+        want += step(i, r);
+        if (i % 5 == r) want = static_cast<std::int64_t>(100 * (r + 1));
+        if (i % 7 == r) want = want * 2 + 1;
+        if (i % 3 == r) want *= 3;
+        if (i % 11 == r) want = 5;
+      }
+      m.async_visit(
+          key(i),
+          [](const auto&, std::int64_t& v, std::int64_t expect) {
+            check(v == expect, fmt::format("packed runs: a value {}, not {}", v, expect));
+          },
+          want);
+    }
+    shoal::barrier();
+  });
+  m.destroy();
+}
+
+TEST(dist_containers, PackedRunsKeepEachKeysOrder) {
+  g_failures = 0;
+  shoal_dist::run_job([] {
+    for (const bool own_batched : {false, true}) {
+      check_packed_runs_in_order<shoal::map<std::uint64_t, std::int64_t>>(
+          [](std::uint64_t j) { return j; }, own_batched);
+      check_packed_runs_in_order<shoal::map<masked_key, std::int64_t, masked_key_hash>>(
+          [](std::uint64_t j) { return masked_key{j}; }, own_batched);
+    }
   });
   EXPECT_EQ(g_failures.load(), 0);
 }

@@ -27,10 +27,18 @@
 // record ([op][key][operands], serialize.hpp) on the map's own channel,
 // batched with the other messages to that core (object_channel.hpp); the
 // owner applies a whole batch under one lookup of its part. With an
-// open-addressing table for bytes-copyable K and V, consecutive records
-// of one insert, insert_if_missing or reduce operation (a run) are applied
-// in one pass: the table grown once for the run, each key's home slot
-// prefetched 16 records ahead (as counting_set's bare keys). An operation
+// open-addressing table for bytes-copyable K and V whose serializers write
+// sizeof bytes (the built-in ones), insert, insert_if_missing and reduce
+// travel packed (containers/detail/ops.hpp): the sender writes each such
+// operation into the record of that operation it left open at the end of
+// the batch for the owner, as [key][value] (12 bytes of header per
+// record, not per operation), or as [key] alone while the run's operations
+// all bring the same value (written once per record: a count's +1); the
+// owner applies a record's operations in one pass, the table grown once,
+// each key's home slot prefetched 16 operations ahead (as counting_set's
+// bare keys). Only an operation that would have followed the open record
+// joins it (nothing else sent to that core on the channel since, batch not
+// yet sent), so the order below is kept. An operation
 // on a key the calling core owns is applied at once, with no message (or,
 // while that core's part is busy with a for_all or another operation,
 // queued behind it), while the core's part holds under 2^15 elements;
@@ -99,16 +107,19 @@
 // visitor with captures are compile-time errors with a message.
 //
 // Costs: per remote operation 4 + 4 + the serialized key and operands on
-// the wire (std::string keys: 8 + 4 + the characters, the hash included);
-// one hash lookup on the owner. map<std::string, std::uint64_t>'s
-// async_reduce of 16-byte keys (bench-containers, 1 x 2, callgrind): ~277
-// instructions per operation end to end, ~100 of them the benchmark's own
-// key making (was ~640 with std::unordered_map and std::hash:
-// bench/results/containers.md). map<uint64_t, uint64_t>'s async_reduce
-// (map_u64_reduce, 2 x 1, callgrind): ~172 instructions per operation
-// end to end (~230 applying each record by itself, its own keys at once
-// and unprefetched). size(): a barrier and an
-// allreduce; gather: a barrier and a gatherv of every element's bytes.
+// the wire (std::string keys: 8 + 4 + the characters, the hash included),
+// but packed operations (above) sizeof(K) + sizeof(V), or sizeof(K) in a
+// run of one value, plus 12 (and the value) per record; one hash lookup on
+// the owner. map<std::string, std::uint64_t>'s async_reduce of 16-byte
+// keys (bench-containers, 1 x 2, callgrind): ~277 instructions per
+// operation end to end, ~100 of them the benchmark's own key making (was
+// ~640 with std::unordered_map and std::hash: bench/results/containers.md).
+// map<uint64_t, uint64_t>'s async_reduce by +1 (map_u64_reduce, 1 x 1,
+// callgrind): ~171 instructions per operation end to end, ~40 of them the
+// benchmark's (counting_set_u64: ~156; ~184 with a 24-byte record per
+// operation, ~230 applying each record by itself), 8 bytes per operation on
+// the wire. size(): a barrier and an allreduce; gather: a barrier and a
+// gatherv of every element's bytes.
 #pragma once
 
 #include "shoal/containers/detail/keyed.hpp"

@@ -77,6 +77,24 @@ class key_scratch {
   std::string* s_;
 };
 
+/// Whether T travels as sizeof(T) bytes: its serializer's size() is that
+/// constant (the built-in serializer of trivially copyable types). A
+/// packed record (ops.hpp) of such keys and values is read by memcpy when
+/// its first operation reads back as its bytes (keyed::apply_run checks),
+/// else through the serializers per operation (a call per read, not
+/// inlined: ~300 against 172 instructions per operation, map_u64_reduce
+/// at 2 x 1, callgrind).
+template <class T>
+constexpr bool travels_as_bytes() {
+  if constexpr (requires {
+                  typename std::integral_constant<std::size_t, serializer<T>::size(T{})>;
+                }) {
+    return serializer<T>::size(T{}) == sizeof(T);
+  } else {
+    return false;
+  }
+}
+
 /// The end of every container's destroy(): waits for the operations in
 /// flight, closes the container's channel and drops every core's part (the
 /// registry keeps a tombstone, so a stale handle is named).
@@ -125,11 +143,17 @@ class keyed {
   /// else the key itself (key_ref: as the sender holds it, no copy).
   using key_arg = std::conditional_t<string_keys, hashed_key, K>;
   using key_ref = std::conditional_t<string_keys, hashed_key, const K&>;
-  /// Flat tables take runs of records (ops.hpp, runs_records): a run of
-  /// insert, insert-if-missing or reduce records of one kind is applied in
-  /// one pass of flat_table::upsert_each (the table grown once, each key's
-  /// home slot prefetched 16 records ahead), as counting_set's bare keys.
-  static constexpr bool record_runs = std::is_same_v<table_type, flat_table<K, V, Hash, Eq>>;
+  static constexpr bool flat = std::is_same_v<table_type, flat_table<K, V, Hash, Eq>>;
+  /// Flat tables of keys and values that travel as their bytes pack
+  /// their insert, insert_if_missing and reduce operations (ops.hpp's
+  /// packed records: [K][V] per operation, or [K] while a run's values are
+  /// all the same; 16 or 8 bytes for 8-byte keys and values against 24 in
+  /// records of their own), and apply a packed record in one pass of
+  /// flat_table::upsert_each (the table grown once, each key's home slot
+  /// prefetched 16 operations ahead), as counting_set's bare keys.
+  /// packed_bytes: a [K][V] pair's bytes; 0: no packing.
+  static constexpr std::size_t packed_bytes =
+      flat && travels_as_bytes<K>() && travels_as_bytes<V>() ? sizeof(K) + sizeof(V) : 0;
   /// From this many elements in a core's part (flat and string tables), the
   /// core's operations on its own keys go through its own aggregation
   /// buffer, as remote ones do, rather than being applied at once, so that
@@ -139,7 +163,7 @@ class keyed {
   /// stay in one stream, in call order. (2^15 8-byte keys and values: 512
   /// KiB of slots, about an L2 cache; counting_set.hpp's threshold.)
   static constexpr std::size_t self_batch_elements = std::size_t{1} << 15;
-  static constexpr bool self_batches = record_runs || string_keys;
+  static constexpr bool self_batches = flat || string_keys;
   static constexpr const char* kind = Tag::name;
   static std::size_t elements(const table_type& t) noexcept { return t.size(); }
 
@@ -165,15 +189,15 @@ class keyed {
 
   void async_insert(const K& k, const V& v) const {
     const key_ref a = key_of(k);
-    route(
-        Tag::insert_name, &op_insert, owner_of(a), [&](table_type& t) { t.insert_or_assign(a, v); },
-        a, v);
+    route_pair(
+        Tag::insert_name, &op_insert<false>, &op_insert<true>, owner_of(a),
+        [&](table_type& t) { t.insert_or_assign(a, v); }, a, v);
   }
 
   void async_insert_if_missing(const K& k, const V& v) const {
     const key_ref a = key_of(k);
-    route(
-        Tag::insert_name, &op_insert_if_missing, owner_of(a),
+    route_pair(
+        Tag::insert_name, &op_insert_if_missing<false>, &op_insert_if_missing<true>, owner_of(a),
         [&](table_type& t) { t.try_emplace(a, v); }, a, v);
   }
 
@@ -191,8 +215,8 @@ class keyed {
     static_assert(std::is_invocable_r_v<V, const Op&, const V&, const V&>,
                   "async_reduce: the operation must be callable as V(const V&, const V&)");
     const key_ref a = key_of(k);
-    route(
-        Tag::reduce_name, &op_reduce<Op>, owner_of(a),
+    route_pair(
+        Tag::reduce_name, &op_reduce<Op, false>, &op_reduce<Op, true>, owner_of(a),
         [&](table_type& t) { reduce_into(t, a, v, Op{}); }, a, v);
   }
 
@@ -248,20 +272,48 @@ class keyed {
   template <class Direct, class... Ts>
   void route(const char* what, op_fn<table_type> fn, int o, Direct&& direct,
              const Ts&... operands) const {
-    // The lookup names a stale, destroyed or default handle and a call off
-    // a shoal core before anything is sent (a cache hit: two compares).
     part_of<keyed>& p = my_part();
-    if (o == shoal::mycore() && !self_batched(p)) {
-      if (p.busy) {
-        guarded(p, [&] { defer_op<keyed>(p, fn, operands...); });
-      } else {
-        busy_scope<keyed> busy(id_, p);
-        guarded(p, [&] { direct(p.table); });
-      }
-      return;
-    }
+    if (applied_here(p, o, fn, direct, operands...)) return;
     send_op(what, channel_, o, fn, operands...);
+    if constexpr (packed_bytes != 0) end_packed<keyed>(p, o);
     pace();
+  }
+  /// route() for an operation of a key and a value that packs
+  /// (packed_bytes: insert, insert_if_missing, reduce).
+  /// `fn_same`: the operation of a packed record of one value.
+  template <class Direct>
+  void route_pair(const char* what, op_fn<table_type> fn,
+                  [[maybe_unused]] op_fn<table_type> fn_same, int o, Direct&& direct, key_ref k,
+                  const V& v) const {
+    part_of<keyed>& p = my_part();
+    if constexpr (packed_bytes != 0) {
+      // (Queued on a busy part of its own as a packed record of one.)
+      if (applied_here(p, o, fn, direct, static_cast<std::uint32_t>(packed_bytes), k, v)) return;
+      send_packed<keyed>(p, what, channel_, o, to_op_id(fn), to_op_id(fn_same), k, v);
+    } else {
+      if (applied_here(p, o, fn, direct, k, v)) return;
+      send_op(what, channel_, o, fn, k, v);
+    }
+    pace();
+  }
+  /// When `o` is the calling core and its part is not self-batched:
+  /// applies `direct` to the part at once, or queues the operation (fn
+  /// with `operands`) behind what is queued there when the part is busy;
+  /// true then.
+  template <class Direct, class... Ts>
+  bool applied_here(part_of<keyed>& p, int o, op_fn<table_type> fn, Direct& direct,
+                    const Ts&... operands) const {
+    // The caller's my_part() named a stale, destroyed or default handle
+    // and a call off a shoal core before anything is sent (a cache hit:
+    // two compares).
+    if (o != shoal::mycore() || self_batched(p)) return false;
+    if (p.busy) {
+      guarded(p, [&] { defer_op<keyed>(p, fn, operands...); });
+    } else {
+      busy_scope<keyed> busy(id_, p);
+      guarded(p, [&] { direct(p.table); });
+    }
+    return true;
   }
 
   /// f(const K&, V&) over this core's elements. For std::string keys the
@@ -410,58 +462,52 @@ class keyed {
     }
   }
 
-  /// A run of records (runs_records, ops.hpp) of one fixed-layout
-  /// operation ([K][V] operands): r holds the first record's operands,
-  /// which its header ([u32 n][i32 op]) precedes, then the rest of the
-  /// run. f(slot, fresh, v) for each record's key and value, in order, by
-  /// flat_table::upsert_each; reads the whole run, or (operands that do
-  /// not tile the run, whose check apply_runs makes) the first record.
-  template <class F>
+  /// The operations of a packed record (ops.hpp; packed_bytes): r holds
+  /// [u32 used][K][V] x cap, or (Same, a record of one value) [V][u32
+  /// used][K] x cap; `used`: the bytes of the operations written. f(slot,
+  /// fresh, v) for each of those keys and values, in order, by
+  /// flat_table::upsert_each; reads the whole record.
+  template <bool Same, class F>
   static void apply_run(table_type& t, byte_reader& r, const F& f) {
-    const char* const base = r.position();
+    constexpr std::size_t stride = Same ? sizeof(K) : packed_bytes;
+    [[maybe_unused]] V value{};
+    if constexpr (Same) value = serializer<V>::read(r);
+    const auto bytes = r.get<std::uint32_t>("a packed record's count");
     const std::size_t left = r.left();
-    std::uint32_t n;
-    std::memcpy(&n, base - 8, 4);
-    {
-      byte_reader first(base, base + left);
-      [[maybe_unused]] const K k0 = serializer<K>::read(first);
-      [[maybe_unused]] const V v0 = serializer<V>::read(first);
-      const auto body = static_cast<std::size_t>(first.position() - base);
-      const std::size_t stride = body + 8;
-      if (body + 4 == n && (left + 8) % stride == 0) [[likely]] {
-        const auto count = static_cast<std::uint32_t>((left + 8) / stride);
-        bool raw = false;
-        if constexpr (raw_operands)
-          raw = body == sizeof(K) + sizeof(V) && std::memcmp(&k0, base, sizeof(K)) == 0 &&
-                std::memcmp(&v0, base + sizeof(K), sizeof(V)) == 0;
-        // In chunks: upsert_each makes room for every key of its batch
-        // first, and a long run (records deferred behind a for_all) on few
-        // distinct keys must not grow the table by its length.
-        for (std::uint32_t from = 0; from < count; from += run_chunk) {
-          const char* const at = base + std::size_t{from} * stride;
-          const std::uint32_t m = std::min(run_chunk, count - from);
-          if (raw) {
-            apply_raw_chunk(t, at, m, f);
-          } else {
-            apply_chunk(t, at, body, m, f);
-          }
-        }
-        (void)r.skip(left, "a run of records");
-        return;
+    if (bytes % stride != 0 || bytes > left) [[unlikely]]
+      fatal_packed(left, bytes);
+    const char* const base = r.skip(left, "a packed record");
+    const auto used = static_cast<std::uint32_t>(bytes / stride);
+    if (used == 0) return;
+    byte_reader first(base, base + stride);
+    const K k0 = serializer<K>::read(first);
+    bool raw = std::memcmp(&k0, base, sizeof(K)) == 0;
+    if constexpr (!Same) {
+      const V v0 = serializer<V>::read(first);
+      raw = raw && std::memcmp(&v0, base + sizeof(K), sizeof(V)) == 0;
+    }
+    // In chunks: upsert_each makes room for every key of its batch first,
+    // and a long queue of one kind (operations deferred behind a for_all)
+    // on few distinct keys must not grow the table by its length.
+    for (std::uint32_t from = 0; from < used; from += run_chunk) {
+      const char* const at = base + std::size_t{from} * stride;
+      const std::uint32_t m = std::min(run_chunk, used - from);
+      if (raw) [[likely]] {
+        apply_raw_chunk<Same>(t, at, m, f, value);
+      } else {
+        apply_chunk<Same>(t, at, m, f, value);
       }
     }
-    const K k = serializer<K>::read(r);
-    const V v = serializer<V>::read(r);
-    auto [it, fresh] = t.try_emplace(k);
-    f(it->second, fresh, v);
   }
-  /// Records per upsert_each call of a run (an aggregation buffer's run
-  /// of 8-byte keys and values: ~600).
+  /// Operations per upsert_each call of a packed record (an aggregation
+  /// buffer's of 8-byte keys and values: ~1000).
   static constexpr std::uint32_t run_chunk = 1024;
-  /// `m` records from `at`, their operands as their bytes (raw_operands).
-  template <class F>
-  static void apply_raw_chunk(table_type& t, const char* at, std::uint32_t m, const F& f) {
-    constexpr std::size_t stride = sizeof(K) + sizeof(V) + 8;
+  /// `m` operations from `at`, their keys (and values, unless Same: then
+  /// `value`) as their bytes.
+  template <bool Same, class F>
+  static void apply_raw_chunk(table_type& t, const char* at, std::uint32_t m, const F& f,
+                              const V& value) {
+    constexpr std::size_t stride = Same ? sizeof(K) : packed_bytes;
     t.upsert_each(
         [at](std::uint32_t i) {
           K k;
@@ -469,53 +515,53 @@ class keyed {
           return k;
         },
         m,
-        [at, &f](std::uint32_t i, V& slot, bool fresh) {
-          V v;
-          std::memcpy(&v, at + std::size_t{i} * stride + sizeof(K), sizeof(V));
-          f(slot, fresh, v);
+        [at, &f, &value](std::uint32_t i, V& slot, bool fresh) {
+          if constexpr (Same) {
+            f(slot, fresh, value);
+          } else {
+            V v;
+            std::memcpy(&v, at + std::size_t{i} * stride + sizeof(K), sizeof(V));
+            f(slot, fresh, v);
+          }
         });
   }
-  /// `m` records from `at`, each read by the serializers.
-  template <class F>
-  static void apply_chunk(table_type& t, const char* at, std::size_t body, std::uint32_t m,
-                          const F& f) {
-    auto rec = [at, body](std::uint32_t i) {
-      const char* p = at + std::size_t{i} * (body + 8);
-      return byte_reader(p, p + body);
+  /// `m` operations from `at`, each read by the serializers.
+  template <bool Same, class F>
+  static void apply_chunk(table_type& t, const char* at, std::uint32_t m, const F& f,
+                          const V& value) {
+    constexpr std::size_t stride = Same ? sizeof(K) : packed_bytes;
+    auto operands = [at](std::uint32_t i) {
+      const char* p = at + std::size_t{i} * stride;
+      return byte_reader(p, p + stride);
     };
     t.upsert_each(
-        [&rec](std::uint32_t i) {
-          byte_reader q = rec(i);
+        [&operands](std::uint32_t i) {
+          byte_reader q = operands(i);
           return serializer<K>::read(q);
         },
         m,
-        [&rec, &f](std::uint32_t i, V& slot, bool fresh) {
-          byte_reader q = rec(i);
+        [&operands, &f, &value](std::uint32_t i, V& slot, bool fresh) {
+          byte_reader q = operands(i);
           (void)serializer<K>::read(q);
-          const V v = serializer<V>::read(q);
-          if (q.left() != 0) [[unlikely]]
-            fatal_unread(q.left());
-          f(slot, fresh, v);
+          if constexpr (Same) {
+            if (q.left() != 0) [[unlikely]]
+              fatal_unread(q.left());
+            f(slot, fresh, value);
+          } else {
+            const V v = serializer<V>::read(q);
+            if (q.left() != 0) [[unlikely]]
+              fatal_unread(q.left());
+            f(slot, fresh, v);
+          }
         });
   }
-  /// Keys and values that travel as their bytes, read from a run by
-  /// memcpy: trivially copyable types whose serializer's size() is the
-  /// constant sizeof (the built-in serializer's), and whose first record
-  /// of each run reads back as its bytes (apply_run checks). Others go
-  /// through their serializer per record (a call per read, not inlined:
-  /// ~300 against 172 instructions per operation, map_u64_reduce at 2 x 1,
-  /// callgrind).
-  template <class T>
-  static constexpr bool travels_as_bytes() {
-    if constexpr (requires {
-                    typename std::integral_constant<std::size_t, serializer<T>::size(T{})>;
-                  }) {
-      return serializer<T>::size(T{}) == sizeof(T);
-    } else {
-      return false;
-    }
+  [[noreturn, gnu::cold, gnu::noinline]] static void fatal_packed(std::size_t left,
+                                                                  std::uint32_t used) {
+    detail::fatal_user(fmt::format(
+        "{}: a packed record of {} bytes of operations says {} of them are used (operations "
+        "of {} bytes)",
+        kind, left, used, packed_bytes));
   }
-  static constexpr bool raw_operands = travels_as_bytes<K>() && travels_as_bytes<V>();
   [[noreturn, gnu::cold, gnu::noinline]] static void fatal_unread(std::size_t left) {
     detail::fatal_user(fmt::format("{}: {}", kind, unread_record_message(left)));
   }
@@ -555,18 +601,22 @@ class keyed {
     if (!fresh) it->second = op(static_cast<const V&>(it->second), v);
   }
 
+  /// Same: a packed record of one value (ops.hpp); else of pairs, or
+  /// one record per operation where the map does not pack.
+  template <bool Same>
   static void op_insert(table_type& t, byte_reader& r) {
-    if constexpr (record_runs) {
-      apply_run(t, r, [](V& slot, bool, const V& v) { slot = v; });
+    if constexpr (packed_bytes != 0) {
+      apply_run<Same>(t, r, [](V& slot, bool, const V& v) { slot = v; });
     } else {
       key_arg k = read_key(r);
       V v = serializer<V>::read(r);
       t.insert_or_assign(std::move(k), std::move(v));
     }
   }
+  template <bool Same>
   static void op_insert_if_missing(table_type& t, byte_reader& r) {
-    if constexpr (record_runs) {
-      apply_run(t, r, [](V& slot, bool fresh, const V& v) {
+    if constexpr (packed_bytes != 0) {
+      apply_run<Same>(t, r, [](V& slot, bool fresh, const V& v) {
         if (fresh) slot = v;
       });
     } else {
@@ -576,10 +626,10 @@ class keyed {
     }
   }
   static void op_erase(table_type& t, byte_reader& r) { t.erase(read_key(r)); }
-  template <class Op>
+  template <class Op, bool Same>
   static void op_reduce(table_type& t, byte_reader& r) {
-    if constexpr (record_runs) {
-      apply_run(t, r, [](V& slot, bool fresh, const V& v) {
+    if constexpr (packed_bytes != 0) {
+      apply_run<Same>(t, r, [](V& slot, bool fresh, const V& v) {
         slot = fresh ? v : static_cast<V>(Op{}(static_cast<const V&>(slot), v));
       });
     } else {

@@ -10,6 +10,26 @@
 // that some code is iterating over or holds a reference into. A task applies
 // operations on its own core's part directly (no message) only when the part
 // is not busy and the operation runs no user code that might send.
+//
+// Packed records. A container may pack a fixed-size operation (keyed.hpp:
+// insert, insert_if_missing and reduce of keys and values that travel as
+// their bytes): its record is [u32 n][i32 op][u32 used][K V] x cap, or,
+// for a run of one value, [u32 n][i32 op'][V][u32 used][K] x cap (op', the
+// operation's one-value reader); `used` counts the bytes of the operations
+// written. The sending core reserves the record for `cap` operations at
+// the end of the batch staged for the owner and writes each further
+// operation of that kind (and value) to that owner into it (send_packed:
+// no reserve, no header), while the record is the batch's last and the
+// batch is still staged. A run's records are of one value until an
+// operation brings another (then of pairs, until the run ends), each with
+// room for twice the operations of the run's previous record (from 1, at
+// most 1024 or a batch), so a run of m operations costs 12 + m x operands
+// bytes or less on the wire instead of m x (8 + operands), and the unused
+// room sent is at most twice the operations written before it in the run.
+// The owner applies a record's operations in one pass. Order is that of a
+// stream: an operation joins the record only while nothing else has been
+// sent after it to that core on the channel, i.e. where its own record
+// would have gone.
 #pragma once
 
 #include "shoal/containers/detail/registry.hpp"
@@ -18,14 +38,32 @@
 #include "shoal/serialize.hpp"
 #include "shoal/task.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 namespace shoal::containers_detail {
+
+/// The packed record (the file's comment) open at the end of the batch
+/// staged for one core on a container's channel (part::open_runs), or
+/// none (all null). Its bytes are read only while `sent`, the
+/// aggregator's count of the channel's messages that had left the core
+/// when the record was last seen staged, is unchanged (no batch of the
+/// channel has left since, so its batch is still staged), or after
+/// open_packed has seen the batch staged.
+struct alignas(64) open_run {
+  char* next = nullptr;    // where its next operation goes
+  char* end = nullptr;     // the end of its room (next == end: full)
+  char* first = nullptr;   // its first operation, after its [u32 used]
+  std::uint64_t sent = 0;  // aggregator::sent(channel) then
+  std::int32_t op = 0;     // the run's operation (its pairs' op id); 0: none
+  bool same = false;       // a record of one value: [V][u32 used][K] x cap
+};
 
 /// One core's part of a container: its table, the records that arrived
 /// while it was busy, and how many records have been deferred so far (a
@@ -42,6 +80,12 @@ struct part {
   bool self_batched = false;
   std::vector<char> deferred;  // [u32 n][n bytes] records, in arrival order
   std::uint64_t deferred_records = 0;
+  /// By destination core: the packed record open in the batch staged
+  /// there on the container's channel (send_packed; made at the first
+  /// packed send, cores() of them). Every send of the core on that
+  /// channel keeps it (end_packed after other records), so that it never
+  /// names a record that is not its batch's last.
+  std::unique_ptr<open_run[]> open_runs;
 };
 
 /// What a container type provides to the shared path (C::kind names it in
@@ -86,82 +130,6 @@ void apply_record(std::uint64_t id, part_of<C>& p, byte_reader& r) {
     fatal_container(C::kind, id, unread_record_message(r.left()));
 }
 
-/// Whether container C applies runs of records (C::record_runs true):
-/// consecutive records with the same header (length and operation) are
-/// handed to the operation together, which may apply the whole run in one
-/// loop (keyed.hpp's insert and reduce on flat tables: prefetched, the
-/// table grown once). The operation's reader then holds the first record's
-/// operands followed by the rest of the run, each with its header
-/// ([u32 n][i32 op][operands]); the operation reads either its record's
-/// operands alone or the whole run.
-template <class C, class = void>
-struct runs_records : std::false_type {};
-template <class C>
-struct runs_records<C, std::void_t<decltype(C::record_runs)>> : std::bool_constant<C::record_runs> {
-};
-
-template <class C>
-[[noreturn, gnu::cold, gnu::noinline]] void fatal_record_overrun(std::uint64_t id, std::uint32_t i,
-                                                                 std::uint32_t count) {
-  fatal_container(
-      C::kind, id,
-      fmt::format("an operation record overruns its batch (record {} of {})", i, count));
-}
-
-/// Applies `count` records ([u32 n][i32 op][operands], within [data,
-/// limit); or up to limit, where count is larger) to p's table by runs
-/// (runs_records). Checks what apply_record
-/// checks: each record inside the batch, each operation reading its
-/// record exactly (or its whole run).
-template <class C>
-void apply_runs(std::uint64_t id, part_of<C>& p, const char* data, const char* limit,
-                std::uint32_t count) {
-  using table_type = typename C::table_type;
-  const char* at = data;
-  std::uint32_t i = 0;
-  while (i < count && at != limit) {
-    std::uint64_t head;
-    if (limit - at < 8) [[unlikely]]
-      fatal_record_overrun<C>(id, i, count);
-    std::memcpy(&head, at, 8);
-    const auto n = static_cast<std::uint32_t>(head);
-    const std::size_t stride = std::size_t{4} + n;
-    if (n < 4 || static_cast<std::size_t>(limit - at) < stride) [[unlikely]]
-      fatal_record_overrun<C>(id, i, count);
-    // The run: the records after this one with the same header.
-    const char* end = at + stride;
-    std::uint32_t k = 1;
-    while (i + k < count && static_cast<std::size_t>(limit - end) >= stride &&
-           std::memcmp(end, &head, 8) == 0) {
-      end += stride;
-      ++k;
-    }
-    const auto fn =
-        from_op_id<void(table_type&, byte_reader&)>(static_cast<std::int32_t>(head >> 32));
-    // Each call applies the run's first record left, or all of them.
-    while (k != 0) {
-      byte_reader r(at + 8, end);
-      try {
-        fn(p.table, r);
-      } catch (const std::bad_alloc&) {
-        fatal_out_of_memory<C>(id, C::elements(p.table));
-      }
-      if (r.left() == 0) {
-        i += k;
-        at = end;
-        break;
-      }
-      if (r.position() != at + stride) [[unlikely]]
-        fatal_container(
-            C::kind, id,
-            unread_record_message(static_cast<std::size_t>(at + stride - r.position())));
-      ++i;
-      --k;
-      at += stride;
-    }
-  }
-}
-
 /// Marks the part busy for the caller's scope; on leaving, applies what was
 /// deferred meanwhile (still busy while it does, since those operations may
 /// run user code too), then clears the mark.
@@ -176,10 +144,6 @@ class busy_scope {
     while (!p_.deferred.empty()) {
       std::vector<char> records;
       records.swap(p_.deferred);
-      if constexpr (runs_records<C>::value) {
-        apply_runs<C>(id_, p_, records.data(), records.data() + records.size(), ~std::uint32_t{0});
-        continue;
-      }
       for (const char* at = records.data(); at < records.data() + records.size();) {
         std::uint32_t n;
         std::memcpy(&n, at, 4);
@@ -250,9 +214,7 @@ void receive_batch(std::uint64_t id, part_of<C>& p, const char* data, std::uint3
     return;
   }
   busy_scope<C> busy(id, p);
-  if constexpr (runs_records<C>::value) {
-    apply_runs<C>(id, p, data, data + detail::tls_aggregator->capacity(), count);
-  } else if constexpr (prefetches_batches<C>::value) {
+  if constexpr (prefetches_batches<C>::value) {
     typename C::record_prefetcher ahead(p.table, data, count);
     detail::deliver_records(
         [id, &p, &ahead](byte_reader& r) {
@@ -324,6 +286,143 @@ template <class Table, class... Ts>
   SHOAL_CHECK(w.position() == p + n,
               "{}: a serializer wrote {} bytes, but size() said {} (they must agree)", what,
               w.position() - p, n);
+}
+
+/// Operations at most in one packed record (the file's comment).
+inline constexpr std::uint32_t max_packed_ops = 1024;
+
+/// Writes one operation into r's record, which has room for it: its key,
+/// and its value unless the record is of one value.
+template <class K, class V>
+[[gnu::always_inline]] inline void put_packed(open_run& r, bool same, const K& k, const V& v) {
+  // (Read before the writes, which may alias anything.)
+  char* const at = r.next;
+  char* const first = r.first;
+  byte_writer w(at);
+  serializer<K>::write(w, k);
+  if (!same) serializer<V>::write(w, v);
+  r.next = w.position();
+  const auto used = static_cast<std::uint32_t>(w.position() - first);
+  std::memcpy(first - 4, &used, 4);
+}
+
+/// Whether v is the value of r's record of one value (its bytes as
+/// written, so that the owner reads back the same value).
+template <class V>
+[[gnu::always_inline]] inline bool same_value(const open_run& r, const V& v) {
+  if constexpr (std::is_empty_v<V>) {
+    return true;
+  } else {
+    char bytes[sizeof(V)];
+    byte_writer w(bytes);
+    serializer<V>::write(w, v);
+    return std::memcmp(bytes, r.first - 4 - sizeof(V), sizeof(V)) == 0;
+  }
+}
+
+/// detail::reserve_record for open_packed, out of line: one more caller
+/// inlining it (or the aggregator's reserve) tipped the compiler's
+/// unit-growth limit and left it out of line in the hot paths of send_op
+/// and counting_set (~10 instructions per operation).
+[[gnu::noinline]] inline char* reserve_packed(const char* what, std::uint32_t channel, int core,
+                                              std::uint32_t bytes) {
+  return detail::reserve_record(what, channel, core, bytes);
+}
+
+/// send_packed when the operation does not join r's record at once: joins
+/// it after all (a batch of the channel left, but not r's), or opens a
+/// record in the batch staged for `core`, reserving it there (which may
+/// suspend, like channel::send). A run's records are of one value until
+/// an operation brings another (then of pairs until the run ends), with
+/// room for twice the operations of the run's last record (within what
+/// is left of the batch when that holds one operation).
+template <class C, class K, class V>
+[[gnu::noinline]] void open_packed(part_of<C>& p, const char* what, std::uint32_t channel, int core,
+                                   std::int32_t op, std::int32_t op_same, K k, V v) {
+  detail::aggregator& agg = *detail::tls_aggregator;
+  if (!p.open_runs)
+    p.open_runs = std::make_unique<open_run[]>(static_cast<std::size_t>(shoal::cores()));
+  open_run& r = p.open_runs[static_cast<std::size_t>(core)];
+  // r's batch is still staged when a batch is staged there at all: every
+  // batch this core starts on the channel opens or ends an open_run.
+  char* const batch = r.first != nullptr ? agg.staged(channel, core, 0, 0) : nullptr;
+  const bool run = batch != nullptr && r.op == op;
+  bool same = true;
+  std::uint32_t ops = 0;  // in the run's last record
+  if (run) {
+    SHOAL_ASSERT(r.first >= batch && r.end <= batch + agg.capacity(),
+                 "an open packed record outside its batch");
+    r.sent = agg.sent(channel);
+    const bool match = !r.same || same_value(r, v);
+    if (r.next != r.end && match) {
+      put_packed(r, r.same, k, v);
+      return;
+    }
+    same = r.same && match;
+    ops = static_cast<std::uint32_t>((r.next - r.first) /
+                                     (r.same ? sizeof(K) : sizeof(K) + sizeof(V)));
+  }
+  const std::uint32_t stride = same ? sizeof(K) : sizeof(K) + sizeof(V);
+  const std::uint32_t head = same ? 12 + sizeof(V) : 12;
+  const std::uint32_t most = std::min(max_packed_ops, (agg.capacity() - head) / stride);
+  if (most == 0) [[unlikely]]
+    detail::fatal_record_send(what, channel, head - 4 + stride);
+  std::uint32_t cap = 1;
+  if (run) {
+    cap = std::min(most, 2 * ops);
+    const auto room = static_cast<std::uint32_t>(batch + agg.capacity() - r.end);
+    if (room >= head + stride) cap = std::min(cap, (room - head) / stride);
+  }
+  char* at = reserve_packed(what, channel, core, head - 4 + cap * stride);
+  byte_writer w(at);
+  w.put(same ? op_same : op);
+  if (same) serializer<V>::write(w, v);
+  // After the reserve, which may have suspended (another task of this
+  // core may have sent meanwhile): this record is the batch's last now.
+  open_run& now = p.open_runs[static_cast<std::size_t>(core)];
+  now.first = w.position() + 4;
+  now.next = now.first;
+  now.end = now.first + std::size_t{cap} * stride;
+  now.sent = agg.sent(channel);
+  now.op = op;
+  now.same = same;
+  put_packed(now, same, k, v);
+}
+
+/// Sends one operation of packed kind `op` (the file's comment; `op_same`:
+/// the same operation in a record of one value) of key k and value v to
+/// `core` on `channel`: into the packed record of that kind open at the end
+/// of the batch staged there, or into a new one (open_packed). p: the
+/// calling core's part (its open_runs). May suspend like channel::send
+/// (only when it opens a record).
+template <class C, class K, class V>
+[[gnu::always_inline]] inline void send_packed(part_of<C>& p, const char* what,
+                                               std::uint32_t channel, int core, std::int32_t op,
+                                               std::int32_t op_same, const K& k, const V& v) {
+  if (open_run* runs = p.open_runs.get()) [[likely]] {
+    open_run& r = runs[core];
+    // (The record's value is read only once its batch is known staged.)
+    if (r.next != r.end && r.sent == detail::tls_aggregator->sent(channel) && r.op == op)
+        [[likely]] {
+      if (!r.same) {
+        put_packed(r, false, k, v);
+        return;
+      }
+      if (same_value(r, v)) [[likely]] {
+        put_packed(r, true, k, v);
+        return;
+      }
+    }
+  }
+  // (By value: references would keep k and v in memory on the fast path.)
+  open_packed<C, K, V>(p, what, channel, core, op, op_same, k, v);
+}
+
+/// After a record that is not packed went to `core` on a packing
+/// container's channel: no packed record is open there any more.
+template <class C>
+inline void end_packed(part_of<C>& p, int core) noexcept {
+  if (p.open_runs) p.open_runs[static_cast<std::size_t>(core)] = open_run{};
 }
 
 /// Queues operation `fn` with `operands` on the calling core's own busy
