@@ -66,7 +66,7 @@ void release_butterfly(std::uint32_t slot);
 // which needs this very message) and reports to core 0, or starts the
 // butterfly rounds on its process's local core 0.
 void arrive(std::uint32_t slot, const wave_totals& mine, bool butterfly, std::uint32_t selector,
-            bool drain) {
+            bool drain, const char* why) {
   slot_state& st = slot_of(slot);
   st.sent.fetch_add(mine.sent, std::memory_order_relaxed);
   st.handled.fetch_add(mine.handled, std::memory_order_relaxed);
@@ -78,10 +78,9 @@ void arrive(std::uint32_t slot, const wave_totals& mine, bool butterfly, std::ui
   const int chose = st.over_hypercube.exchange(0, std::memory_order_relaxed);
   st.left.store(g_info.local_cores, std::memory_order_relaxed);
   SHOAL_CHECK(chose == 0 || chose == g_info.local_cores,
-              "a collective ({}) on process {}: {} of its {} cores arrived with "
-              "route_control_over_hypercube on and the others with it off; switch it before "
-              "the collective on every core",
-              slot, g_info.rank, chose, g_info.local_cores);
+              "{} on process {}: {} of its {} cores arrived with route_control_over_hypercube "
+              "on and the others with it off; switch it before the collective on every core",
+              why, g_info.rank, chose, g_info.local_cores);
   if (butterfly) {
     // Through local core 0's inbound ring even from core 0 itself: its task
     // suspends before any handler of its runs.
@@ -154,7 +153,7 @@ void phase_barrier(std::uint32_t slot, std::uint32_t selector, bool drain, const
   // No handler of this core runs before the suspend below (handlers run in
   // the scheduler), so the release cannot find the waiter unset; a send that
   // yields under back-pressure has not sent the arrival yet.
-  arrive(slot, mine, butterfly, selector, drain);
+  arrive(slot, mine, butterfly, selector, drain, why);
   if (!butterfly && mycore() == 0) {
     coordinate(slot, selector, drain, why, phase);
     return;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 #include <vector>
 
 #include "mpi/dist_support.hpp"
@@ -57,6 +58,22 @@ TEST(dist_phases, ScenariosWithControlOverHypercubeEdges) {
   phases::check_reopened_phases(job(), job_cores());
   phases::check_forwarding_phases(job(), job_cores());
   shoal::route_control_over_hypercube(false);
+}
+
+// Run by tests/CMakeLists.txt at 2 x 2 (expects the job to end, naming the
+// collective): on rank 1 only, local core 0 enters a barrier with control
+// over hypercube edges and local core 1, later, with it off.
+TEST(dist_phases, DISABLED_ControlSwitchDiffersBetweenCoresOfRank1) {
+  run_job([] {
+    shoal::on_all_cores([] {
+      if (shoal::myrank() == 1) {
+        const bool late = shoal::mycore() % shoal::local_cores() == 1;
+        if (late) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        shoal::route_control_over_hypercube(!late);
+      }
+      shoal::barrier();
+    });
+  });
 }
 
 // Median cost of an empty collective, in microseconds (printed on rank 0;
