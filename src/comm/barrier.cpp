@@ -1,9 +1,7 @@
 // barrier(), arrival_barrier() and the SPMD collective under channel phases
 // (detail/phase_barrier.hpp).
-#include "shoal/detail/phase_barrier.hpp"
-
 #include "shoal/detail/message_waves.hpp"
-#include "tasks/scheduler.hpp"
+#include "shoal/detail/phase_barrier.hpp"
 #include "shoal/message.hpp"
 #include "shoal/parallel.hpp"
 
@@ -14,6 +12,7 @@
 
 #include "comm/butterfly_phase.hpp"
 #include "comm/near_control.hpp"
+#include "tasks/scheduler.hpp"
 
 namespace shoal {
 namespace detail {
@@ -190,8 +189,7 @@ void arrival_barrier() {
 }
 
 void drain_messages() {
-  SHOAL_CHECK(detail::tls_core >= 0 && detail::in_worker(),
-              "drain_messages called outside a task");
+  SHOAL_CHECK(detail::tls_core >= 0 && detail::in_worker(), "drain_messages called outside a task");
   detail::wait_drained(detail::all_app_streams, "drain_messages", -1);
 }
 

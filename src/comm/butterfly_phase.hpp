@@ -40,9 +40,9 @@
 // program on one process and not on another.
 #pragma once
 
-#include <cstdint>
-
 #include "shoal/detail/message_waves.hpp"
+
+#include <cstdint>
 
 namespace shoal::detail {
 

@@ -112,11 +112,12 @@ void time_empty_collectives(int reps, bool over_hypercube) {
     ch.close();
   });
   if (rank0())
-    std::printf("[ cost ] %d x %d%s: empty barrier %.1f us, end_phase %.1f us, arrival_barrier "
-                "%.1f us (median of %d, core 0)\n",
-                shoal_dist::g_ranks, shoal_dist::g_cores_per_rank,
-                over_hypercube ? " (control over hypercube edges)" : "", median_us(g_barrier_us),
-                median_us(g_phase_us), median_us(g_arrival_us), reps);
+    std::printf(
+        "[ cost ] %d x %d%s: empty barrier %.1f us, end_phase %.1f us, arrival_barrier "
+        "%.1f us (median of %d, core 0)\n",
+        shoal_dist::g_ranks, shoal_dist::g_cores_per_rank,
+        over_hypercube ? " (control over hypercube edges)" : "", median_us(g_barrier_us),
+        median_us(g_phase_us), median_us(g_arrival_us), reps);
 }
 
 TEST(dist_phases, CostOfEmptyBarrierAndEndPhase) {
