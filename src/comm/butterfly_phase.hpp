@@ -8,9 +8,10 @@
 // whose messages were still in flight at the arrivals) and a release make
 // about 6 ceil(log2 P) hop latencies, 24 at P = 16. On an oversubscribed
 // machine a hop waits for its process to be scheduled (0.3-1 ms across the
-// emulated hosts), so gups --routing hypercube at 16 ranks spent more time
-// in its two barriers and end_phase than direct routing's whole phase
-// difference (bench/results/pebbles.md). Here each round of sums takes
+// emulated hosts): gups --routing hypercube at 16 ranks there ran at direct
+// routing's rate with its control messages sent directly, and 20-50%
+// slower with them hop by hop (bench/results/pebbles.md). Here each round
+// of sums takes
 // log2 P hops and every process ends it with the job's sums, so it decides
 // for itself: a collective with nothing in flight costs two rounds
 // (2 log2 P hop latencies), with no release.
