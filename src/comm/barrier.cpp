@@ -1,7 +1,9 @@
 // barrier(), arrival_barrier() and the SPMD collective under channel phases
 // (detail/phase_barrier.hpp).
-#include "shoal/detail/message_waves.hpp"
 #include "shoal/detail/phase_barrier.hpp"
+
+#include "shoal/detail/message_waves.hpp"
+#include "tasks/scheduler.hpp"
 #include "shoal/message.hpp"
 #include "shoal/parallel.hpp"
 
@@ -12,7 +14,6 @@
 
 #include "comm/butterfly_phase.hpp"
 #include "comm/near_control.hpp"
-#include "tasks/scheduler.hpp"
 
 namespace shoal {
 namespace detail {
