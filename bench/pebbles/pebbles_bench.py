@@ -21,6 +21,7 @@ from the launcher.
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -50,14 +51,19 @@ def run_json_cluster(cmd, env, tries=5, limit_s=45):
     now means a new fault: the table says so. Any other failure stops the
     script."""
     for _ in range(tries):
+        # Its own session, so that a cut ends this run's processes (mpirun
+        # and the ranks it started) by their group, not by name.
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True)
         try:
-            out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=limit_s)
-        except subprocess.TimeoutExpired as e:
-            err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
-            subprocess.run(["pkill", "-9", "-f", "bin/shoal gups"])
+            stdout, stderr = p.communicate(timeout=limit_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            _, err = p.communicate()
             RETRIED.append((" ".join(cmd), "cut at %d s; TCP connect failure reported: %s"
-                            % (limit_s, "failed to TCP connect" in err)))
+                            % (limit_s, "failed to TCP connect" in (err or ""))))
             continue
+        out = subprocess.CompletedProcess(cmd, p.returncode, stdout, stderr)
         for line in out.stdout.splitlines():
             if line.startswith("{"):
                 return json.loads(line)

@@ -143,11 +143,20 @@ struct named_routing {
 /// collectives keep their binomial tree over ranks (relative to the root:
 /// hypercube edges when the root is rank 0). A program that routes its data over the hypercube to
 /// bound each process's peers (and buffer memory) at ceil(log2 P) turns it
-/// on, or those protocols would open a buffer to every process. Costs: a
-/// barrier's or phase end's latency grows from 1 network hop per leg to up
-/// to ceil(log2 P). Any thread, any time; takes effect for messages sent
-/// after it; every process should choose the same (each decides only its
-/// own sends, so a mix is correct, just not bounded).
+/// on, or those protocols would open a buffer to every process. While it is
+/// on, barrier(), arrival_barrier() and channel end_phase() run as rounds
+/// of recursive doubling between neighbours (src/comm/butterfly_phase.hpp):
+/// floor(log2 P) hops per round (2 more for the processes above the largest
+/// power of two), 2 rounds for a draining collective with nothing in
+/// flight, 1 for arrival_barrier(), against the coordinator's arrival,
+/// waves and release of up to ceil(log2 P) hops each. Costs: other control
+/// messages take up to ceil(log2 P) hops instead of 1. Any thread, any
+/// time; takes effect for messages sent after it. Every core of every
+/// process must have made the same choice when it enters one of those
+/// collectives (switch it before the collective on every core: a process
+/// whose cores disagree ends the job naming the collective; processes that
+/// disagree wait for each other until the watchdog ends the job); for the
+/// other messages a mix is correct, just not bounded.
 void route_control_over_hypercube(bool on) noexcept;
 
 /// Values this process forwarded at intermediate hops (summed over its

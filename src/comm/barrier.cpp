@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "comm/butterfly_phase.hpp"
 #include "comm/near_control.hpp"
 
 namespace shoal {
@@ -24,6 +25,7 @@ struct slot_state {
   std::atomic<std::uint64_t> sent{0};
   std::atomic<std::uint64_t> handled{0};
   std::atomic<std::int64_t> phases{0};  // completed here; written by local core 0
+  std::atomic<int> over_hypercube{0};   // arrived cores that chose the butterfly
   std::vector<worker*> waiter;          // by local core; each slot its owner's
   // Global core 0 only.
   int ranks_arrived = 0;
@@ -51,19 +53,43 @@ void on_rank_arrived(std::uint32_t slot, const wave_totals& sum) {
   }
 }
 
+// Whether this collective runs over hypercube edges (butterfly_phase.hpp):
+// with the control messages routed so, in a job of several processes.
+bool over_hypercube() {
+  return g_info.ranks > 1 && g_control_over_hypercube.load(std::memory_order_relaxed);
+}
+
+void release_butterfly(std::uint32_t slot);
+
 // Adds this core's sample to its process's tally; the last core of the
 // process resets the tally (no core can arrive again before the release,
-// which needs this very message) and reports to core 0.
-void arrive(std::uint32_t slot, const wave_totals& mine) {
+// which needs this very message) and reports to core 0, or starts the
+// butterfly rounds on its process's local core 0.
+void arrive(std::uint32_t slot, const wave_totals& mine, bool butterfly, std::uint32_t selector,
+            bool drain, const char* why) {
   slot_state& st = slot_of(slot);
   st.sent.fetch_add(mine.sent, std::memory_order_relaxed);
   st.handled.fetch_add(mine.handled, std::memory_order_relaxed);
+  if (butterfly) st.over_hypercube.fetch_add(1, std::memory_order_relaxed);
   // acq_rel: the last core reads every other core's additions.
   if (st.left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   const wave_totals sum{st.sent.exchange(0, std::memory_order_relaxed),
                         st.handled.exchange(0, std::memory_order_relaxed)};
+  const int chose = st.over_hypercube.exchange(0, std::memory_order_relaxed);
   st.left.store(g_info.local_cores, std::memory_order_relaxed);
-  send_control_near(0, [slot, sum] { on_rank_arrived(slot, sum); });
+  SHOAL_CHECK(chose == 0 || chose == g_info.local_cores,
+              "{} on process {}: {} of its {} cores arrived with route_control_over_hypercube "
+              "on and the others with it off; switch it before the collective on every core",
+              why, g_info.rank, chose, g_info.local_cores);
+  if (butterfly) {
+    // Through local core 0's inbound ring even from core 0 itself: its task
+    // suspends before any handler of its runs.
+    send_control(g_info.rank_base, [slot, selector, drain, sum] {
+      butterfly_begin(slot, selector, drain, sum, release_butterfly);
+    });
+  } else {
+    send_control_near(0, [slot, sum] { on_rank_arrived(slot, sum); });
+  }
   push_staged();
 }
 
@@ -83,6 +109,16 @@ void release_process(std::uint32_t slot) {
     send_control(g_info.rank_base + c, [slot] { wake_waiter(slot); });
   push_staged();
   if (mycore() != 0) wake_waiter(slot);
+}
+
+// The butterfly's end on local core 0 of a process: counts the phase and
+// wakes every core of the process, this one included.
+void release_butterfly(std::uint32_t slot) {
+  slot_of(slot).phases.fetch_add(1, std::memory_order_relaxed);
+  for (int c = 1; c < g_info.local_cores; ++c)
+    send_control(g_info.rank_base + c, [slot] { wake_waiter(slot); });
+  push_staged();
+  wake_waiter(slot);
 }
 
 void coordinate(std::uint32_t slot, std::uint32_t selector, bool drain, const char* why,
@@ -111,12 +147,14 @@ void phase_barrier(std::uint32_t slot, std::uint32_t selector, bool drain, const
   scheduler& s = this_scheduler();
   const std::int64_t phase = st.phases.load(std::memory_order_relaxed);
   const wave_totals mine = drain ? sample_here(selector) : wave_totals{};
-  if (mycore() != 0) st.waiter[static_cast<std::size_t>(local_index())] = s.current;
+  // Read once: this core's path and its vote for the process's protocol.
+  const bool butterfly = over_hypercube();
+  if (butterfly || mycore() != 0) st.waiter[static_cast<std::size_t>(local_index())] = s.current;
   // No handler of this core runs before the suspend below (handlers run in
   // the scheduler), so the release cannot find the waiter unset; a send that
   // yields under back-pressure has not sent the arrival yet.
-  arrive(slot, mine);
-  if (mycore() == 0) {
+  arrive(slot, mine, butterfly, selector, drain, why);
+  if (!butterfly && mycore() == 0) {
     coordinate(slot, selector, drain, why, phase);
     return;
   }
@@ -132,6 +170,7 @@ void reset_channel_phases(std::uint32_t id) noexcept {
 }
 
 void reset_barrier(int local_cores) {
+  reset_butterfly_phases();
   auto& s = slots();
   s = std::make_unique<slot_state[]>(max_streams + 1);
   for (std::uint32_t i = 0; i <= max_streams; ++i) {
@@ -151,8 +190,7 @@ void arrival_barrier() {
 }
 
 void drain_messages() {
-  SHOAL_CHECK(detail::tls_core >= 0 && detail::in_worker(),
-              "drain_messages called outside a task");
+  SHOAL_CHECK(detail::tls_core >= 0 && detail::in_worker(), "drain_messages called outside a task");
   detail::wait_drained(detail::all_app_streams, "drain_messages", -1);
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 #include <vector>
 
 #include "mpi/dist_support.hpp"
@@ -47,6 +48,34 @@ TEST(dist_phases, FlowControlBoundsValuesInFlightPerPair) {
   phases::check_flow_control(job(), job_cores(), 16, 2000);
 }
 
+// With control messages routed over hypercube edges, the collectives run
+// as butterfly rounds (src/comm/butterfly_phase.hpp): the same scenarios
+// must drain every cascade, at 2 processes (one bit) and 3 (an extra
+// process folded into rank 0 before the rounds and told the totals after).
+TEST(dist_phases, ScenariosWithControlOverHypercubeEdges) {
+  shoal::route_control_over_hypercube(true);
+  phases::check_barrier_rounds(job(), job_cores());
+  phases::check_reopened_phases(job(), job_cores());
+  phases::check_forwarding_phases(job(), job_cores());
+  shoal::route_control_over_hypercube(false);
+}
+
+// Run by tests/CMakeLists.txt at 2 x 2 (expects the job to end, naming the
+// collective): on rank 1 only, local core 0 enters a barrier with control
+// over hypercube edges and local core 1, later, with it off.
+TEST(dist_phases, DISABLED_ControlSwitchDiffersBetweenCoresOfRank1) {
+  run_job([] {
+    shoal::on_all_cores([] {
+      if (shoal::myrank() == 1) {
+        const bool late = shoal::mycore() % shoal::local_cores() == 1;
+        if (late) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        shoal::route_control_over_hypercube(!late);
+      }
+      shoal::barrier();
+    });
+  });
+}
+
 // Median cost of an empty collective, in microseconds (printed on rank 0;
 // quoted in include/shoal/detail/phase_barrier.hpp).
 double median_us(std::vector<double> v) {
@@ -55,11 +84,15 @@ double median_us(std::vector<double> v) {
 }
 std::vector<double> g_barrier_us, g_phase_us, g_arrival_us;
 
-TEST(dist_phases, CostOfEmptyBarrierAndEndPhase) {
-  constexpr int reps = 400;
-  run_job([] {
+void time_empty_collectives(int reps, bool over_hypercube) {
+  g_barrier_us.clear();
+  g_phase_us.clear();
+  g_arrival_us.clear();
+  run_job([reps, over_hypercube] {
     auto ch = shoal::make_channel<int>([](int) {});
-    shoal::on_all_cores([ch] {
+    shoal::on_all_cores([ch, reps, over_hypercube] {
+      shoal::route_control_over_hypercube(over_hypercube);
+      shoal::barrier();  // every core has switched
       const bool me0 = shoal::mycore() == 0;
       using clock = std::chrono::steady_clock;
       auto time = [&](auto op, std::vector<double>& into) {
@@ -73,14 +106,23 @@ TEST(dist_phases, CostOfEmptyBarrierAndEndPhase) {
       time([] { shoal::barrier(); }, g_barrier_us);
       time([ch] { ch.end_phase(); }, g_phase_us);
       time([] { shoal::arrival_barrier(); }, g_arrival_us);
+      shoal::barrier();
+      shoal::route_control_over_hypercube(false);
     });
     ch.close();
   });
   if (rank0())
-    std::printf("[ cost ] %d x %d: empty barrier %.1f us, end_phase %.1f us, arrival_barrier "
-                "%.1f us (median of %d, core 0)\n",
-                shoal_dist::g_ranks, shoal_dist::g_cores_per_rank, median_us(g_barrier_us),
-                median_us(g_phase_us), median_us(g_arrival_us), reps);
+    std::printf(
+        "[ cost ] %d x %d%s: empty barrier %.1f us, end_phase %.1f us, arrival_barrier "
+        "%.1f us (median of %d, core 0)\n",
+        shoal_dist::g_ranks, shoal_dist::g_cores_per_rank,
+        over_hypercube ? " (control over hypercube edges)" : "", median_us(g_barrier_us),
+        median_us(g_phase_us), median_us(g_arrival_us), reps);
+}
+
+TEST(dist_phases, CostOfEmptyBarrierAndEndPhase) {
+  time_empty_collectives(400, false);
+  time_empty_collectives(100, true);
 }
 
 }  // namespace

@@ -17,6 +17,11 @@
 //    P + P*C + P per wave, P + P*C to release.
 // A slot serves one collective at a time; the next one on the same slot may
 // start on a core as soon as that core is released.
+// With route_control_over_hypercube on (routing.hpp), steps 2 and 3 are
+// replaced: the last core of each process starts rounds of recursive
+// doubling between hypercube neighbours (src/comm/butterfly_phase.hpp), at
+// whose end every process holds the job's sums and releases its own cores:
+// every core, global core 0 included, just waits.
 //
 // Measured (tests/mpi/dist_phases.cpp CostOfEmptyBarrierAndEndPhase, median
 // of 400 on core 0, Release, a 2-vCPU machine shared with other builds at
@@ -25,7 +30,10 @@
 // arrival_barrier() 110 us (4 hops against 2); 2x2: barrier() 320 us,
 // end_phase() 320-380 us, arrival_barrier() 160-170 us in the quieter runs
 // (several ms when the host was saturated). An empty draining collective
-// costs about twice an arrival-only one: one wave of depth 2 more.
+// costs about twice an arrival-only one: one wave of depth 2 more. With
+// control over hypercube edges (butterfly rounds), 8 x 1 on one host:
+// barrier() 585-681 us against 1164-1296 us for this protocol hop by hop
+// (bench/results/pebbles.md).
 #pragma once
 
 #include "shoal/detail/aggregator.hpp"
