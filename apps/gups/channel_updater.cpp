@@ -138,7 +138,7 @@ void send_share(shoal::channel<std::uint64_t> ch, const gups_table& t, outstandi
       done.enroll();
       ch.send(c, control(me * max_slots + slot, kind_marker));
     });
-    shoal::flush();     // the chunk leaves now
+    shoal::flush();      // the chunk leaves now
     mine.queue.drain();  // its own-word updates are applied before the next
     shoal::yield();      // other tasks' turn; arrivals run when this task waits
   }
