@@ -1,7 +1,9 @@
 // GUPS the Active Pebbles way: a typed channel of bare 64-bit update values.
 // Batches to a core hold nothing but the values; the receiving core runs
-// the handler over them in a tight loop, XORing each into its word (through
-// an apply_queue, which overlaps the cache misses).
+// the handler over them in a tight loop, XORing each into its word through
+// the core's apply_queue, which overlaps the cache misses. The core's own
+// updates go through the same queue as they are generated, so the memory
+// system sees one stream of prefetched updates whoever generated them.
 //
 // Knowing when a chunk has been applied (the sliding window of updater.hpp)
 // costs no bytes per update. After a chunk the sender puts a marker on the
@@ -25,11 +27,14 @@ namespace shoal_apps::gups {
 
 namespace {
 
+/// Slots of the larger window (updater.hpp): what a marker's payload counts in.
+constexpr int max_slots = std::max(window_slots, sent_window_slots);
+
 /// The chunks one sender has in flight: slot s's event counts the markers
 /// of the chunk using it until their acks are back. It lives on the sender
 /// task's stack; acks, which run on the sender's core, find it by name.
 struct send_window {
-  std::array<shoal::completion_event, window_slots> slots;
+  std::array<shoal::completion_event, max_slots> slots;
 };
 
 /// Per-core state the handler reaches by name on every process.
@@ -51,24 +56,35 @@ std::uint64_t control(std::uint64_t payload, std::uint64_t kind) noexcept {
   return v | static_cast<std::uint64_t>(__builtin_parityll(v));
 }
 
-/// The channel's handler, replicated on every core of the job.
+/// The channel's handler, replicated on every core of the job. The channel
+/// hands it each batch whole (deliver_run), so the core's state is looked
+/// up once per batch rather than once per value.
 struct apply_update {
   gups_table t;
 
-  void operator()(const std::uint64_t& v) const {
+  void operator()(const std::uint64_t& v) const { deliver_run(&v, 1); }
+
+  void deliver_run(const std::uint64_t* values, std::uint32_t n) const {
     receive_state& me = receivers.local();
-    if (hpcc_parity_ok(v)) [[likely]] {
-      me.queue.push(t.local_index(v & t.mask()), v);
-      return;
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const std::uint64_t v = values[k];
+      if (hpcc_parity_ok(v)) [[likely]] {
+        me.queue.push(t.local_index(v & t.mask()), v);
+      } else {
+        on_control(me, v);
+      }
     }
+  }
+
+  static void on_control(receive_state& me, std::uint64_t v) {
     const std::uint64_t payload = v >> 2;
     if ((v & kind_ack) != 0) {
       me.window->slots[payload].complete();
       return;
     }
     me.queue.drain();  // everything the marker's sender sent before it
-    const auto sender = static_cast<int>(payload / window_slots);
-    me.channel.send(sender, control(payload % window_slots, kind_ack));
+    const auto sender = static_cast<int>(payload / max_slots);
+    me.channel.send(sender, control(payload % max_slots, kind_ack));
   }
 };
 
@@ -105,22 +121,26 @@ void send_share(shoal::channel<std::uint64_t> ch, const gups_table& t, outstandi
   const auto me = static_cast<std::uint64_t>(shoal::mycore());
   touched_cores touched;
   update_stream updates(t, first, last, chunk_for(rule));
-  for (std::size_t slot = 0; !updates.done(); slot = (slot + 1) % window_slots) {
+  const auto slots = static_cast<std::size_t>(slots_for(rule));
+  for (std::size_t slot = 0; !updates.done(); slot = (slot + 1) % slots) {
     shoal::completion_event& done = w.slots[slot];
-    // until_applied: the chunk that used this slot before has been applied.
-    // until_sent: the slot only counts markers; all are awaited at the end.
-    if (rule == outstanding_rule::until_applied) done.wait();
-    updates.next_chunk([&](int h, std::uint64_t, std::uint64_t r) {
-      ch.send(h, r);
-      touched.add(h);
-    });
+    // The chunk that used this slot before has been applied (until_applied:
+    // the 1024 rule; until_sent: flow control only, updater.hpp). Waiting
+    // runs the handlers of what has arrived here meanwhile.
+    done.wait();
+    updates.next_chunk(
+        [&](int h, std::uint64_t, std::uint64_t r) {
+          ch.send(h, r);
+          touched.add(h);
+        },
+        [&](std::uint64_t at, std::uint64_t r) { mine.queue.push(at, r); });
     touched.drain([&](int c) {
       done.enroll();
-      ch.send(c, control(me * window_slots + slot, kind_marker));
+      ch.send(c, control(me * max_slots + slot, kind_marker));
     });
-    shoal::flush();  // the chunk leaves now, while this core applies its own words
-    updates.apply_own();
-    shoal::yield();  // other tasks' turn; arrivals run when this task waits
+    shoal::flush();      // the chunk leaves now
+    mine.queue.drain();  // its own-word updates are applied before the next
+    shoal::yield();      // other tasks' turn; arrivals run when this task waits
   }
   for (shoal::completion_event& e : w.slots) e.wait();
   mine.window = nullptr;

@@ -17,9 +17,10 @@
 //   channel   Active Pebbles: a typed channel of bare update values, 8 bytes
 //             per update on the wire. The default, being the faster: a fifth
 //             of the delegate's bytes per update, no completion message per
-//             update across processes, and a handler loop that overlaps its
-//             cache misses (about 1.6x the delegate on 1 process x 2 cores,
-//             1.4x on 2 x 1, measured at --log-table 22-24).
+//             update across processes, and one queue per core that
+//             overlaps the cache misses of its own and received updates
+//             (about 1.6x the delegate on 1 process x 2 cores, 1.4x on
+//             2 x 1, measured at --log-table 22-24, before that queue).
 //   delegate  Grappa: one delegate::post per update (a 40-byte
 //             closure message), counted by a global_completion_event.
 //
@@ -38,7 +39,8 @@
 //
 // --outstanding applied (the stricter reading of the look-ahead limit) puts a
 // round trip on every chunk of 256 updates; the default, sent, flushes every
-// chunk and waits only at the end, as HPCC's own MPI code does.
+// chunk as HPCC's own MPI code does, and keeps at most 16 chunks per core
+// unacknowledged (flow control, not part of the 1024: updater.hpp).
 #include <shoal/shoal.hpp>
 
 #include <chrono>

@@ -40,20 +40,28 @@ class update_stream {
   /// for apply_own().
   template <class F>
   void next_chunk(const F& remote) {
+    own_count_ = 0;
+    next_chunk(remote, [this](std::uint64_t at, std::uint64_t r) {
+      __builtin_prefetch(mine_ + at, 1);
+      own_[static_cast<std::size_t>(own_count_++)] = {at, r};
+    });
+  }
+
+  /// As above, but hands each update of this core's own words to
+  /// own(at, r) (at: its index in this core's part) as it is generated.
+  template <class F, class G>
+  void next_chunk(const F& remote, const G& own) {
     const auto n = static_cast<int>(std::min<std::int64_t>(chunk_, left_));
     left_ -= n;
-    own_count_ = 0;
     for (int u = 0; u < n; ++u) {
       r_ = hpcc_next(r_);
       const std::uint64_t i = r_ & t_.mask();
       const int h = t_.home(i);
       if (h != me_) {
         remote(h, i, r_);
-        continue;
+      } else {
+        own(t_.local_index(i), r_);
       }
-      const std::uint64_t at = t_.local_index(i);
-      __builtin_prefetch(mine_ + at, 1);
-      own_[static_cast<std::size_t>(own_count_++)] = {at, r_};
     }
   }
 

@@ -73,7 +73,10 @@ concept channel_value_like = std::is_trivially_copyable_v<T> && alignof(T) <= 8;
 
 /// A channel handler for values of T: callable as h(const T&), trivially
 /// copyable as bytes (it is replicated to every core and process), at most
-/// max_channel_handler_bytes (64).
+/// max_channel_handler_bytes (64). A handler that also has
+/// `void deliver_run(const T* values, std::uint32_t n) const` is handed
+/// each batch whole through it instead (same handler context; it must
+/// handle the n values in order), so that per-batch work is done once.
 template <class H, class T>
 concept channel_handler_like = std::invocable<const H&, const T&> && copyable_as_bytes<H> &&
                                sizeof(H) <= max_channel_handler_bytes;

@@ -26,6 +26,13 @@ foreach(impl channel delegate)
       COMMAND shoal-driver gups --cores 1 --log-table 17 --impl ${impl} --outstanding ${rule} --json)
   endforeach()
 endforeach()
+# Markers and acks within a process and across processes at once, under the
+# flow-control window of --outstanding sent and the 1024 rule of applied.
+foreach(rule sent applied)
+  gups_ok(re 4 channel 2)
+  shoal_app_test(gups_channel_until_${rule}_2x2 NP 2 EXPECT zero MAX_S 30 REGEX "${re}"
+    COMMAND shoal-driver gups --cores 2 --log-table 16 --outstanding ${rule} --json)
+endforeach()
 shoal_app_test(gups_bad_outstanding_rule EXPECT 2 MAX_S 30
   REGEX "--outstanding: soon not in"
   COMMAND shoal-driver gups --outstanding soon)

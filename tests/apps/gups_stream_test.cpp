@@ -115,8 +115,11 @@ TEST(ApplyQueue, AppliesEveryUpdateByTheDrain) {
   apply_queue q;
   q.set_part(part.data());
   std::mt19937_64 rng(3);
+  constexpr int depth = static_cast<int>(apply_queue::depth);
+  // Fewer, as many and more than the queue holds, and several times that.
+  const int sizes[] = {0, 1, 7, depth - 1, depth, depth + 1, 2 * depth + 5, 3 * depth, 3, 100};
   for (int round = 0; round < 20; ++round) {
-    const int n = round * 3 % 23;  // fewer and more than the queue's depth
+    const int n = sizes[round % 10];
     for (int k = 0; k < n; ++k) {
       const std::uint64_t at = rng() % part.size();
       const std::uint64_t r = rng();
