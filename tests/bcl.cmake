@@ -27,6 +27,9 @@ shoal_mpi_test(bcl_hash_map_local_insert_on_another_rank EXPECT nonzero MAX_S 60
 shoal_mpi_test(bcl_circular_queue_local_pop_on_another_rank EXPECT nonzero MAX_S 60
   REGEX "circular_queue\\(host core 3, capacity 8\\): local_nonatomic_pop called on rank 0, but the queue lives on rank 1"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --misuse local-pop-remote)
+shoal_mpi_test(bcl_fast_queue_local_touch_on_another_rank EXPECT nonzero MAX_S 60
+  REGEX "fast_queue\\(host core 3, capacity 8\\): local_nonatomic_touch called on rank 0, but the queue lives on rank 1"
+  COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --misuse touch-remote)
 # One-sided or delegate (bcl/path.hpp): every check forced each way at 1 x 2
 # (shm) and 2 x 2 (shm, rma, am), the tables' path named by --verbose (the
 # runs above take what auto picks, which depends on measured costs: these

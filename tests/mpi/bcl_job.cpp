@@ -5,8 +5,8 @@
 //
 // Runs every check of bcl_*_checks.hpp in one job and prints, on rank 0,
 // "bcl <backend>: <k> checks, <w> wrong values: PASSED|FAILED" (exit 1 when
-// any failed). --misuse local-remote|local-pop-remote makes one wrong call that must end the
-// job with a clear message (tests/bcl.cmake).
+// any failed). --misuse local-remote|local-pop-remote|touch-remote makes one wrong call that must
+// end the job with a clear message (tests/bcl.cmake).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -31,6 +31,9 @@ int misuse(const std::string& what) {
       auto q = bcl_queue_checks::circular::make(shoal::cores() - 1, 8);
       std::uint64_t v = 0;
       q.local_nonatomic_pop(v);
+    } else if (what == "touch-remote") {
+      auto q = bcl_queue_checks::fast::make(shoal::cores() - 1, 8);
+      (void)q.local_nonatomic_touch();
     }
   });
   std::fprintf(stderr, "misuse %s was not caught\n", what.c_str());
