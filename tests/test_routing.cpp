@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "keyed_scenarios.hpp"
 #include "pebbles_scenarios.hpp"
 #include "test_support.hpp"
 
@@ -111,6 +112,20 @@ TEST_P(routing_test, HypercubeTargetsGetEverySum) {
 TEST_P(routing_test, NodeRoutedSumReduction) {
   pebbles::check_reduction<shoal::reduction::sum>(job(), ncores(), pebbles::op::sum, false, 64,
                                                   shoal::node_routing{2});
+}
+// Keyed target channels (keyed_target_channel.hpp): the value's key names
+// its target, on every distribution kind, own targets short-circuited or not.
+TEST_P(routing_test, KeyedTargetsGetEverySum) {
+  for (const pebbles::kind k : {pebbles::kind::block, pebbles::kind::cyclic,
+                                pebbles::kind::block_cyclic, pebbles::kind::hashed}) {
+    pebbles::check_keyed_sums(job(), ncores(), k, k != pebbles::kind::cyclic,
+                              shoal::hypercube_routing{});
+    EXPECT_EQ(pebbles::g_forwarded, 0);
+    EXPECT_EQ(pebbles::g_net_messages, 0);
+  }
+}
+TEST_P(routing_test, KeyedCascadesEndWithThePhase) {
+  pebbles::check_keyed_cascade(job(), ncores());
 }
 SHOAL_TEST_CORES(routing_test);
 

@@ -16,6 +16,7 @@
 #include "shoal/global_completion_event.hpp"
 #include "shoal/global_heap.hpp"
 #include "shoal/global_ptr.hpp"
+#include "shoal/keyed_target_channel.hpp"
 #include "shoal/message.hpp"
 #include "shoal/mutex.hpp"
 #include "shoal/parallel.hpp"

@@ -75,11 +75,12 @@ int next_core(const Route& route, int owner) {
   return next_core(route, owner, route_origin{});
 }
 
-/// Stages record `r` for core `dest` on channel `id` as it is (no
-/// reduction): one flow-control reservation when bounded, one copy.
-template <class T>
+/// Stages record `r` (a target_record, or a keyed channel's bare value)
+/// for core `dest` on channel `id` as it is (no reduction): one
+/// flow-control reservation when bounded, one copy.
+template <class Rec>
 [[gnu::always_inline]] inline void stage_plain(std::uint32_t id, std::uint32_t bound, int dest,
-                                               const target_record<T>& r) {
+                                               const Rec& r) {
   aggregator& agg = *tls_aggregator;
   if (bound != 0) agg.flow_reserve(id, dest, bound);
   std::memcpy(agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof r)), &r, sizeof r);
@@ -219,6 +220,70 @@ struct target_receiver {
       handler(l, v);
     }
     q.handed += n;
+  }
+};
+
+/// The receive side of a keyed target channel (keyed_target_channel.hpp):
+/// a record is the value alone, and its target is key(value), located in
+/// the distribution here as at the sender. A value this core owns runs the
+/// handler; any other is at an intermediate hop and goes on, as it came,
+/// to its next core on the same channel (target_receiver's forwarding,
+/// without a header to read or reductions to fold).
+template <class T, class D, class K, class H, class Route>
+struct keyed_receiver {
+  D dist;
+  K key;
+  H handler;
+  [[no_unique_address]] Route route;
+  void operator()(const T& v) const { deliver_run(&v, 1); }
+  /// Handles the `n` values of one batch of channel tls_delivering_stream.
+  void deliver_run(const T* values, std::uint32_t n) const {
+    const int me = tls_core;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const target_location at = locate(values[i]);
+      if (at.core == me) [[likely]] {
+        handler(at.local, values[i]);
+        continue;
+      }
+      if (g_info.local_cores == 1) {
+        forward_rest<true>(values + i, n - i, at.core);
+      } else {
+        forward_rest<false>(values + i, n - i, at.core);
+      }
+      return;
+    }
+  }
+  [[gnu::always_inline]] target_location locate(const T& v) const {
+    return dist.locate(static_cast<std::uint64_t>(key(v)));
+  }
+  /// deliver_run from values[0], owned by core `owner` (not this one), on;
+  /// `OneCore`: one core per process.
+  template <bool OneCore>
+  [[gnu::noinline]] void forward_rest(const T* values, std::uint32_t n, int owner) const {
+    // Read before anything is staged: staging may suspend, and other
+    // batches may be delivered meanwhile.
+    const std::uint32_t id = tls_delivering_stream;
+    const channel_entry& e = channel_table()[id];
+    const std::uint32_t bound = e.max_in_flight;
+    reduction_cache* cache = e.caches != nullptr ? &e.caches[tls_core - g_info.rank_base] : nullptr;
+    const route_origin from;
+    const int me = tls_core;
+    std::uint32_t i = 0;
+    while (true) {
+      // Counted as it goes: once a batch's last value is handled the
+      // channel may close, and its counters with it.
+      if (cache != nullptr) cache->count_forwards(1);
+      stage_plain(id, bound, next_core<OneCore>(route, owner, from), values[i]);
+      for (++i; i < n; ++i) {
+        const target_location at = locate(values[i]);
+        if (at.core != me) {
+          owner = at.core;
+          break;
+        }
+        handler(at.local, values[i]);
+      }
+      if (i == n) return;
+    }
   }
 };
 }  // namespace detail
