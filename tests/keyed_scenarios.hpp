@@ -38,8 +38,8 @@ void check_keyed_sums(Job job, int cores, kind k, bool short_circuit = true, Rou
       for (u64 t = 0; t < n; ++t) ch.send(static_cast<i64>(t + 1));
       ch.end_phase();
       const shoal::network_traffic after = shoal::local_network_traffic();
-      const i64 m = shoal::allreduce_sum(first ? static_cast<i64>(after.messages - before.messages)
-                                               : i64{0});
+      const i64 m =
+          shoal::allreduce_sum(first ? static_cast<i64>(after.messages - before.messages) : i64{0});
       const i64 b =
           shoal::allreduce_sum(first ? static_cast<i64>(after.bytes - before.bytes) : i64{0});
       if (shoal::mycore() == 0) {

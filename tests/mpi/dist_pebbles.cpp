@@ -2,17 +2,18 @@
 // (1 x 2, 2 x 2, 3 x 2 through the dist_* glob, and 4 x 1 in
 // tests/CMakeLists.txt); the scenarios are in pebbles_scenarios.hpp (also
 // run on one process by tests/test_distribution.cpp and test_reduction.cpp).
+#include "shoal/detail/aggregator.hpp"
+#include "shoal/stats.hpp"
+
 #include <array>
 #include <atomic>
 #include <bit>
 #include <chrono>
 #include <utility>
 
-#include "mpi/dist_support.hpp"
 #include "keyed_scenarios.hpp"
+#include "mpi/dist_support.hpp"
 #include "pebbles_scenarios.hpp"
-#include "shoal/detail/aggregator.hpp"
-#include "shoal/stats.hpp"
 #include "test_target_channel_combine.hpp"
 
 namespace {
@@ -190,7 +191,8 @@ TEST(dist_pebbles, KeyedUserRoutedTargetsGetEverySum) {
   }
 }
 TEST(dist_pebbles, KeyedNodeRoutedTargetsGetEverySum) {
-  pebbles::check_keyed_sums(job(), job_cores(), pebbles::kind::cyclic, true, shoal::node_routing{2});
+  pebbles::check_keyed_sums(job(), job_cores(), pebbles::kind::cyclic, true,
+                            shoal::node_routing{2});
   if (rank0() && shoal_dist::g_ranks >= 4) {
     EXPECT_GT(pebbles::g_forwarded, 0);
   }
