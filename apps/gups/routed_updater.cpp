@@ -55,8 +55,20 @@ struct xor_values {
   }
 };
 
+/// The word an update goes to, from the update alone (its low bits): the
+/// channel then carries the 8-byte update without a header.
+struct word_of {
+  std::uint64_t mask;
+  std::uint64_t operator()(const std::uint64_t& r) const noexcept { return r & mask; }
+};
+
+template <class Red>
+inline constexpr bool keyed = std::is_same_v<Red, shoal::reduction::none>;
 template <class Route, class Red>
-using update_channel = shoal::target_channel<std::uint64_t, table_words, Red, Route>;
+using update_channel =
+    std::conditional_t<keyed<Red>,
+                       shoal::keyed_target_channel<std::uint64_t, table_words, word_of, Route>,
+                       shoal::target_channel<std::uint64_t, table_words, Red, Route>>;
 /// Every core's copy of the handle (too large to travel in the closure
 /// with the table).
 template <class Route, class Red>
@@ -70,8 +82,14 @@ class routed_updater final : public updater {
   routed_updater(const gups_table& t, const gups_problem& p, const Route& route,
                  std::uint32_t cache_slots)
       : t_(t), updates_(p.updates) {
-    ch_ = shoal::make_target_channel<std::uint64_t>(table_words{t.cores, t.block_shift}, xor_word{},
+    if constexpr (keyed<Red>) {
+      ch_ = shoal::make_keyed_target_channel<std::uint64_t>(
+          table_words{t.cores, t.block_shift}, word_of{t.mask()}, xor_word{}, {}, route);
+    } else {
+      ch_ =
+          shoal::make_target_channel<std::uint64_t>(table_words{t.cores, t.block_shift}, xor_word{},
                                                     {.cache_slots = cache_slots}, Red{}, route);
+    }
     const update_channel<Route, Red> ch = ch_;
     shoal::on_all_cores([ch] { tls_channel<Route, Red> = ch; });
   }
@@ -105,7 +123,13 @@ class routed_updater final : public updater {
       update_stream s(t, share_begin(updates, c, shoal::cores()),
                       share_begin(updates, c + 1, shoal::cores()), max_outstanding);
       while (!s.done()) {
-        s.next_chunk([&ch](int, std::uint64_t i, std::uint64_t r) { ch.send(i, r); });
+        s.next_chunk([&ch](int, std::uint64_t i, std::uint64_t r) {
+          if constexpr (keyed<Red>) {
+            ch.send(r);  // its word is r & mask
+          } else {
+            ch.send(i, r);
+          }
+        });
         ch.flush();  // the chunk leaves now, while this core applies its own words
         s.apply_own();
         shoal::yield();
@@ -173,8 +197,8 @@ std::unique_ptr<updater> make_with(const gups_table& t, const gups_problem& p,
   if (routing == "node")
     return std::make_unique<routed_updater<shoal::node_routing, Red>>(
         t, p, shoal::node_routing::from_launcher(), cache_slots);
-  return std::make_unique<routed_updater<shoal::direct_routing, Red>>(
-      t, p, shoal::direct_routing{}, cache_slots);
+  return std::make_unique<routed_updater<shoal::direct_routing, Red>>(t, p, shoal::direct_routing{},
+                                                                      cache_slots);
 }
 
 std::unique_ptr<updater> make_routed_updater(const gups_table& t, const gups_problem& p,
