@@ -20,12 +20,18 @@
 // insert phase: cores call insert() on their buffers; the map itself is
 // not touched by other operations (the map's find is not promised to see
 // buffered inserts, and a local insert at flush would race with remote
-// ones). flush() ends the phase: every core pushes what it still holds,
+// ones; the one exception is below). flush() ends the phase: every core
+// pushes what it still holds,
 // rflush()es, passes a barrier, drains its own queue into its own part of
 // the map (plain loads and stores through hash_map::owned(): no other
 // operation runs on the map in the phase; a bucket found held ends the
 // job), and passes a second barrier. After flush() returns on a core, every insert of the
-// phase, from every core, is in the map and found by find_only.
+// phase, from every core, is in the map and found by find_only. The
+// exception: entries whose home is the inserting core itself never travel;
+// each full stage of them is applied to that core's own part at once, the
+// way flush applies the queue (during the phase only its owner touches a
+// part, so this is the same as applying them at flush).
+
 //
 // Order. Inserts of one key in one phase (from one core or several) leave
 // one of the values, unspecified which (BCL: ordering only after flush).
@@ -39,8 +45,9 @@
 // The buffered path, per entry: the inserting core hashes the key once
 // (hash_map::place_of: home core and first slot) and copies the key, the
 // value and the slot into the home core's stage (a flat array, m entries
-// per home core); a full stage goes in one push; the home core applies
-// each entry of its queue in place at its slot, prefetching the bucket 8
+// per home core); a full stage goes in one push (the stage for the
+// inserting core itself is applied at once instead); the home core applies
+// each entry of its queue in place at its slot, prefetching the bucket 16
 // entries ahead, without hashing it again. About 85 instructions an
 // insert all in (inserts, pushes, flush) against about 290 before, and
 // about 750 for hash_map's atomic insert (callgrind, bench/results/bcl.md).
@@ -49,7 +56,8 @@
 //   insert             a hash and a copy into a stage; every m-th insert to
 //                      one owner pushes the message: A + W(m) (when the
 //                      queue is full: m atomic inserts instead, 2A + W + F
-//                      each)
+//                      each); every m-th insert homed on the calling core
+//                      applies its stage there: l(m), CPU only
 //   flush              per core: one push per non-empty stage, rflush, two
 //                      barriers, the local inserts of its queue (CPU only),
 //                      an allreduce of 4 counters
@@ -228,6 +236,10 @@ class hash_map_buffer {
     entry* const first = l.end - message_;
     const std::span<const entry> run(first, l.next);
     l.next = first;
+    if (home == me_) {
+      apply_here(run, how);
+      return;
+    }
     if (queues_[h].push(run)) return;
     for (const entry& e : run) {
       if (how == hash_apply::insert)
@@ -246,12 +258,7 @@ class hash_map_buffer {
       if (lanes_[c].next != lanes_[c].end - message_) send(static_cast<int>(c), how);
     rflush();
     barrier();
-    if (how == hash_apply::insert)
-      drain([this](const typename map_type::owned_part& part, const entry& e) {
-        count(part.insert(e.key, e.value, e.slot));
-      });
-    else
-      drain_counters(how);
+    with_apply(how, [this](const auto& use) { drain(use); });
     std::array<std::uint64_t, 4> totals = {counts_[0], counts_[1], counts_[2], absent_};
     allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
     counts_ = {};
@@ -259,42 +266,61 @@ class hash_map_buffer {
     return flush_result{totals[0], totals[1], totals[2], totals[3]};
   }
 
-  // The owner's apply step: every entry of this core's queue, in place, to
-  // `use(part, entry)`, which touches only this core's part of the map and
-  // nothing else touches it (the phase's contract), so plain loads and
-  // stores do. The bucket of the entry `ahead` places on is prefetched: a
-  // flush is a stream of cache misses, and this keeps several in flight.
-  // The entry carries its slot, so the key is not hashed here.
+  // The owner's apply step for a run of entries homed on this core, in
+  // place, each to `use(part, entry)`, which touches only this core's part
+  // of the map and nothing else touches it (the phase's contract), so plain
+  // loads and stores do. The bucket of the entry `ahead` places on is
+  // prefetched: applying is a stream of cache misses, and this keeps several
+  // in flight (16: 8 left the apply step waiting on memory, bcl.md). The
+  // entry carries its slot, so the key is not hashed here.
+  template <class F>
+  static void apply_run(const typename map_type::owned_part& part, std::span<const entry> run,
+                        const F& use) {
+    constexpr std::size_t ahead = 16;
+    const std::size_t n = run.size();
+    for (std::size_t i = 0; i < ahead && i < n; ++i) part.prefetch(run[i].slot);
+    std::size_t i = 0;
+    for (; i + ahead < n; ++i) {
+      part.prefetch(run[i + ahead].slot);
+      use(part, run[i]);
+    }
+    for (; i < n; ++i) use(part, run[i]);
+  }
+  // Every entry other cores pushed to this core's queue, in place.
   template <class F>
   void drain(const F& use) {
-    constexpr std::size_t ahead = 8;
     const typename map_type::owned_part part = map_.owned();
-    queues_[static_cast<std::size_t>(mycore())].local_nonatomic_drain(
-        [&](std::span<const entry> run) {
-          const std::size_t n = run.size();
-          for (std::size_t i = 0; i < ahead && i < n; ++i) part.prefetch(run[i].slot);
-          std::size_t i = 0;
-          for (; i + ahead < n; ++i) {
-            part.prefetch(run[i + ahead].slot);
-            use(part, run[i]);
-          }
-          for (; i < n; ++i) use(part, run[i]);
+    queues_[static_cast<std::size_t>(me_)].local_nonatomic_drain(
+        [&](std::span<const entry> run) { apply_run(part, run, use); });
+  }
+  // This core's own full stage: applied at once, not pushed to its own
+  // queue (a copy and an atomic saved per message, and the entries read
+  // once). The phase's contract makes this core's part its own until flush.
+  void apply_here(std::span<const entry> run, hash_apply how) {
+    const typename map_type::owned_part part = map_.owned();
+    with_apply(how, [&](const auto& use) { apply_run(part, run, use); });
+  }
+  // Calls g(use) with the owner's apply of one entry for `how`.
+  template <class G>
+  void with_apply(hash_apply how, const G& g) {
+    using part_type = typename map_type::owned_part;
+    if constexpr (detail::atomic_word<V>) {
+      if (how == hash_apply::add_existing)
+        return g([this](const part_type& part, const entry& e) {
+          if (part.add_existing(e.key, e.value, e.slot))
+            ++counts_[static_cast<std::size_t>(hash_insert::updated)];
+          else
+            ++absent_;
         });
+      if (how == hash_apply::add)
+        return g([this](const part_type& part, const entry& e) {
+          count(part.add(e.key, e.value, e.slot));
+        });
+    }
+    g([this](const part_type& part, const entry& e) {
+      count(part.insert(e.key, e.value, e.slot));
+    });
   }
-  void drain_counters(hash_apply how) requires detail::atomic_word<V> {
-    if (how == hash_apply::add_existing)
-      drain([this](const typename map_type::owned_part& part, const entry& e) {
-        if (part.add_existing(e.key, e.value, e.slot))
-          ++counts_[static_cast<std::size_t>(hash_insert::updated)];
-        else
-          ++absent_;
-      });
-    else
-      drain([this](const typename map_type::owned_part& part, const entry& e) {
-        count(part.add(e.key, e.value, e.slot));
-      });
-  }
-  void drain_counters(hash_apply) {}  // V not a counter: only insert phases
 
   void count(hash_insert r) { ++counts_[static_cast<std::size_t>(r)]; }
 
@@ -327,6 +353,7 @@ class hash_map_buffer {
 
   // The kind of entry this core buffered since the last flush_as (-1: none).
   int phase_ = -1;
+  int me_ = mycore();  // the core this object belongs to
   map_type map_;
   std::uint64_t message_;
   std::vector<fast_queue<entry>> queues_;  // indexed by host core
