@@ -106,9 +106,8 @@ inline u64 full_table_reported(u64 per_core, u64 per) {
   return wrong;
 }
 
-/// Counter phases (add, then add_existing) through one buffer, where each
-/// core's own keys are applied as its own stage fills and the others' at
-/// flush: every core adds 1 to keys 0 .. keys-1 (each key from every core),
+/// Counter phases (add, then add_existing) through one buffer: every core
+/// adds 1 to keys 0 .. keys-1 (each key from every core),
 /// then adds 1 to keys 0 .. 2 keys-1 if present. The totals and every count
 /// are exact (n, then 2 n; the absent half untouched). `message` small:
 /// many stages fill before each flush.

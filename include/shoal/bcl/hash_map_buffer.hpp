@@ -20,18 +20,12 @@
 // insert phase: cores call insert() on their buffers; the map itself is
 // not touched by other operations (the map's find is not promised to see
 // buffered inserts, and a local insert at flush would race with remote
-// ones; the one exception is below). flush() ends the phase: every core
-// pushes what it still holds,
+// ones). flush() ends the phase: every core pushes what it still holds,
 // rflush()es, passes a barrier, drains its own queue into its own part of
 // the map (plain loads and stores through hash_map::owned(): no other
 // operation runs on the map in the phase; a bucket found held ends the
 // job), and passes a second barrier. After flush() returns on a core, every insert of the
-// phase, from every core, is in the map and found by find_only. The
-// exception: entries whose home is the inserting core itself never travel;
-// each full stage of them is applied to that core's own part at once, the
-// way flush applies the queue (during the phase only its owner touches a
-// part, so this is the same as applying them at flush).
-
+// phase, from every core, is in the map and found by find_only.
 //
 // Order. Inserts of one key in one phase (from one core or several) leave
 // one of the values, unspecified which (BCL: ordering only after flush).
@@ -45,8 +39,7 @@
 // The buffered path, per entry: the inserting core hashes the key once
 // (hash_map::place_of: home core and first slot) and copies the key, the
 // value and the slot into the home core's stage (a flat array, m entries
-// per home core); a full stage goes in one push (the stage for the
-// inserting core itself is applied at once instead); the home core applies
+// per home core); a full stage goes in one push; the home core applies
 // each entry of its queue in place at its slot, prefetching the bucket 16
 // entries ahead, without hashing it again. About 85 instructions an
 // insert all in (inserts, pushes, flush) against about 290 before, and
@@ -56,8 +49,7 @@
 //   insert             a hash and a copy into a stage; every m-th insert to
 //                      one owner pushes the message: A + W(m) (when the
 //                      queue is full: m atomic inserts instead, 2A + W + F
-//                      each); every m-th insert homed on the calling core
-//                      applies its stage there: l(m), CPU only
+//                      each)
 //   flush              per core: one push per non-empty stage, rflush, two
 //                      barriers, the local inserts of its queue (CPU only),
 //                      an allreduce of 4 counters
@@ -236,10 +228,6 @@ class hash_map_buffer {
     entry* const first = l.end - message_;
     const std::span<const entry> run(first, l.next);
     l.next = first;
-    if (home == me_) {
-      apply_here(run, how);
-      return;
-    }
     if (queues_[h].push(run)) return;
     for (const entry& e : run) {
       if (how == hash_apply::insert)
@@ -292,13 +280,6 @@ class hash_map_buffer {
     const typename map_type::owned_part part = map_.owned();
     queues_[static_cast<std::size_t>(me_)].local_nonatomic_drain(
         [&](std::span<const entry> run) { apply_run(part, run, use); });
-  }
-  // This core's own full stage: applied at once, not pushed to its own
-  // queue (a copy and an atomic saved per message, and the entries read
-  // once). The phase's contract makes this core's part its own until flush.
-  void apply_here(std::span<const entry> run, hash_apply how) {
-    const typename map_type::owned_part part = map_.owned();
-    with_apply(how, [&](const auto& use) { apply_run(part, run, use); });
   }
   // Calls g(use) with the owner's apply of one entry for `how`.
   template <class G>
