@@ -771,9 +771,18 @@ class hash_map<K, V>::owned_part {
   void prefetch(std::uint64_t slot) const noexcept { __builtin_prefetch(access_.part + slot, 1); }
   /// insert, add and add_existing of a key k whose place_of(k) is {this
   /// core, slot}: plain loads and stores, nothing checked (debug builds
-  /// assert the home). Cost: l.
+  /// assert the home). Cost: l (insert into a free slot: two stores).
   hash_insert insert(const K& k, const V& value, std::uint64_t slot) const {
-    return map_.insert_with(access_, k, map_.to_stored(value), place{me_, slot});
+    const S v = map_.to_stored(value);
+    // A free first slot (most entries, a table filling up) takes the entry
+    // and turns ready at once: what insert_with does there (free -> reserved,
+    // write, -> ready) in two stores, nobody else looking.
+    if (bucket* const b = access_.part + slot; b->status == free_state) {
+      b->e = entry{k, v};
+      b->status = ready_state;
+      return hash_insert::inserted;
+    }
+    return map_.insert_with(access_, k, v, place{me_, slot});
   }
   hash_insert add(const K& k, const V& d,
                   std::uint64_t slot) const requires detail::atomic_word<V> {

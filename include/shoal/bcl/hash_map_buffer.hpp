@@ -41,9 +41,10 @@
 // value and the slot into the home core's stage (a flat array, m entries
 // per home core); a full stage goes in one push; the home core applies
 // each entry of its queue in place at its slot, prefetching the bucket 16
-// entries ahead, without hashing it again. About 85 instructions an
-// insert all in (inserts, pushes, flush) against about 290 before, and
-// about 750 for hash_map's atomic insert (callgrind, bench/results/bcl.md).
+// entries ahead, without hashing it again (an entry whose slot is free
+// takes it with two stores). About 82 instructions an insert all in
+// (inserts, pushes, flush) against about 290 before, and about 750 for
+// hash_map's atomic insert (callgrind, bench/results/bcl.md).
 //
 // Costs (A, W as in hash_map.hpp; m = message entries, n = cores):
 //   insert             a hash and a copy into a stage; every m-th insert to
@@ -261,18 +262,23 @@ class hash_map_buffer {
   // prefetched: applying is a stream of cache misses, and this keeps several
   // in flight (16: 8 left the apply step waiting on memory, bcl.md). The
   // entry carries its slot, so the key is not hashed here.
+  // The outcomes are tallied in a local (members would be reloaded after
+  // every bucket store, which may alias them as far as the compiler knows).
   template <class F>
-  static void apply_run(const typename map_type::owned_part& part, std::span<const entry> run,
-                        const F& use) {
+  void apply_run(const typename map_type::owned_part& part, std::span<const entry> run,
+                 const F& use) {
     constexpr std::size_t ahead = 16;
+    tally t{};
     const std::size_t n = run.size();
     for (std::size_t i = 0; i < ahead && i < n; ++i) part.prefetch(run[i].slot);
     std::size_t i = 0;
     for (; i + ahead < n; ++i) {
       part.prefetch(run[i + ahead].slot);
-      use(part, run[i]);
+      use(part, run[i], t);
     }
-    for (; i < n; ++i) use(part, run[i]);
+    for (; i < n; ++i) use(part, run[i], t);
+    for (std::size_t k = 0; k < counts_.size(); ++k) counts_[k] += t[k];
+    absent_ += t[absent_index];
   }
   // Every entry other cores pushed to this core's queue, in place.
   template <class F>
@@ -281,25 +287,25 @@ class hash_map_buffer {
     queues_[static_cast<std::size_t>(me_)].local_nonatomic_drain(
         [&](std::span<const entry> run) { apply_run(part, run, use); });
   }
-  // Calls g(use) with the owner's apply of one entry for `how`.
+  // Calls g(use) with the owner's apply of one entry for `how`:
+  // use(part, entry, tally) applies it and tallies the outcome.
   template <class G>
-  void with_apply(hash_apply how, const G& g) {
+  static void with_apply(hash_apply how, const G& g) {
     using part_type = typename map_type::owned_part;
     if constexpr (detail::atomic_word<V>) {
       if (how == hash_apply::add_existing)
-        return g([this](const part_type& part, const entry& e) {
-          if (part.add_existing(e.key, e.value, e.slot))
-            ++counts_[static_cast<std::size_t>(hash_insert::updated)];
-          else
-            ++absent_;
+        return g([](const part_type& part, const entry& e, tally& t) {
+          ++t[part.add_existing(e.key, e.value, e.slot)
+                  ? static_cast<std::size_t>(hash_insert::updated)
+                  : absent_index];
         });
       if (how == hash_apply::add)
-        return g([this](const part_type& part, const entry& e) {
-          count(part.add(e.key, e.value, e.slot));
+        return g([](const part_type& part, const entry& e, tally& t) {
+          ++t[static_cast<std::size_t>(part.add(e.key, e.value, e.slot))];
         });
     }
-    g([this](const part_type& part, const entry& e) {
-      count(part.insert(e.key, e.value, e.slot));
+    g([](const part_type& part, const entry& e, tally& t) {
+      ++t[static_cast<std::size_t>(part.insert(e.key, e.value, e.slot))];
     });
   }
 
@@ -346,6 +352,9 @@ class hash_map_buffer {
   };
   std::vector<entry> stage_;  // message_ entries per home core, back to back (never resized)
   std::vector<lane> lanes_;   // indexed by home core
+  // An apply step's outcomes: the three hash_insert results, then absent.
+  using tally = std::array<std::uint64_t, 4>;
+  static constexpr std::size_t absent_index = 3;
   std::array<std::uint64_t, 3> counts_{};  // this core's hash_insert results since the last flush
   std::uint64_t absent_ = 0;               // this core's add_existing misses since the last flush
 };
