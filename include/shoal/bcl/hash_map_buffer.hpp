@@ -261,7 +261,7 @@ class hash_map_buffer {
   // loads and stores do. The bucket of the entry `ahead` places on is
   // prefetched: applying is a stream of cache misses, and this keeps several
   // in flight (16 ahead at about 10 ns an entry covers a miss of 160 ns;
-  // the vCPUs' caches here answer in 60-900 ns). The entry carries its
+  // a line held by the other vCPU takes 60-900 ns here). The entry carries its
   // slot, so the key is not hashed here. Outcomes are tallied in a local:
   // members would be reloaded after every bucket store, which may alias
   // them as far as the compiler knows.
