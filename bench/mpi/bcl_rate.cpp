@@ -125,10 +125,9 @@ int main(int argc, char** argv) {
       measure(keys, &r);
       const double total = static_cast<double>(keys) * shoal::cores();
       const auto line = [&](const char* op, double s, const char* path) {
-        std::printf(
-            "bcl backend=%s shape=%s op=%s keys=%llu seconds=%.6f ops_per_s=%.0f path=%s\n",
-            backend.c_str(), shape.c_str(), op, static_cast<unsigned long long>(keys), s,
-            total / s, path);
+        std::printf("bcl backend=%s shape=%s op=%s keys=%llu seconds=%.6f ops_per_s=%.0f path=%s\n",
+                    backend.c_str(), shape.c_str(), op, static_cast<unsigned long long>(keys), s,
+                    total / s, path);
       };
       line("insert_atomic", r.insert_atomic, r.path);
       line("insert_buffer", r.insert_buffer, "buffer");

@@ -729,8 +729,7 @@ class hash_map {
 
   static bool on_this_process(int core) noexcept {
     const auto& info = shoal::detail::g_info;
-    return static_cast<unsigned>(core - info.rank_base) <
-           static_cast<unsigned>(info.local_cores);
+    return static_cast<unsigned>(core - info.rank_base) < static_cast<unsigned>(info.local_cores);
   }
 
   // bcl/path.hpp: the decision, once per table, made by the making core.
