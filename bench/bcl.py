@@ -5,6 +5,13 @@ inserts, atomic vs find_only finds) per --one-sided backend at 1 x 2 and
 configurations interleaved (a slow spell of the machine hits them all
 alike), and writes the medians to bench/results/bcl.md (and prints them).
 
+Each configuration runs twice per round, back to back: with the tables'
+automatic path choice (bcl/path.hpp: under am and rma the atomic find is
+one delegate round trip) and with SHOAL_BCL_PATH=onesided (the atomic
+find is BCL's 2A + R, the comparison the thesis makes). The file's
+sections from its first "## " heading on (earlier results) are kept below
+the new table.
+
     python3 bench/bcl.py --build build [--reps 3]
 """
 import argparse
@@ -26,16 +33,23 @@ CONFIGS = [
     ("am", 2, 1, "1024,4096,8192"),
 ]
 OPS = ["insert_atomic", "insert_buffer", "find_atomic", "find_only"]
-LINE = re.compile(r"bcl backend=(\S+) shape=(\S+) op=(\S+) keys=(\d+) seconds=\S+ ops_per_s=(\d+)")
+LINE = re.compile(
+    r"bcl backend=(\S+) shape=(\S+) op=(\S+) keys=(\d+) seconds=\S+ ops_per_s=(\d+) path=(\S+)")
 
 
-def run_one(exe, backend, np, cores, keys):
+def run_one(exe, backend, np, cores, keys, forced):
     cmd = [exe, "--cores", str(cores), "--one-sided", backend, "--keys", keys]
     if backend == "rma":
         cmd += ["--stack-kb", "256"]  # what MPICH needs (one_sided.cpp); same for OpenMPI
-    if backend in ("shm", "rma") or np > 1:
-        cmd = ["mpirun", "--oversubscribe", "-np", str(np)] + cmd + ["--transport", "mpi"]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env.pop("SHOAL_BCL_PATH", None)
+    if forced:
+        env["SHOAL_BCL_PATH"] = "onesided"
+    if backend in ("shm", "rma") or np > 1:
+        launcher = ["mpirun", "--oversubscribe", "-np", str(np)]
+        if forced:
+            launcher += ["-x", "SHOAL_BCL_PATH"]
+        cmd = launcher + cmd + ["--transport", "mpi"]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         sys.exit(f"bcl.py: {' '.join(cmd)} failed ({out.returncode}):\n{out.stderr}")
@@ -52,13 +66,20 @@ def main():
     if not os.access(exe, os.X_OK):
         sys.exit(f"bcl.py: {exe} not built (cmake --build {args.build} --target bcl-rate)")
     rate = collections.defaultdict(list)  # (shape, backend, keys, op) -> ops/s per round
+    paths = {}  # (shape, backend, keys, op) -> the path the automatic choice took
     rows = []  # (shape, backend, keys) in first-seen order
-    for _ in range(args.reps):
+    for rep in range(args.reps):
         for backend, np, cores, keys in CONFIGS:
-            for b, shape, op, k, per_s in run_one(exe, backend, np, cores, keys):
-                if (shape, b, int(k)) not in rows:
-                    rows.append((shape, b, int(k)))
-                rate[(shape, b, int(k), op)].append(int(per_s))
+            # Auto and forced back to back, their order alternating per round.
+            for forced in ((False, True) if rep % 2 == 0 else (True, False)):
+                for b, shape, op, k, per_s, path in run_one(exe, backend, np, cores, keys, forced):
+                    if (shape, b, int(k)) not in rows:
+                        rows.append((shape, b, int(k)))
+                    if forced:
+                        op += "_onesided"
+                    else:
+                        paths[(shape, b, int(k), op)] = path
+                    rate[(shape, b, int(k), op)].append(int(per_s))
     cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     model = next((l.split(":", 1)[1].strip() for l in cpu.splitlines() if "Model name" in l), "?")
 
@@ -81,25 +102,47 @@ def main():
         "core's): ops/s are all cores' operations over the wall time between two barriers. "
         "insert_buffer goes through `hash_map_buffer` (message 256) into a fresh table, its "
         "flush included. Ratios are medians of the per-round ratios (min..max). "
-        "BCL's targets: buffer/atomic at least 10x, find_only/atomic 2-3x (thesis 6.3, 8).",
+        "BCL's targets: buffer/atomic at least 10x, find_only/atomic 2-3x (thesis 6.3, 8). "
+        "Atomic operations under the automatic path choice (auto; `d` marks a row where it "
+        "took the delegate path, one round trip per call) and forced one-sided "
+        "(SHOAL_BCL_PATH=onesided, the next run: BCL's 2A + W + F insert and 2A + R find); "
+        "find_only is the automatic run's. Both find phases follow an untimed find_only pass.",
         "",
         f"Load average when the rounds ended: {os.getloadavg()[0]:.1f} (1 min), on "
         f"{os.cpu_count()} hardware threads; a shared machine makes single rounds noisy.",
         "",
-        "| shape | backend | keys/core | insert atomic | insert buffer | buffer/atomic "
-        "| find atomic | find_only | find_only/atomic |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| shape | backend | keys/core | insert atomic auto | insert atomic one-sided "
+        "| insert buffer | buffer/atomic auto | buffer/atomic one-sided | find atomic auto "
+        "| find atomic one-sided | find_only | find_only/atomic auto "
+        "| find_only/atomic one-sided |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+
+    def cell(row, op):
+        mark = " d" if paths.get(row + (op,)) == "delegate" else ""
+        return f"{med(row, op):.3g}{mark}"
+
+    def ratio_cell(row, top, bottom):
+        r, lo, hi = ratios(row, top, bottom)
+        return f"{r:.1f}x ({lo:.1f}..{hi:.1f})"
+
     for row in rows:
         shape, b, k = row
-        bi, bl, bh = ratios(row, "insert_buffer", "insert_atomic")
-        fi, fl, fh = ratios(row, "find_only", "find_atomic")
         lines.append(
-            f"| {shape} | {b} | {k} | {med(row, 'insert_atomic'):.3g} | "
-            f"{med(row, 'insert_buffer'):.3g} | {bi:.1f}x ({bl:.1f}..{bh:.1f}) | "
-            f"{med(row, 'find_atomic'):.3g} | {med(row, 'find_only'):.3g} | "
-            f"{fi:.1f}x ({fl:.1f}..{fh:.1f}) |")
+            f"| {shape} | {b} | {k} | {cell(row, 'insert_atomic')} | "
+            f"{cell(row, 'insert_atomic_onesided')} | {cell(row, 'insert_buffer')} | "
+            f"{ratio_cell(row, 'insert_buffer', 'insert_atomic')} | "
+            f"{ratio_cell(row, 'insert_buffer', 'insert_atomic_onesided')} | "
+            f"{cell(row, 'find_atomic')} | {cell(row, 'find_atomic_onesided')} | "
+            f"{cell(row, 'find_only')} | {ratio_cell(row, 'find_only', 'find_atomic')} | "
+            f"{ratio_cell(row, 'find_only', 'find_atomic_onesided')} |")
     text = "\n".join(lines) + "\n"
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            old = f.read()
+        kept = old.find("\n## ")
+        if kept >= 0:
+            text += "\nEarlier sections, kept (bench/bcl.py rewrites the table above):\n" + old[kept:]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         f.write(text)

@@ -106,4 +106,36 @@ inline u64 full_table_reported(u64 per_core, u64 per) {
   return wrong;
 }
 
+/// Counter phases (add, then add_existing) through one buffer: every core
+/// adds 1 to keys 0 .. keys-1 (each key from every core),
+/// then adds 1 to keys 0 .. 2 keys-1 if present. The totals and every count
+/// are exact (n, then 2 n; the absent half untouched). `message` small:
+/// many stages fill before each flush.
+inline u64 counter_phases(u64 keys, u64 message) {
+  const map m = map::make(4 * keys);
+  const auto cnt = counters(1);
+  const auto k32 = static_cast<std::uint32_t>(keys), m32 = static_cast<std::uint32_t>(message);
+  shoal::on_all_cores([m, cnt, k32, m32] {
+    const u64 keys = k32, message = m32;
+    map h = m;
+    const auto n = static_cast<u64>(shoal::cores());
+    u64 wrong = 0;
+    buffer buf(h, 4 * keys * n, message);
+    for (u64 k = 0; k < keys; ++k) buf.add(k, 1);
+    buffer::flush_result r = buf.flush_as(shoal::bcl::hash_apply::add);
+    if (r.inserted != keys || r.updated != keys * (n - 1) || r.full != 0) ++wrong;
+    for (u64 k = 0; k < keys; ++k)
+      if (h.find(k, hash_promise::find_only) != std::optional<u64>(n)) ++wrong;
+    shoal::barrier();  // finds end before the next phase changes counts
+    for (u64 k = 0; k < 2 * keys; ++k) buf.add_existing(k, 1);
+    r = buf.flush_as(shoal::bcl::hash_apply::add_existing);
+    if (r.updated != keys * n || r.absent != keys * n || r.inserted != 0) ++wrong;
+    for (u64 k = 0; k < 2 * keys; ++k)
+      if (h.find(k) != (k < keys ? std::optional<u64>(2 * n) : std::nullopt)) ++wrong;
+    buf.destroy();
+    shoal::fetch_add(cnt, wrong);
+  });
+  return bcl_check_support::wrong_then_free(cnt, m);
+}
+
 }  // namespace bcl_hash_map_buffer_checks

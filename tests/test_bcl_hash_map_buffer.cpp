@@ -1,7 +1,8 @@
 // shoal::bcl::hash_map_buffer (bcl/hash_map_buffer.hpp) on one process with
 // 1, 2 and 4 cores, direct and am backends: two insert phases with
-// duplicate keys (queues large, and small enough to overflow), a table too
-// small reported by flush; misuse named. Across processes: mpi/bcl_job.cpp.
+// duplicate keys (queues large, and small enough to overflow), counter
+// phases (add, add_existing) exact, a table too small reported by flush;
+// misuse named. Across processes: mpi/bcl_job.cpp.
 #include "bcl_hash_map_buffer_checks.hpp"
 #include "test_support.hpp"
 
@@ -19,6 +20,10 @@ TEST_P(bcl_hash_map_buffer, TwoPhasesEveryInsertApplied) {
 
 TEST_P(bcl_hash_map_buffer, FullQueueFallsBackToAtomicInserts) {
   each_backend([] { return two_phases(300, 50, 8, 8); });
+}
+
+TEST_P(bcl_hash_map_buffer, CounterPhasesExact) {
+  each_backend([] { return counter_phases(200, 8); });
 }
 
 TEST_P(bcl_hash_map_buffer, FullTableReportedByFlush) {

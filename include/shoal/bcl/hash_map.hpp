@@ -51,6 +51,8 @@
 //   insert, key present (value replaced)      3A + R + W + F    (+ c(A + R))
 //   find (atomic)                             2A + R            (+ c(2A + R))
 //   find (find_only)                          R                 (+ c R)
+//     (direct and shm, the key's home on the caller's process: a plain copy
+//     of the bucket, l, without the one_sided layer's call)
 //   insert / find (local)                     CPU atomics and copies
 //   add (counters), new key / key present     2A + W + F / 2A + R   (+ c(A + R))
 //   add_existing, key present                 2A + R            (+ c(A + R))
@@ -400,12 +402,21 @@ class hash_map {
   // find() up to what the bucket holds.
   std::optional<S> find_stored(const K& k, hash_promise p) const {
     switch (p) {
-      case hash_promise::find_only:
+      case hash_promise::find_only: {
+        const place first = place_of(k);
         if (find_only_path_ == bcl::path::delegate)
-          return delegate::call(home(k), [m = *this, k] {
-            return m.find_only_with(k, [](global_ptr<bucket> b) { return *b.local(); });
+          return delegate::call(first.core, [m = *this, k, first] {
+            return m.find_only_with(k, first, [](global_ptr<bucket> b) { return *b.local(); });
           });
-        return find_only_with(k, [](global_ptr<bucket> b) { return rget(b); });
+        if (find_only_plain_ && on_this_process(first.core)) {
+          // rget under direct and shm is this process's loads: the same copy,
+          // without the one_sided layer's per-call translation (its home
+          // part is contiguous, as exclusive_access says).
+          const bucket* const part = at(first.core, 0).local();
+          return find_only_with(k, first, [part](std::uint64_t slot) { return part[slot]; });
+        }
+        return find_only_with(k, first, [](global_ptr<bucket> b) { return rget(b); });
+      }
       case hash_promise::local:
         check_local("find", k);
         return find_with<local_access>(k);
@@ -668,13 +679,17 @@ class hash_map {
 
   // Table 6.1d: no insert runs, so one read of the whole bucket is enough
   // (rget, or a copy on the home core: the promise leaves no writer).
+  // `read` takes the bucket's global_ptr, or its slot in core c's part.
   template <class Read>
-  std::optional<S> find_only_with(const K& k, const Read& read) const {
-    const place first = place_of(k);
+  std::optional<S> find_only_with(const K& k, place first, const Read& read) const {
     const int c = first.core;
     std::uint64_t slot = first.slot;
     for (std::uint64_t probed = 0; probed < per_core_; ++probed) {
-      const bucket b = read(at(c, slot));
+      bucket b;
+      if constexpr (std::is_invocable_v<const Read&, std::uint64_t>)
+        b = read(slot);
+      else
+        b = read(at(c, slot));
       const std::uint64_t state = b.status & state_mask;
       if (state == free_state) return std::nullopt;
       if (state == reserved_state)
@@ -712,8 +727,15 @@ class hash_map {
           name(), op, c, rank_of(c), myrank()));
   }
 
+  static bool on_this_process(int core) noexcept {
+    const auto& info = shoal::detail::g_info;
+    return static_cast<unsigned>(core - info.rank_base) < static_cast<unsigned>(info.local_cores);
+  }
+
   // bcl/path.hpp: the decision, once per table, made by the making core.
   void choose_paths(path_mode mode) {
+    const one_sided_kind backend = one_sided_backend();
+    find_only_plain_ = backend == one_sided_kind::direct || backend == one_sided_kind::shm;
     std::string why = "forced by SHOAL_BCL_PATH";
     if (mode == path_mode::automatic) {
       const op_costs c = path_costs(status(at(path_probe_core(), 0)));
@@ -734,6 +756,9 @@ class hash_map {
   std::uint64_t per_core_ = 0;
   bcl::path path_ = bcl::path::onesided;
   bcl::path find_only_path_ = bcl::path::onesided;
+  // direct or shm: a one-sided find_only of a bucket on this process is a
+  // plain copy (set by make; the same on every core of the job).
+  bool find_only_plain_ = false;
   [[no_unique_address]] arena_t arena_;  // serialised V: where the bytes are
 };
 
@@ -745,9 +770,18 @@ class hash_map<K, V>::owned_part {
   void prefetch(std::uint64_t slot) const noexcept { __builtin_prefetch(access_.part + slot, 1); }
   /// insert, add and add_existing of a key k whose place_of(k) is {this
   /// core, slot}: plain loads and stores, nothing checked (debug builds
-  /// assert the home). Cost: l.
+  /// assert the home). Cost: l (insert into a free slot: two stores).
   hash_insert insert(const K& k, const V& value, std::uint64_t slot) const {
-    return map_.insert_with(access_, k, map_.to_stored(value), place{me_, slot});
+    const S v = map_.to_stored(value);
+    // A free first slot (most entries, a table filling up) takes the entry
+    // and turns ready at once: what insert_with does there (free -> reserved,
+    // write, -> ready) in two stores, nobody else looking.
+    if (bucket* const b = access_.part + slot; b->status == free_state) {
+      b->e = entry{k, v};
+      b->status = ready_state;
+      return hash_insert::inserted;
+    }
+    return map_.insert_with(access_, k, v, place{me_, slot});
   }
   hash_insert add(const K& k, const V& d,
                   std::uint64_t slot) const requires detail::atomic_word<V> {

@@ -40,10 +40,11 @@
 // (hash_map::place_of: home core and first slot) and copies the key, the
 // value and the slot into the home core's stage (a flat array, m entries
 // per home core); a full stage goes in one push; the home core applies
-// each entry of its queue in place at its slot, prefetching the bucket 8
-// entries ahead, without hashing it again. About 85 instructions an
-// insert all in (inserts, pushes, flush) against about 290 before, and
-// about 750 for hash_map's atomic insert (callgrind, bench/results/bcl.md).
+// each entry of its queue in place at its slot, prefetching the bucket 16
+// entries ahead, without hashing it again (an entry whose slot is free
+// takes it with two stores). About 82 instructions an insert all in
+// (inserts, pushes, flush) against about 290 before, and about 750 for
+// hash_map's atomic insert (callgrind, bench/results/bcl.md).
 //
 // Costs (A, W as in hash_map.hpp; m = message entries, n = cores):
 //   insert             a hash and a copy into a stage; every m-th insert to
@@ -246,12 +247,7 @@ class hash_map_buffer {
       if (lanes_[c].next != lanes_[c].end - message_) send(static_cast<int>(c), how);
     rflush();
     barrier();
-    if (how == hash_apply::insert)
-      drain([this](const typename map_type::owned_part& part, const entry& e) {
-        count(part.insert(e.key, e.value, e.slot));
-      });
-    else
-      drain_counters(how);
+    with_apply(how, [this](const auto& use) { drain(use); });
     std::array<std::uint64_t, 4> totals = {counts_[0], counts_[1], counts_[2], absent_};
     allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
     counts_ = {};
@@ -259,42 +255,60 @@ class hash_map_buffer {
     return flush_result{totals[0], totals[1], totals[2], totals[3]};
   }
 
-  // The owner's apply step: every entry of this core's queue, in place, to
-  // `use(part, entry)`, which touches only this core's part of the map and
-  // nothing else touches it (the phase's contract), so plain loads and
-  // stores do. The bucket of the entry `ahead` places on is prefetched: a
-  // flush is a stream of cache misses, and this keeps several in flight.
-  // The entry carries its slot, so the key is not hashed here.
+  // The owner's apply step for a run of entries homed on this core, in
+  // place, each to `use(part, entry)`, which touches only this core's part
+  // of the map and nothing else touches it (the phase's contract), so plain
+  // loads and stores do. The bucket of the entry `ahead` places on is
+  // prefetched: applying is a stream of cache misses, and this keeps several
+  // in flight (16 ahead at about 10 ns an entry covers a miss of 160 ns;
+  // a line held by the other vCPU takes 60-900 ns here). The entry carries its
+  // slot, so the key is not hashed here. Outcomes are tallied in a local:
+  // members would be reloaded after every bucket store, which may alias
+  // them as far as the compiler knows.
+  template <class F>
+  void apply_run(const typename map_type::owned_part& part, std::span<const entry> run,
+                 const F& use) {
+    constexpr std::size_t ahead = 16;
+    tally t{};
+    const std::size_t n = run.size();
+    for (std::size_t i = 0; i < ahead && i < n; ++i) part.prefetch(run[i].slot);
+    std::size_t i = 0;
+    for (; i + ahead < n; ++i) {
+      part.prefetch(run[i + ahead].slot);
+      use(part, run[i], t);
+    }
+    for (; i < n; ++i) use(part, run[i], t);
+    for (std::size_t k = 0; k < counts_.size(); ++k) counts_[k] += t[k];
+    absent_ += t[absent_index];
+  }
+  // Every entry other cores pushed to this core's queue, in place.
   template <class F>
   void drain(const F& use) {
-    constexpr std::size_t ahead = 8;
     const typename map_type::owned_part part = map_.owned();
-    queues_[static_cast<std::size_t>(mycore())].local_nonatomic_drain(
-        [&](std::span<const entry> run) {
-          const std::size_t n = run.size();
-          for (std::size_t i = 0; i < ahead && i < n; ++i) part.prefetch(run[i].slot);
-          std::size_t i = 0;
-          for (; i + ahead < n; ++i) {
-            part.prefetch(run[i + ahead].slot);
-            use(part, run[i]);
-          }
-          for (; i < n; ++i) use(part, run[i]);
+    queues_[static_cast<std::size_t>(me_)].local_nonatomic_drain(
+        [&](std::span<const entry> run) { apply_run(part, run, use); });
+  }
+  // Calls g(use) with the owner's apply of one entry for `how`:
+  // use(part, entry, tally) applies it and tallies the outcome.
+  template <class G>
+  static void with_apply(hash_apply how, const G& g) {
+    using part_type = typename map_type::owned_part;
+    if constexpr (detail::atomic_word<V>) {
+      if (how == hash_apply::add_existing)
+        return g([](const part_type& part, const entry& e, tally& t) {
+          ++t[part.add_existing(e.key, e.value, e.slot)
+                  ? static_cast<std::size_t>(hash_insert::updated)
+                  : absent_index];
         });
+      if (how == hash_apply::add)
+        return g([](const part_type& part, const entry& e, tally& t) {
+          ++t[static_cast<std::size_t>(part.add(e.key, e.value, e.slot))];
+        });
+    }
+    g([](const part_type& part, const entry& e, tally& t) {
+      ++t[static_cast<std::size_t>(part.insert(e.key, e.value, e.slot))];
+    });
   }
-  void drain_counters(hash_apply how) requires detail::atomic_word<V> {
-    if (how == hash_apply::add_existing)
-      drain([this](const typename map_type::owned_part& part, const entry& e) {
-        if (part.add_existing(e.key, e.value, e.slot))
-          ++counts_[static_cast<std::size_t>(hash_insert::updated)];
-        else
-          ++absent_;
-      });
-    else
-      drain([this](const typename map_type::owned_part& part, const entry& e) {
-        count(part.add(e.key, e.value, e.slot));
-      });
-  }
-  void drain_counters(hash_apply) {}  // V not a counter: only insert phases
 
   void count(hash_insert r) { ++counts_[static_cast<std::size_t>(r)]; }
 
@@ -327,6 +341,7 @@ class hash_map_buffer {
 
   // The kind of entry this core buffered since the last flush_as (-1: none).
   int phase_ = -1;
+  int me_ = mycore();  // the core this object belongs to
   map_type map_;
   std::uint64_t message_;
   std::vector<fast_queue<entry>> queues_;  // indexed by host core
@@ -338,6 +353,9 @@ class hash_map_buffer {
   };
   std::vector<entry> stage_;  // message_ entries per home core, back to back (never resized)
   std::vector<lane> lanes_;   // indexed by home core
+  // An apply step's outcomes: the three hash_insert results, then absent.
+  using tally = std::array<std::uint64_t, 4>;
+  static constexpr std::size_t absent_index = 3;
   std::array<std::uint64_t, 3> counts_{};  // this core's hash_insert results since the last flush
   std::uint64_t absent_ = 0;               // this core's add_existing misses since the last flush
 };
