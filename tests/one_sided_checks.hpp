@@ -168,6 +168,47 @@ inline u64 two_d_pointers() {
   return wrong;
 }
 
+/// plain_address: under direct and shm every core reads the next core's
+/// block (and, through a 2D pointer made there, its first element) by plain
+/// loads after the owner's rput, rflush and a barrier, and sees the values;
+/// under rma and am it returns nullptr. A null where it must not be, or a
+/// pointer where it must be null, counts as a wrong value.
+inline u64 plain_addresses() {
+  const int n = shoal::cores();
+  const auto a = shoal::global_alloc<u64>(8 * n);  // one 8-element block per core
+  const auto kind = shoal::one_sided_backend();
+  const bool plain = kind == shoal::one_sided_kind::direct || kind == shoal::one_sided_kind::shm;
+  u64 wrong = 0;
+  const auto w = shoal::make_global(&wrong);
+  shoal::on_all_cores([a, w, n, plain] {
+    const int me = shoal::mycore();
+    for (int i = 0; i < 8; ++i)
+      shoal::rput(a + (8 * me + i), value_of(static_cast<u64>(8 * me + i), 9));
+    shoal::rflush();
+    shoal::barrier();
+    const int next = (me + 1) % n;
+    const auto first = a + 8 * next;
+    const u64* p = shoal::plain_address(first, 8);
+    const auto p2 =
+        shoal::delegate::call(first.core(), [first] { return shoal::make_global(first.local()); });
+    const u64* q = shoal::plain_address(p2);
+    u64 bad = 0;
+    if (!plain) {
+      bad += (p != nullptr) + (q != nullptr);
+    } else if (p == nullptr || q == nullptr) {
+      bad += 1;
+    } else {
+      for (int i = 0; i < 8; ++i)
+        if (p[i] != value_of(static_cast<u64>(8 * next + i), 9)) ++bad;
+      if (*q != value_of(static_cast<u64>(8 * next), 9)) ++bad;
+    }
+    shoal::barrier();  // nobody frees a while another core still reads it
+    if (bad != 0) shoal::delegate::fetch_add(w, bad);
+  });
+  shoal::global_free(a);
+  return wrong;
+}
+
 /// Under am only: one-sided atomics and delegates on the same word are
 /// atomic with respect to each other (both run at the owner).
 inline u64 mixed_with_delegates(int per_core) {

@@ -70,6 +70,14 @@ TEST_P(one_sided, TwoDPointersReachTheSameMemory) {
   }
 }
 
+TEST_P(one_sided, PlainAddressReachesTheElementsUnderDirectOnly) {
+  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
+    u64 wrong = 1;
+    run(with(k), [&] { wrong = plain_addresses(); });
+    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
+  }
+}
+
 TEST_P(one_sided, UnderAmAtomicsAndDelegatesOnOneWordAreAtomicTogether) {
   u64 wrong = 1;
   run(with(shoal::one_sided_kind::am), [&] { wrong = mixed_with_delegates(3000); });

@@ -172,6 +172,9 @@ rma_request async_get_bytes(std::uint64_t bits, void* dst, std::size_t elem, std
                             const char* api);
 rma_request async_put_bytes(std::uint64_t bits, const void* src, std::size_t elem, std::size_t n,
                             const char* api);
+/// plain_address's untyped form: nullptr when the n bytes at `bits` are not
+/// reachable by plain loads from this process.
+void* plain_address_bytes(std::uint64_t bits, std::size_t bytes, const char* api);
 /// Old value of the `width`-byte word (4 or 8) at `bits`, after applying `op`.
 std::uint64_t atomic_bytes(std::uint64_t bits, int width, atomic_kind op, std::uint64_t operand,
                            std::uint64_t compare, const char* api);
@@ -194,6 +197,22 @@ T narrow(std::uint64_t w) {
 /// The backend this job uses (auto resolved), and its name. After init().
 one_sided_kind one_sided_backend() noexcept;
 const char* one_sided_backend_name() noexcept;
+
+/// The address in this process at which plain loads and stores reach the n
+/// elements at p, p + 1, ...: under the direct backend (one process) and the
+/// shm backend (the processes of one node map each other's global heaps);
+/// nullptr under rma and am, where only rget/rput reach another process.
+/// A pointer into another process's heap is for code that orders its own
+/// accesses: plain loads and stores are not one-sided operations, so
+/// rflush/rfence do not order them; a barrier() does (it is a full fence on
+/// every core), which is how BCL's phase promises (find_only after the
+/// insert phase's barrier) use it. The n elements must lie in one block of
+/// p's allocation (a 2D pointer's part; a linear pointer's block): an
+/// access that crosses out of it ends the job naming p, as rget would.
+template <class T>
+T* plain_address(global_ptr<T> p, std::size_t n = 1) {
+  return static_cast<T*>(detail::plain_address_bytes(p.bits(), n * sizeof(T), "plain_address"));
+}
 
 /// Starts reading n elements at src, src + 1, ... into dst.
 template <class T>

@@ -160,6 +160,22 @@ void check_ready(const char* api) {
     fatal_user(fmt::format("{} called before shoal::init()", api));
 }
 
+}  // namespace
+
+void* plain_address_bytes(std::uint64_t bits, std::size_t bytes, const char* api) {
+  check_ready(api);
+  if (g_os.kind != one_sided_kind::direct && g_os.kind != one_sided_kind::shm) return nullptr;
+  std::size_t len = 0;
+  const place pl = locate(bits, bytes, len, api);
+  if (len < bytes)
+    fail(api, bits,
+         fmt::format("{} bytes from here cross the end of its block ({} bytes left in it)", bytes,
+                     len));
+  return address_of(pl);
+}
+
+namespace {
+
 // Single-copy atomic copies of one naturally aligned word, so that a
 // one-element rget/rput racing with atomics on the same word is not torn;
 // anything else goes through copy_once (one_sided_copy.hpp: memcpy may

@@ -4,7 +4,7 @@
 //
 // Runs every check of one_sided_checks.hpp in one job and prints, on rank 0,
 // "one_sided <backend>: <k> checks, <w> wrong values: PASSED|FAILED" (exit 1
-// when any failed). --misuse null|range|align|remote-2d makes one wrong
+// when any failed). --misuse null|range|align|remote-2d|plain-cross makes one wrong
 // call that must end the job with a clear message (tests/one_sided.cmake);
 // --cycles N runs N - 1 shorter jobs first, each with its own init/finalize.
 #include <atomic>
@@ -55,6 +55,9 @@ int misuse(const std::string& what) {
         return shoal::make_global(&outside_the_heap);
       });
       shoal::rget(p);
+    } else if (what == "plain-cross") {
+      // 8 elements from the middle of a block: past its end.
+      (void)shoal::plain_address(a + 4, 8);
     }
   });
   std::fprintf(stderr, "misuse %s was not caught\n", what.c_str());
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
     note("fetch_ops_exact", fetch_ops_exact(plain ? 200000 : 500));
     note("cas_lock", cas_lock(100));
     note("two_d_pointers", two_d_pointers());
+    note("plain_addresses", plain_addresses());
     if (backend == "am") note("mixed_with_delegates", mixed_with_delegates(300));
     note("fast_queue_redistribute", fast_queue_checks::redistribute(300, false));
     note("fast_queue_local_pop", fast_queue_checks::redistribute(300, true));

@@ -51,8 +51,8 @@
 //   insert, key present (value replaced)      3A + R + W + F    (+ c(A + R))
 //   find (atomic)                             2A + R            (+ c(2A + R))
 //   find (find_only)                          R                 (+ c R)
-//     (direct and shm, the key's home on the caller's process: a plain copy
-//     of the bucket, l, without the one_sided layer's call)
+//     (direct and shm: a plain copy of the bucket, l, without the one_sided
+//     layer's call; under shm through the mapping of the home's heap)
 //   insert / find (local)                     CPU atomics and copies
 //   add (counters), new key / key present     2A + W + F / 2A + R   (+ c(A + R))
 //   add_existing, key present                 2A + R            (+ c(A + R))
@@ -408,11 +408,15 @@ class hash_map {
           return delegate::call(first.core, [m = *this, k, first] {
             return m.find_only_with(k, first, [](global_ptr<bucket> b) { return *b.local(); });
           });
-        if (find_only_plain_ && on_this_process(first.core)) {
-          // rget under direct and shm is this process's loads: the same copy,
-          // without the one_sided layer's per-call translation (its home
-          // part is contiguous, as exclusive_access says).
-          const bucket* const part = at(first.core, 0).local();
+        if (find_only_plain_) {
+          // rget under direct and shm is plain loads of memory this process
+          // maps: the same copy, without the one_sided layer's translation
+          // per probe (the home part is contiguous, as exclusive_access
+          // says; another process's part through the shm mapping). Ordered
+          // by the barrier that ended the insert phase (find_only's promise).
+          const bucket* const part = on_this_process(first.core)
+                                         ? at(first.core, 0).local()
+                                         : shoal::plain_address(at(first.core, 0));
           return find_only_with(k, first, [part](std::uint64_t slot) { return part[slot]; });
         }
         return find_only_with(k, first, [](global_ptr<bucket> b) { return rget(b); });
@@ -756,8 +760,8 @@ class hash_map {
   std::uint64_t per_core_ = 0;
   bcl::path path_ = bcl::path::onesided;
   bcl::path find_only_path_ = bcl::path::onesided;
-  // direct or shm: a one-sided find_only of a bucket on this process is a
-  // plain copy (set by make; the same on every core of the job).
+  // direct or shm: a one-sided find_only of a bucket is a plain copy (set by
+  // make; the same on every core of the job).
   bool find_only_plain_ = false;
   [[no_unique_address]] arena_t arena_;  // serialised V: where the bytes are
 };
