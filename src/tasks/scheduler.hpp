@@ -7,9 +7,11 @@
 // scheduling decision: ready (resumed) workers, then new tasks (private queue
 // before public deque, run by an idle or new worker), then stealing, then
 // idling. Progress hooks (registered by comm) run in the scheduler's own
-// context every `poll_interval` switches and whenever the core has nothing
-// else to do; they never run inside a worker, so a message handler can never
-// interrupt a task midway. Idle policy (idle_policy below): spin, then
+// context every `poll_interval` switches, at the next switch after
+// request_poll() (the aggregator asks when it has sent a bound's worth of
+// batches or a poll left arrivals behind: aggregator.hpp's send bound), and
+// whenever the core has nothing else to do; they never run inside a worker,
+// so a message handler can never interrupt a task midway. Idle policy (idle_policy below): spin, then
 // sched_yield, then sleep on a futex with a growing timeout (50 us .. 1 ms),
 // each for as long as the policy says; notify() cuts the sleep short.
 // Fairness: when resumed workers and new tasks both wait, the scheduler
@@ -137,7 +139,8 @@ class scheduler : public core_state {
 
   void add_poll_hook(hook h) { poll_hooks_.push_back(h); }
   void add_idle_hook(hook h) { idle_hooks_.push_back(h); }
-  /// Forces the next switch to pass through the scheduler (and its hooks).
+  /// Forces the next switch to pass through the scheduler (and its hooks);
+  /// from a poll hook, the switch after the worker it resumes next.
   void request_poll() noexcept { since_poll_ = poll_interval; }
 
   // ---- any thread ----
