@@ -27,7 +27,8 @@ foreach(impl channel delegate)
   endforeach()
 endforeach()
 # Markers and acks within a process and across processes at once, under the
-# flow-control window of --outstanding sent and the 1024 rule of applied.
+# flood of --outstanding sent (no window: the runtime's send bound) and the
+# 1024 rule of applied.
 foreach(rule sent applied)
   gups_ok(re 4 channel 2)
   shoal_app_test(gups_channel_until_${rule}_2x2 NP 2 EXPECT zero MAX_S 30 REGEX "${re}"
