@@ -279,8 +279,8 @@ struct fc_handler {
   void operator()(const fc_value& v) const {
     const int me = shoal::mycore();
     if (shoal::rank_of(v.source) == shoal::myrank()) {
-      const i64 sent =
-          g_fc_sent[static_cast<std::size_t>(v.source * max_cores + me)].load(std::memory_order_relaxed);
+      const i64 sent = g_fc_sent[static_cast<std::size_t>(v.source * max_cores + me)].load(
+          std::memory_order_relaxed);
       const i64 seen = sent - t_fc.handled[static_cast<std::size_t>(v.source)];
       if (seen > t_fc.max_in_flight) t_fc.max_in_flight = seen;
     }
@@ -343,9 +343,9 @@ inline void flood_handler::operator()(const std::uint64_t& v) const {
 struct flood_result {
   i64 handled = 0;
   i64 value_sum = 0;
-  i64 cores_with_poll_on_send = 0;   // cores whose loop polled through the bound
-  i64 latest_side_task_bytes = 0;    // most bytes a core sent before its side task ran
-  i64 pool_bytes = 0;                // one core's buffer pool (--buffers-per-core x bytes)
+  i64 cores_with_poll_on_send = 0;  // cores whose loop polled through the bound
+  i64 latest_side_task_bytes = 0;   // most bytes a core sent before its side task ran
+  i64 pool_bytes = 0;               // one core's buffer pool (--buffers-per-core x bytes)
 };
 inline flood_result g_flood;
 
@@ -361,8 +361,8 @@ inline void flood_from_computing_cores(int per_core) {
     shoal::spawn<shoal::local>([flag] { *flag = true; });
     int side_seen = per_core;
     for (int i = 0; i < per_core; ++i) {
-      ch.send((me + i) % shoal::cores(), static_cast<std::uint64_t>(me) * 1000003ULL +
-                                             static_cast<std::uint64_t>(i));
+      ch.send((me + i) % shoal::cores(),
+              static_cast<std::uint64_t>(me) * 1000003ULL + static_cast<std::uint64_t>(i));
       if (side_ran && side_seen == per_core) side_seen = i;
     }
     const std::uint64_t polls = shoal::stats_per_core()[local].polls_on_send - polls_before;
@@ -410,8 +410,7 @@ template <class RunJob>
 void check_reopened_phases(const RunJob& run_job, i64 cores) {
   constexpr int phases = 8, starts = 30, ttl = 5;
   run_job([] { reopened_channel_phases(phases, starts, ttl); });
-  if (g_check_here)
-    expect_sums(g_sum_a, 0, 2 * phases, cores * starts * (ttl + 1), "end_phase()");
+  if (g_check_here) expect_sums(g_sum_a, 0, 2 * phases, cores * starts * (ttl + 1), "end_phase()");
 }
 
 template <class RunJob>

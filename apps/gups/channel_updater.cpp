@@ -12,13 +12,14 @@
 // home core's apply queue, and drains its own queue.
 //
 // Under --outstanding applied, knowing when a chunk has been applied (the
-// sliding window of updater.hpp) costs no bytes per update. After a chunk the sender puts a marker on the
-// channel to each core that got some of it. Messages on one stream from one
-// core to another run in order (aggregator.hpp), so when a marker is handled
-// every update before it has been; the handler applies what it has queued
-// and puts an ack on the same channel back to the sender, where it rides in
-// the batches that core sends anyway. Markers and acks are control values
-// of even parity, which no update can be (hpcc_stream.hpp).
+// sliding window of updater.hpp) costs no bytes per update. After a chunk
+// the sender puts a marker on the channel to each core that got some of
+// it. Messages on one stream from one core to another run in order
+// (aggregator.hpp), so when a marker is handled every update before it has
+// been; the handler applies what it has queued and puts an ack on the same
+// channel back to the sender, where it rides in the batches that core sends
+// anyway. Markers and acks are control values of even parity, which no
+// update can be (hpcc_stream.hpp).
 #include <algorithm>
 #include <array>
 #include <bit>

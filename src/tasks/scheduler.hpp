@@ -11,14 +11,15 @@
 // request_poll() (the aggregator asks when it has sent a bound's worth of
 // batches or a poll left arrivals behind: aggregator.hpp's send bound), and
 // whenever the core has nothing else to do; they never run inside a worker,
-// so a message handler can never interrupt a task midway. Idle policy (idle_policy below): spin, then
-// sched_yield, then sleep on a futex with a growing timeout (50 us .. 1 ms),
-// each for as long as the policy says; notify() cuts the sleep short.
-// Fairness: when resumed workers and new tasks both wait, the scheduler
-// alternates between them, so a task that yields in a loop cannot starve a
-// task it spawned. What inline code may touch (the running worker, the
-// private queue, the block pool, the counters) is the core_state base
-// (include/shoal/detail/core_state.hpp); the rest is private to src/.
+// so a message handler can never interrupt a task midway. Idle policy
+// (idle_policy below): spin, then sched_yield, then sleep on a futex with a
+// growing timeout (50 us .. 1 ms), each for as long as the policy says;
+// notify() cuts the sleep short. Fairness: when resumed workers and new
+// tasks both wait, the scheduler alternates between them, so a task that
+// yields in a loop cannot starve a task it spawned. What inline code may
+// touch (the running worker, the private queue, the block pool, the
+// counters) is the core_state base (include/shoal/detail/core_state.hpp);
+// the rest is private to src/.
 #pragma once
 
 #include "shoal/detail/chase_lev_deque.hpp"
