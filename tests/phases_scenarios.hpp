@@ -279,8 +279,8 @@ struct fc_handler {
   void operator()(const fc_value& v) const {
     const int me = shoal::mycore();
     if (shoal::rank_of(v.source) == shoal::myrank()) {
-      const i64 sent =
-          g_fc_sent[static_cast<std::size_t>(v.source * max_cores + me)].load(std::memory_order_relaxed);
+      const i64 sent = g_fc_sent[static_cast<std::size_t>(v.source * max_cores + me)].load(
+          std::memory_order_relaxed);
       const i64 seen = sent - t_fc.handled[static_cast<std::size_t>(v.source)];
       if (seen > t_fc.max_in_flight) t_fc.max_in_flight = seen;
     }
@@ -320,6 +320,64 @@ inline void flow_controlled(std::uint32_t bound, int per_pair) {
   ch.close();
 }
 
+// A flood from a computing core, without a window of the sender's own: every
+// core sends `per_core` values round-robin to every core, in a loop that
+// never yields, then ends the phase. The runtime's send bound
+// (aggregator.hpp) must make the loop yield through the scheduler's poll
+// once per poll_after_batches (8) batches: a task spawned on the core just
+// before the loop runs early in it (long before the pool of buffers runs
+// out, which also yields: back-pressure), and the core counts
+// polls_on_send. Every value must be handled exactly once (count and sum).
+struct flood_handler {
+  void operator()(const std::uint64_t& v) const;
+};
+struct flood_core {
+  i64 handled = 0;
+  i64 value_sum = 0;
+};
+inline thread_local flood_core t_flood;
+inline void flood_handler::operator()(const std::uint64_t& v) const {
+  ++t_flood.handled;
+  t_flood.value_sum += static_cast<i64>(v);
+}
+struct flood_result {
+  i64 handled = 0;
+  i64 value_sum = 0;
+  i64 cores_with_poll_on_send = 0;  // cores whose loop polled through the bound
+  i64 latest_side_task_bytes = 0;   // most bytes a core sent before its side task ran
+  i64 pool_bytes = 0;               // one core's buffer pool (--buffers-per-core x bytes)
+};
+inline flood_result g_flood;
+
+inline void flood_from_computing_cores(int per_core) {
+  auto ch = shoal::make_channel<std::uint64_t>(flood_handler{});
+  shoal::on_all_cores([ch, per_core] {
+    const int me = shoal::mycore();
+    const auto local = static_cast<std::size_t>(me - shoal::rank_of(me) * shoal::local_cores());
+    const std::uint64_t polls_before = shoal::stats_per_core()[local].polls_on_send;
+    shoal::barrier();  // every core starts its loop at about the same time
+    bool side_ran = false;
+    bool* flag = &side_ran;  // this task waits in end_phase at the latest: the frame lives
+    shoal::spawn<shoal::local>([flag] { *flag = true; });
+    int side_seen = per_core;
+    for (int i = 0; i < per_core; ++i) {
+      ch.send((me + i) % shoal::cores(),
+              static_cast<std::uint64_t>(me) * 1000003ULL + static_cast<std::uint64_t>(i));
+      if (side_ran && side_seen == per_core) side_seen = i;
+    }
+    const std::uint64_t polls = shoal::stats_per_core()[local].polls_on_send - polls_before;
+    ch.end_phase();
+    const i64 handled = shoal::allreduce_sum(t_flood.handled);
+    const i64 sum = shoal::allreduce_sum(t_flood.value_sum);
+    const i64 polled = shoal::allreduce_sum(i64{polls > 0});
+    const i64 latest =
+        shoal::allreduce_max(static_cast<i64>(side_seen) * static_cast<i64>(sizeof(std::uint64_t)));
+    const shoal::config& c = shoal::current_config();
+    if (me == 0) g_flood = {handled, sum, polled, latest, c.buffers_per_core * c.aggregation_bytes};
+  });
+  ch.close();
+}
+
 }  // namespace phases
 
 // ------------------------------------------------------------------ checks
@@ -352,8 +410,7 @@ template <class RunJob>
 void check_reopened_phases(const RunJob& run_job, i64 cores) {
   constexpr int phases = 8, starts = 30, ttl = 5;
   run_job([] { reopened_channel_phases(phases, starts, ttl); });
-  if (g_check_here)
-    expect_sums(g_sum_a, 0, 2 * phases, cores * starts * (ttl + 1), "end_phase()");
+  if (g_check_here) expect_sums(g_sum_a, 0, 2 * phases, cores * starts * (ttl + 1), "end_phase()");
 }
 
 template <class RunJob>
@@ -392,6 +449,22 @@ void check_flow_control(const RunJob& run_job, i64 cores, std::uint32_t bound, i
   EXPECT_GE(g_fc.max_in_flight, 1);
   EXPECT_LE(g_fc.max_in_flight, static_cast<i64>(bound))
       << "a receiver saw more values in flight from one core than the bound";
+}
+
+/// The flood: everything handled once, and on every core the loop yielded
+/// to the poll (a closed-form sum of sender * 1000003 + i over the job).
+template <class RunJob>
+void check_flood(const RunJob& run_job, i64 cores, int per_core) {
+  run_job([per_core] { flood_from_computing_cores(per_core); });
+  if (!g_check_here) return;
+  const i64 n = per_core;
+  EXPECT_EQ(g_flood.handled, cores * n);
+  EXPECT_EQ(g_flood.value_sum, (cores * (cores - 1) / 2) * n * 1000003 + cores * (n * (n - 1) / 2));
+  EXPECT_EQ(g_flood.cores_with_poll_on_send, cores)
+      << "a core flooded a channel without polling through the send bound";
+  // The bound yields after about 8 + cores batches; the pool lasts 64.
+  EXPECT_LT(g_flood.latest_side_task_bytes, g_flood.pool_bytes / 2)
+      << "a task of a flooding core waited until the pool ran out (or the flood ended)";
 }
 
 }  // namespace phases

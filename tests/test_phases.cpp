@@ -44,6 +44,12 @@ TEST_P(phases_test, FlowControlBoundsValuesInFlightPerPair) {
 
 TEST_P(phases_test, FlowControlBoundOfOne) { phases::check_flow_control(job(), ncores(), 1, 500); }
 
+// 300000 values of 8 bytes per core: about 150 aggregation buffers, over
+// twice a core's pool, sent in a loop that never yields.
+TEST_P(phases_test, FloodFromComputingCoresKeepsPollingWithoutAWindow) {
+  phases::check_flood(job(), ncores(), 300000);
+}
+
 // Without a bound the same measurement sees far more than 16 values in
 // flight: the bounded test above measures something.
 // The control case of the flow-control tests: without a bound, values pile

@@ -5,14 +5,21 @@
 // updates go through the same queue as they are generated, so the memory
 // system sees one stream of prefetched updates whoever generated them.
 //
-// Knowing when a chunk has been applied (the sliding window of updater.hpp)
-// costs no bytes per update. After a chunk the sender puts a marker on the
-// channel to each core that got some of it. Messages on one stream from one
-// core to another run in order (aggregator.hpp), so when a marker is handled
-// every update before it has been; the handler applies what it has queued
-// and puts an ack on the same channel back to the sender, where it rides in
-// the batches that core sends anyway. Markers and acks are control values
-// of even parity, which no update can be (hpcc_stream.hpp).
+// Under --outstanding sent a core sends its chunks and never waits for
+// them: keeping the cores in step while they flood the channel is the
+// runtime's job (aggregator.hpp's send bound), not the app's. Each core
+// ends with the channel's phase, after which every update has reached its
+// home core's apply queue, and drains its own queue.
+//
+// Under --outstanding applied, knowing when a chunk has been applied (the
+// sliding window of updater.hpp) costs no bytes per update. After a chunk
+// the sender puts a marker on the channel to each core that got some of
+// it. Messages on one stream from one core to another run in order
+// (aggregator.hpp), so when a marker is handled every update before it has
+// been; the handler applies what it has queued and puts an ack on the same
+// channel back to the sender, where it rides in the batches that core sends
+// anyway. Markers and acks are control values of even parity, which no
+// update can be (hpcc_stream.hpp).
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -27,14 +34,11 @@ namespace shoal_apps::gups {
 
 namespace {
 
-/// Slots of the larger window (updater.hpp): what a marker's payload counts in.
-constexpr int max_slots = std::max(window_slots, sent_window_slots);
-
 /// The chunks one sender has in flight: slot s's event counts the markers
 /// of the chunk using it until their acks are back. It lives on the sender
 /// task's stack; acks, which run on the sender's core, find it by name.
 struct send_window {
-  std::array<shoal::completion_event, max_slots> slots;
+  std::array<shoal::completion_event, window_slots> slots;
 };
 
 /// Per-core state the handler reaches by name on every process.
@@ -83,8 +87,8 @@ struct apply_update {
       return;
     }
     me.queue.drain();  // everything the marker's sender sent before it
-    const auto sender = static_cast<int>(payload / max_slots);
-    me.channel.send(sender, control(payload % max_slots, kind_ack));
+    const auto sender = static_cast<int>(payload / window_slots);
+    me.channel.send(sender, control(payload % window_slots, kind_ack));
   }
 };
 
@@ -112,21 +116,20 @@ class touched_cores {
   std::vector<int> high_;
 };
 
-/// Applies updates [first, last) from the calling core. Task.
-void send_share(shoal::channel<std::uint64_t> ch, const gups_table& t, outstanding_rule rule,
-                std::int64_t first, std::int64_t last) {
+/// Applies updates [first, last) from the calling core, chunk by chunk, with
+/// at most window_slots chunks not known applied (until_applied). Task.
+void send_windowed(shoal::channel<std::uint64_t> ch, const gups_table& t, std::int64_t first,
+                   std::int64_t last) {
   send_window w;
   receive_state& mine = receivers.local();
   mine.window = &w;
   const auto me = static_cast<std::uint64_t>(shoal::mycore());
   touched_cores touched;
-  update_stream updates(t, first, last, chunk_for(rule));
-  const auto slots = static_cast<std::size_t>(slots_for(rule));
-  for (std::size_t slot = 0; !updates.done(); slot = (slot + 1) % slots) {
+  update_stream updates(t, first, last, chunk_for(outstanding_rule::until_applied));
+  for (std::size_t slot = 0; !updates.done(); slot = (slot + 1) % window_slots) {
     shoal::completion_event& done = w.slots[slot];
-    // The chunk that used this slot before has been applied (until_applied:
-    // the 1024 rule; until_sent: flow control only, updater.hpp). Waiting
-    // runs the handlers of what has arrived here meanwhile.
+    // The chunk that used this slot before has been applied (the 1024
+    // rule). Waiting runs the handlers of what has arrived here meanwhile.
     done.wait();
     updates.next_chunk(
         [&](int h, std::uint64_t, std::uint64_t r) {
@@ -136,7 +139,7 @@ void send_share(shoal::channel<std::uint64_t> ch, const gups_table& t, outstandi
         [&](std::uint64_t at, std::uint64_t r) { mine.queue.push(at, r); });
     touched.drain([&](int c) {
       done.enroll();
-      ch.send(c, control(me * max_slots + slot, kind_marker));
+      ch.send(c, control(me * window_slots + slot, kind_marker));
     });
     shoal::flush();      // the chunk leaves now
     mine.queue.drain();  // its own-word updates are applied before the next
@@ -144,6 +147,24 @@ void send_share(shoal::channel<std::uint64_t> ch, const gups_table& t, outstandi
   }
   for (shoal::completion_event& e : w.slots) e.wait();
   mine.window = nullptr;
+}
+
+/// Applies updates [first, last) from the calling core, a chunk of 1024
+/// flushed at a time (until_sent), then ends the channel's phase with the
+/// other cores. SPMD task, one per core.
+void send_flushed(shoal::channel<std::uint64_t> ch, const gups_table& t, std::int64_t first,
+                  std::int64_t last) {
+  receive_state& mine = receivers.local();
+  update_stream updates(t, first, last, chunk_for(outstanding_rule::until_sent));
+  while (!updates.done()) {
+    updates.next_chunk([&](int h, std::uint64_t, std::uint64_t r) { ch.send(h, r); },
+                       [&](std::uint64_t at, std::uint64_t r) { mine.queue.push(at, r); });
+    shoal::flush();      // the chunk leaves now: at most 1024 held back
+    mine.queue.drain();  // its own-word updates are applied before the next
+    shoal::yield();      // other tasks' turn (and, now and then, a poll)
+  }
+  ch.end_phase();      // every update has been handed to its home's queue
+  mine.queue.drain();  // and the last of them, here, are applied
 }
 
 class channel_updater final : public updater {
@@ -171,8 +192,13 @@ class channel_updater final : public updater {
     const outstanding_rule rule = rule_;
     shoal::on_all_cores([ch, rule, t, updates] {
       const int c = shoal::mycore();
-      send_share(ch, t, rule, share_begin(updates, c, shoal::cores()),
-                 share_begin(updates, c + 1, shoal::cores()));
+      const std::int64_t first = share_begin(updates, c, shoal::cores());
+      const std::int64_t last = share_begin(updates, c + 1, shoal::cores());
+      if (rule == outstanding_rule::until_applied) {
+        send_windowed(ch, t, first, last);
+      } else {
+        send_flushed(ch, t, first, last);
+      }
     });
   }
 

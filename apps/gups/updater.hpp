@@ -23,13 +23,10 @@
 //   chunks are already on the way. This costs a round trip per chunk.
 // Either way a chunk's own-word updates are applied before the next chunk.
 //
-// Flow control (not part of the 1024): under until_sent a core also keeps
-// at most sent_window_slots chunks unacknowledged by their receivers. The
-// limit keeps the cores of a job in step: a core that has run that far
-// ahead waits, and while it waits it handles what the others sent it (with
-// 1 core per process and no limit, one core used to race through its share
-// while the other's updates piled up unhandled at it, and the other then
-// sat out the race under back-pressure).
+// No flow control of the app's own: under until_sent a core floods the
+// channel, and the runtime keeps the cores in step (aggregator.hpp's send
+// bound: a core that has sent a few batches polls for what the others sent
+// it before its next one).
 #pragma once
 
 #include <memory>
@@ -44,9 +41,6 @@ namespace shoal_apps::gups {
 inline constexpr int window_slots = 4;
 inline constexpr int chunk_updates = max_outstanding / window_slots;
 static_assert(window_slots * chunk_updates <= max_outstanding);
-/// Chunks of max_outstanding a core may have unacknowledged under until_sent
-/// (flow control only: sent updates no longer count against the 1024).
-inline constexpr int sent_window_slots = 16;
 
 /// When an update stops counting against the 1024 (see above).
 enum class outstanding_rule { until_sent, until_applied };
@@ -55,10 +49,6 @@ enum class outstanding_rule { until_sent, until_applied };
 /// when only unsent updates count (bigger packets), a window slot otherwise.
 inline int chunk_for(outstanding_rule rule) noexcept {
   return rule == outstanding_rule::until_sent ? max_outstanding : chunk_updates;
-}
-/// Chunks a core may have unacknowledged under `rule`.
-inline int slots_for(outstanding_rule rule) noexcept {
-  return rule == outstanding_rule::until_sent ? sent_window_slots : window_slots;
 }
 
 class updater {

@@ -9,6 +9,17 @@
 // Delivery, ordering, flushing and back-pressure are those of send()
 // (message.hpp). The handler runs in handler context: no suspension.
 //
+// Floods from a computing core. A task may send on a channel in a loop
+// without a window of its own: the sending core keeps receiving. Once it
+// has handed on a few batches (aggregator.hpp's poll_after_batches, 8)
+// since it last polled, the send that starts its next batch yields once
+// through the scheduler, which handles what has arrived (at most 16
+// batches a poll, again at the next switch when more wait) and drives the
+// network; the task then goes on. So a flood between computing cores stays
+// in step, the receivers' handlers run while the senders send, and what
+// bounds a sender beyond that is the buffer pool's back-pressure (or
+// max_in_flight below, when the program needs a bound per destination).
+//
 // Phases (bale's convey_advance). SPMD programs end a phase with
 // ch.end_phase() on one task per core: it returns on every core once every
 // core has called it and every value sent on ch before the last call, and
@@ -118,7 +129,8 @@ class channel {
   channel() = default;
 
   /// Sends `value` to global core `core`; the handler runs there. Returns
-  /// at once (may suspend a task under back-pressure). Any core, inside
+  /// at once (may suspend a task under back-pressure, and yields it once
+  /// per few batches sent so the core polls: see Floods above). Any core, inside
   /// run(); a send on a default-constructed or closed handle ends the job.
   void send(int core, const T& value) const {
     if (__builtin_expect((id() == 0) | (detail::tls_core < 0), 0)) detail::fatal_channel_send(id());

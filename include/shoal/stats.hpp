@@ -24,6 +24,9 @@ struct core_stats {
   std::uint64_t flushes_on_idle = 0;     ///< idle-triggered flush rounds
   std::uint64_t backpressure_waits = 0;  ///< times a sender yielded for a free buffer
   std::uint64_t overflow_buffers = 0;    ///< buffers allocated beyond the pool (handler sends)
+  std::uint64_t polls = 0;               ///< scheduler polls while the core was busy
+  std::uint64_t polls_backlogged = 0;    ///< polls that left arrived batches for the next one
+  std::uint64_t polls_on_send = 0;       ///< polls asked for by the send bound (aggregator.hpp)
   std::uint64_t context_switches = 0;    ///< worker-to-worker or worker-to-scheduler switches
   std::uint64_t tasks_spawned = 0;
   std::uint64_t tasks_run = 0;

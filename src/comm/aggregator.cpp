@@ -19,7 +19,6 @@
 namespace shoal::detail {
 namespace {
 
-constexpr int max_batches_per_poll = 16;
 // Polls a back-pressured sender makes before it also calls sched_yield.
 constexpr int backpressure_spins = 64;
 channel_entry g_channels[max_streams];
@@ -82,6 +81,10 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
               n, capacity_);
   SHOAL_CHECK(dest >= 0 && dest < total_cores_, "destination core {} out of range [0, {})", dest,
               total_cores_);
+  if (sent_since_poll_ >= poll_after_batches && sched_.in_worker()) {
+    poll_before_sending();
+    return reserve(stream, dest, n);  // another task may have staged for dest meanwhile
+  }
   // A channel's own batch size, read here (once per batch) so that a
   // reopened id takes its new channel's.
   const std::uint32_t want = is_closure_stream(stream) ? 0 : g_channels[stream].coalesce_bytes;
@@ -155,6 +158,16 @@ void aggregator::unstage(buffer* b) {
   dirty_[i]->dirty_index = static_cast<std::int32_t>(i);
   dirty_.pop_back();
   b->dirty_index = -1;
+}
+
+// The send bound (header): this worker has sent enough since the last poll
+// that the batches its peers sent back are likely waiting; the yield goes
+// through the scheduler, whose poll takes them (and resets the count).
+void aggregator::poll_before_sending() {
+  sent_since_poll_ = 0;  // whatever the poll does, this worker yields once per bound
+  ++stats_.polls_on_send;
+  sched_.request_poll();
+  sched_.yield();
 }
 
 buffer* aggregator::acquire() {
@@ -278,6 +291,7 @@ void aggregator::deliver(buffer* b) {
     sent_[b->stream] += b->count;
     app_sent_ += b->count;
   }
+  ++sent_since_poll_;
   ++stats_.packets_sent;
   stats_.messages_sent += b->count;
   stats_.bytes_sent += b->bytes;
@@ -424,9 +438,10 @@ void aggregator::acknowledge(const buffer* b) {
 
 bool aggregator::poll() {
   bool worked = false;
+  sent_since_poll_ = 0;
   drain_returns();
   if (!pending_.empty()) worked |= retry_pending();
-  for (int i = 0; i < max_batches_per_poll; ++i) {
+  for (std::uint32_t i = 0; i < max_batches_per_poll; ++i) {
     buffer* b = inbound_.try_pop();
     if (b == nullptr) break;
     sched_.leave_idle();
@@ -447,6 +462,12 @@ bool aggregator::poll() {
       tls_nudge = false;
       nudge_watchers();
     }
+  }
+  if (inbound_.ready()) {
+    // More arrived than one poll takes: the next switch polls again rather
+    // than poll_interval switches later (header: send bound).
+    ++stats_.polls_backlogged;
+    sched_.request_poll();
   }
   if (!dirty_.empty() && now_ns() - first_staged_ns_ >= flush_ns_) {
     ++stats_.flushes_on_age;

@@ -194,7 +194,8 @@ void scheduler::resume(worker_record* w) {
   leave_idle();
   ++stats.context_switches;
   current = w;
-  since_poll_ = 0;
+  // since_poll_ was reset by the poll before this; a poll hook may have asked
+  // for the next switch to poll again (request_poll), which must stand.
   ready_.prefetch_ahead(stack_depth(w));
   switch_fiber(sched_ctx_, w->context);
 }
@@ -297,6 +298,7 @@ void scheduler::poll() {
   if (!watches_.empty() && check_watches()) leave_idle();
   if (!idling_) {  // sample the ready queue while working, not while spinning idle
     const auto len = static_cast<std::uint64_t>(ready_.size());
+    ++stats.polls;
     stats.ready_len_sum += len;
     ++stats.ready_len_samples;
     if (len > stats.ready_len_max) stats.ready_len_max = len;

@@ -7,16 +7,19 @@
 // scheduling decision: ready (resumed) workers, then new tasks (private queue
 // before public deque, run by an idle or new worker), then stealing, then
 // idling. Progress hooks (registered by comm) run in the scheduler's own
-// context every `poll_interval` switches and whenever the core has nothing
-// else to do; they never run inside a worker, so a message handler can never
-// interrupt a task midway. Idle policy (idle_policy below): spin, then
-// sched_yield, then sleep on a futex with a growing timeout (50 us .. 1 ms),
-// each for as long as the policy says; notify() cuts the sleep short.
-// Fairness: when resumed workers and new tasks both wait, the scheduler
-// alternates between them, so a task that yields in a loop cannot starve a
-// task it spawned. What inline code may touch (the running worker, the
-// private queue, the block pool, the counters) is the core_state base
-// (include/shoal/detail/core_state.hpp); the rest is private to src/.
+// context every `poll_interval` switches, at the next switch after
+// request_poll() (the aggregator asks when it has sent a bound's worth of
+// batches or a poll left arrivals behind: aggregator.hpp's send bound), and
+// whenever the core has nothing else to do; they never run inside a worker,
+// so a message handler can never interrupt a task midway. Idle policy
+// (idle_policy below): spin, then sched_yield, then sleep on a futex with a
+// growing timeout (50 us .. 1 ms), each for as long as the policy says;
+// notify() cuts the sleep short. Fairness: when resumed workers and new
+// tasks both wait, the scheduler alternates between them, so a task that
+// yields in a loop cannot starve a task it spawned. What inline code may
+// touch (the running worker, the private queue, the block pool, the
+// counters) is the core_state base (include/shoal/detail/core_state.hpp);
+// the rest is private to src/.
 #pragma once
 
 #include "shoal/detail/chase_lev_deque.hpp"
@@ -137,7 +140,8 @@ class scheduler : public core_state {
 
   void add_poll_hook(hook h) { poll_hooks_.push_back(h); }
   void add_idle_hook(hook h) { idle_hooks_.push_back(h); }
-  /// Forces the next switch to pass through the scheduler (and its hooks).
+  /// Forces the next switch to pass through the scheduler (and its hooks);
+  /// from a poll hook, the switch after the worker it resumes next.
   void request_poll() noexcept { since_poll_ = poll_interval; }
 
   // ---- any thread ----

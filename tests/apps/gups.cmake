@@ -26,8 +26,9 @@ foreach(impl channel delegate)
       COMMAND shoal-driver gups --cores 1 --log-table 17 --impl ${impl} --outstanding ${rule} --json)
   endforeach()
 endforeach()
-# Markers and acks within a process and across processes at once, under the
-# flow-control window of --outstanding sent and the 1024 rule of applied.
+# Within a process and across processes at once: the flood of --outstanding
+# sent (no window of the app's: the runtime's send bound) and the markers and
+# acks of applied's 1024 rule.
 foreach(rule sent applied)
   gups_ok(re 4 channel 2)
   shoal_app_test(gups_channel_until_${rule}_2x2 NP 2 EXPECT zero MAX_S 30 REGEX "${re}"

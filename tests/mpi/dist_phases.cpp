@@ -48,6 +48,12 @@ TEST(dist_phases, FlowControlBoundsValuesInFlightPerPair) {
   phases::check_flow_control(job(), job_cores(), 16, 2000);
 }
 
+// A channel flood from computing cores across processes (1x2, 2x2, 3x2;
+// 2x1 in tests/CMakeLists.txt) with no window of the senders' own.
+TEST(dist_phases, FloodFromComputingCoresKeepsPollingWithoutAWindow) {
+  phases::check_flood(job(), job_cores(), 300000);
+}
+
 // With control messages routed over hypercube edges, the collectives run
 // as butterfly rounds (src/comm/butterfly_phase.hpp): the same scenarios
 // must drain every cascade, at 2 processes (one bit) and 3 (an extra

@@ -19,6 +19,19 @@
 //   yields until buffers come back (back-pressure). Handler code (scheduler
 //   context) cannot yield: it takes an overflow buffer, counted in stats;
 //   overflow buffers are freed, not pooled, when they come back.
+// - Send bound (a core that sends must also receive). A core polls for
+//   arrivals (and drives the network) at its scheduler's polls, every
+//   poll_interval switches (scheduler.hpp) or when it has nothing to do, and
+//   takes at most max_batches_per_poll batches per poll. A core that computes
+//   and floods a channel would poll too rarely: with one core per process
+//   its peer's batches pile up unhandled here while it sends, until the
+//   peer's buffers run out and the peer waits on back-pressure. So once this
+//   core has handed on poll_after_batches batches since its last poll, the
+//   next batch a worker starts (reserve) first yields through the scheduler,
+//   which polls: polls keep pace with sends, and in a flood between peers
+//   that means with arrivals. A poll that leaves batches in the inbound ring
+//   asks for the next switch to poll again. Handlers never wait for this
+//   (they are not workers); a task that sends never needs its own window.
 // - Handlers run to completion and must not suspend; one that needs to wait
 //   spawns a task.
 #pragma once
@@ -71,6 +84,12 @@ inline constexpr bool is_closure_stream(std::uint32_t s) noexcept {
 
 class aggregator {
  public:
+  /// Batches handed on (to a core's ring or the network) after which the
+  /// next batch a worker starts polls first (the send bound above): half of
+  /// what one poll takes, so a poll takes what a peer sent meanwhile.
+  static constexpr std::uint32_t max_batches_per_poll = 16;
+  static constexpr std::uint32_t poll_after_batches = max_batches_per_poll / 2;
+
   aggregator(int local_core, int rank_base, int total_cores, std::size_t buffer_bytes,
              int pool_buffers, std::uint64_t flush_ns, scheduler& sched, core_stats& stats);
   ~aggregator();
@@ -79,7 +98,8 @@ class aggregator {
 
   /// Reserves `n` payload bytes for one message to global core `dest` on
   /// `stream` and returns where to write them. May suspend the calling worker
-  /// (back-pressure) when no buffer is free.
+  /// (back-pressure) when no buffer is free, and yields it once through the
+  /// scheduler's poll when it starts a batch past the send bound.
   char* reserve(std::uint32_t stream, int dest, std::uint32_t n) {
     buffer** row = slots_[stream];
     if (row != nullptr) {
@@ -254,6 +274,7 @@ class aggregator {
   void dispatch_closures(buffer* b);
   void flow_reserve_slow(std::uint32_t stream, int dest, std::uint32_t bound);
   void acknowledge(const buffer* b);
+  void poll_before_sending();
 
   const int local_core_;
   const int rank_base_;
@@ -283,6 +304,7 @@ class aggregator {
   std::vector<bool> peer_seen_;  // by rank, sized at the first remote batch
   std::vector<buffer*> dirty_;
   std::uint64_t first_staged_ns_ = 0;
+  std::uint32_t sent_since_poll_ = 0;  // batches handed on since the last poll (send bound)
   std::vector<buffer*> free_;
   std::vector<buffer*> pending_;              // deliveries that found a full ring, in order
   std::atomic<std::size_t> pending_size_{0};  // pending_.size(), readable by other threads
