@@ -25,6 +25,34 @@ namespace {
 template <class V>
 inline shoal::channel<visit<V>> g_visit_channel;  // opened on rank 0, captured by value
 
+/// The channel's handler: the owner claims each arriving vertex unless it
+/// is already seen (core_state::claim). A whole batch goes through
+/// deliver_run with the arrays in locals, as in expand below: per value,
+/// claim() would look the core's state up again and reload every array
+/// after each store (measured at 2 x 1, scale 16: 3.4 ns per value against
+/// the baseline's 2.5 ns).
+template <class V>
+struct claim_visits {
+  void operator()(const visit<V>& m) const { g_state<V>.local().claim(m.local, m.parent); }
+  void deliver_run(const visit<V>* values, std::uint32_t n) const {
+    core_state<V>& st = g_state<V>.local();
+    // This core's own vertices are packed ids base + l (distribution.hpp).
+    const std::uint64_t base = st.dist.packed(st.me, 0);
+    std::uint64_t* seen = st.seen.words();
+    std::uint64_t* next = st.next.words();
+    V* tree = st.tree.data();
+    std::int64_t claimed = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const visit<V> m = values[i];
+      if (bitmap::test_and_set(seen, base + m.local)) continue;
+      tree[m.local] = m.parent;
+      bitmap::set(next, m.local);
+      ++claimed;
+    }
+    st.next_size += claimed;
+  }
+};
+
 /// Scans the frontier's rows: own neighbours claimed at once, others sent
 /// to their owners.
 template <class V, bool Filter>
@@ -106,8 +134,7 @@ shoal::channel<visit<V>> visit_channel() {
 template <class V>
 void open_channel_variant() {
   if (g_visit_channel<V>) return;
-  g_visit_channel<V> = shoal::make_channel<visit<V>>(
-      [](const visit<V>& m) { g_state<V>.local().claim(m.local, m.parent); });
+  g_visit_channel<V> = shoal::make_channel<visit<V>>(claim_visits<V>{});
 }
 
 template <class V>

@@ -29,7 +29,9 @@ namespace detail {
 /// another process is otherwise only copied into the network's buffer for
 /// that rank and leaves at this core's next poll: a core that goes straight
 /// back to computing (a collective's result, a barrier's release) would hold
-/// another process's waiting cores for as long as it computes.
+/// another process's waiting cores for as long as it computes. A partly
+/// filled network buffer leaves too, even while others to its rank are in
+/// flight (network::send_partial).
 void push_staged();
 
 template <class F>

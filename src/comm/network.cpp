@@ -24,8 +24,9 @@ network* this_network() noexcept { return g_network; }
 void push_staged() {
   tls_aggregator->flush_all();
   // Another thread driving the network sends what was staged (progress
-  // returns at once then); else this core sends it now.
-  if (g_network != nullptr) g_network->progress();
+  // returns at once then); else this core sends it now, partly filled
+  // buffers included (send_partial).
+  if (g_network != nullptr) g_network->send_partial();
 }
 
 network::network(transport& t, std::size_t net_bytes, int window, std::size_t receive_limit)
@@ -218,6 +219,18 @@ bool network::retry_inbound() {
   // the count drop.
   pending_count_.store(pending_inbound_.size(), std::memory_order_release);
   return done > 0;
+}
+
+void network::send_partial() {
+  for (auto& op : out_) {
+    outbox& o = *op;
+    lock_guard lock(o.mu);
+    if (o.current == nullptr) continue;
+    o.queued.push_back(o.current);
+    o.current = nullptr;
+    open_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  progress();
 }
 
 bool network::send_ready() {
