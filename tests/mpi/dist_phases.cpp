@@ -82,11 +82,12 @@ double median_us(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
-std::vector<double> g_barrier_us, g_phase_us, g_arrival_us;
+std::vector<double> g_barrier_us, g_phase_us, g_depth_us, g_arrival_us;
 
 void time_empty_collectives(int reps, bool over_hypercube) {
   g_barrier_us.clear();
   g_phase_us.clear();
+  g_depth_us.clear();
   g_arrival_us.clear();
   run_job([reps, over_hypercube] {
     auto ch = shoal::make_channel<int>([](int) {});
@@ -105,6 +106,7 @@ void time_empty_collectives(int reps, bool over_hypercube) {
       };
       time([] { shoal::barrier(); }, g_barrier_us);
       time([ch] { ch.end_phase(); }, g_phase_us);
+      time([ch] { ch.end_phase_depth(1); }, g_depth_us);
       time([] { shoal::arrival_barrier(); }, g_arrival_us);
       shoal::barrier();
       shoal::route_control_over_hypercube(false);
@@ -113,11 +115,11 @@ void time_empty_collectives(int reps, bool over_hypercube) {
   });
   if (rank0())
     std::printf(
-        "[ cost ] %d x %d%s: empty barrier %.1f us, end_phase %.1f us, arrival_barrier "
-        "%.1f us (median of %d, core 0)\n",
+        "[ cost ] %d x %d%s: empty barrier %.1f us, end_phase %.1f us, end_phase_depth(1) "
+        "%.1f us, arrival_barrier %.1f us (median of %d, core 0)\n",
         shoal_dist::g_ranks, shoal_dist::g_cores_per_rank,
         over_hypercube ? " (control over hypercube edges)" : "", median_us(g_barrier_us),
-        median_us(g_phase_us), median_us(g_arrival_us), reps);
+        median_us(g_phase_us), median_us(g_depth_us), median_us(g_arrival_us), reps);
 }
 
 TEST(dist_phases, CostOfEmptyBarrierAndEndPhase) {
