@@ -6,6 +6,7 @@
 #include "shoal/detail/message_waves.hpp"
 #include "shoal/detail/phase_barrier.hpp"
 #include "shoal/detail/process_info.hpp"
+#include "shoal/message.hpp"
 #include "tasks/scheduler.hpp"
 
 #include <array>
@@ -82,6 +83,11 @@ void end_channel_phase_depth(std::uint32_t id, int depth) {
   std::uint64_t sent_at_last_markers = 0;
   for (int k = 1; k <= depth; ++k) {
     for (int i = 1; i <= cores; ++i) a.send_marker(id, (me + i) % cores);
+    // The markers (and the values before them) leave now, partly filled
+    // network buffers included: the other processes wait on them, and this
+    // core may be about to handle a backlog of arrivals before its next
+    // poll would send them (message.hpp).
+    push_staged();
     sent_at_last_markers = a.sent(id);
     const round_wait w{&a, id, ++a.rounds(id), cores};
     if (!round_complete(&w))
