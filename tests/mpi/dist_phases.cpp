@@ -5,11 +5,13 @@
 // process (a receiver can read the sender's count only there); pairs across
 // processes are checked for exact totals and completion.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 #include <vector>
 
+#include "comm/network.hpp"
 #include "mpi/dist_support.hpp"
 #include "phases_scenarios.hpp"
 
@@ -74,6 +76,47 @@ TEST(dist_phases, DISABLED_ControlSwitchDiffersBetweenCoresOfRank1) {
       shoal::barrier();
     });
   });
+}
+
+// push_staged() (what a phase's protocol steps and end_phase_depth's
+// markers leave through) sends a partly filled network buffer at once, even
+// while an earlier one to the same process is still in flight: global core 0
+// sends a buffer's worth of values to core 1 (another process), pushes it
+// out, sends a few more and pushes again without polling in between, so the
+// first cannot have been seen finished; no buffer may be left open.
+// Registered at 2 x 1 (tests/CMakeLists.txt): with one core per process no
+// other core of the process opens a buffer (a steal request) meanwhile.
+std::atomic<std::int64_t> g_values_handled{0};
+std::int64_t g_open_after_push = -1;
+
+TEST(dist_phases, PushStagedLeavesNoPartlyFilledBuffer) {
+  if (shoal_dist::g_cores_per_rank != 1 || shoal_dist::g_ranks < 2)
+    GTEST_SKIP() << "needs P x 1 with P >= 2";
+  g_values_handled = 0;
+  g_open_after_push = -1;
+  constexpr int first = 3000, second = 10;  // first: more than one 16 KiB aggregation buffer
+  run_job([] {
+    auto ch = shoal::make_channel<std::uint64_t>([](std::uint64_t) { ++g_values_handled; });
+    shoal::on_all_cores([ch] {
+      if (shoal::mycore() == 0) {
+        shoal::detail::network& net = *shoal::detail::this_network();
+        for (int i = 0; i < first; ++i) ch.send(1, std::uint64_t(i));
+        shoal::detail::push_staged();
+        for (int i = 0; i < second; ++i) ch.send(1, std::uint64_t(i));
+        shoal::detail::push_staged();
+        net.reset_buffers_peak();  // the peak restarts at what is open now
+        g_open_after_push = static_cast<std::int64_t>(net.open_peak());
+      }
+      ch.end_phase();
+    });
+    ch.close();
+  });
+  if (rank0()) {
+    EXPECT_EQ(g_open_after_push, 0);
+  }
+  if (shoal_dist::g_rank == 1) {
+    EXPECT_EQ(g_values_handled.load(), first + second);
+  }
 }
 
 // Median cost of an empty collective, in microseconds (printed on rank 0;
