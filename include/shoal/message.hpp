@@ -30,8 +30,9 @@ namespace detail {
 /// that rank and leaves at this core's next poll: a core that goes straight
 /// back to computing (a collective's result, a barrier's release) would hold
 /// another process's waiting cores for as long as it computes. A partly
-/// filled network buffer leaves too, even while others to its rank are in
-/// flight (network::send_partial).
+/// filled network buffer still waits for those in flight to its rank
+/// (combining); phase steps that must not wait use push_staged_partial
+/// (src/comm/network.hpp).
 void push_staged();
 
 template <class F>

@@ -6,13 +6,14 @@
 #include "shoal/detail/message_waves.hpp"
 #include "shoal/detail/phase_barrier.hpp"
 #include "shoal/detail/process_info.hpp"
-#include "shoal/message.hpp"
 #include "tasks/scheduler.hpp"
 
 #include <array>
 #include <string>
 
 #include <fmt/format.h>
+
+#include "comm/network.hpp"
 
 namespace shoal::detail {
 namespace {
@@ -47,6 +48,10 @@ void check_usable(std::uint32_t id, const char* what) {
 
 void end_channel_phase(std::uint32_t id) {
   check_usable(id, "end_phase");
+  // This core's values of the phase leave now, partly filled network
+  // buffers included: the other processes' cores wait for them, and the
+  // arrival below may be followed by a backlog of arrivals to handle.
+  push_staged_partial();
   phase_barrier(id, id, true, labels().phase[id].c_str());
 }
 
@@ -86,8 +91,8 @@ void end_channel_phase_depth(std::uint32_t id, int depth) {
     // The markers (and the values before them) leave now, partly filled
     // network buffers included: the other processes wait on them, and this
     // core may be about to handle a backlog of arrivals before its next
-    // poll would send them (message.hpp).
-    push_staged();
+    // poll would send them (network.hpp).
+    push_staged_partial();
     sent_at_last_markers = a.sent(id);
     const round_wait w{&a, id, ++a.rounds(id), cores};
     if (!round_complete(&w))

@@ -24,8 +24,12 @@ network* this_network() noexcept { return g_network; }
 void push_staged() {
   tls_aggregator->flush_all();
   // Another thread driving the network sends what was staged (progress
-  // returns at once then); else this core sends it now, partly filled
-  // buffers included (send_partial).
+  // returns at once then); else this core sends it now.
+  if (g_network != nullptr) g_network->progress();
+}
+
+void push_staged_partial() {
+  tls_aggregator->flush_all();
   if (g_network != nullptr) g_network->send_partial();
 }
 

@@ -78,9 +78,10 @@ TEST(dist_phases, DISABLED_ControlSwitchDiffersBetweenCoresOfRank1) {
   });
 }
 
-// push_staged() (what a phase's protocol steps and end_phase_depth's
-// markers leave through) sends a partly filled network buffer at once, even
-// while an earlier one to the same process is still in flight: global core 0
+// push_staged_partial() (what a channel phase's values, end_phase_depth's
+// markers and wave replies leave through) sends a partly filled network
+// buffer at once, even while an earlier one to the same process is still in
+// flight (push_staged() and shoal::flush() leave it to combine): global core 0
 // sends a buffer's worth of values to core 1 (another process), pushes it
 // out, sends a few more and pushes again without polling in between, so the
 // first cannot have been seen finished; no buffer may be left open.
@@ -89,7 +90,7 @@ TEST(dist_phases, DISABLED_ControlSwitchDiffersBetweenCoresOfRank1) {
 std::atomic<std::int64_t> g_values_handled{0};
 std::int64_t g_open_after_push = -1;
 
-TEST(dist_phases, PushStagedLeavesNoPartlyFilledBuffer) {
+TEST(dist_phases, PushStagedPartialLeavesNoPartlyFilledBuffer) {
   if (shoal_dist::g_cores_per_rank != 1 || shoal_dist::g_ranks < 2)
     GTEST_SKIP() << "needs P x 1 with P >= 2";
   g_values_handled = 0;
@@ -101,9 +102,9 @@ TEST(dist_phases, PushStagedLeavesNoPartlyFilledBuffer) {
       if (shoal::mycore() == 0) {
         shoal::detail::network& net = *shoal::detail::this_network();
         for (int i = 0; i < first; ++i) ch.send(1, std::uint64_t(i));
-        shoal::detail::push_staged();
+        shoal::detail::push_staged_partial();
         for (int i = 0; i < second; ++i) ch.send(1, std::uint64_t(i));
-        shoal::detail::push_staged();
+        shoal::detail::push_staged_partial();
         net.reset_buffers_peak();  // the peak restarts at what is open now
         g_open_after_push = static_cast<std::int64_t>(net.open_peak());
       }
