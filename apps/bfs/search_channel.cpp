@@ -5,9 +5,9 @@
 // parent) value on the channel (8 bytes with 32-bit ids), and the owner's
 // handler claims it if it is still unvisited. Every claim made while level L
 // is expanded is at level L+1, so the parent array is a BFS tree. A level
-// ends with the channel's phase (channel::end_phase: every value sent in
-// the level handled everywhere), and the search ends when a level claims
-// nothing anywhere.
+// ends with the channel's depth-one phase (channel::end_phase_depth(1):
+// every value sent to this core in the level handled) and a sum of the
+// claims, and the search ends when a level claims nothing anywhere.
 //
 // A core's `seen` bits mark the vertices it owns that are claimed. With the
 // sender filter they also mark the other vertices it has already sent in
@@ -24,6 +24,34 @@ namespace {
 
 template <class V>
 inline shoal::channel<visit<V>> g_visit_channel;  // opened on rank 0, captured by value
+
+/// The channel's handler: the owner claims each arriving vertex unless it
+/// is already seen (core_state::claim). A whole batch goes through
+/// deliver_run with the arrays in locals, as in expand below: per value,
+/// claim() would look the core's state up again and reload every array
+/// after each store (measured at 2 x 1, scale 16: 3.4 ns per value against
+/// the baseline's 2.5 ns).
+template <class V>
+struct claim_visits {
+  void operator()(const visit<V>& m) const { g_state<V>.local().claim(m.local, m.parent); }
+  void deliver_run(const visit<V>* values, std::uint32_t n) const {
+    core_state<V>& st = g_state<V>.local();
+    // This core's own vertices are packed ids base + l (distribution.hpp).
+    const std::uint64_t base = st.dist.packed(st.me, 0);
+    std::uint64_t* seen = st.seen.words();
+    std::uint64_t* next = st.next.words();
+    V* tree = st.tree.data();
+    std::int64_t claimed = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const visit<V> m = values[i];
+      if (bitmap::test_and_set(seen, base + m.local)) continue;
+      tree[m.local] = m.parent;
+      bitmap::set(next, m.local);
+      ++claimed;
+    }
+    st.next_size += claimed;
+  }
+};
 
 /// Scans the frontier's rows: own neighbours claimed at once, others sent
 /// to their owners.
@@ -81,9 +109,20 @@ void search_levels(std::uint64_t root, bool filter, shoal::channel<visit<V>> ch)
   // that has not started its task yet; `next` becomes the frontier after the
   // level's values have all been handled and before the sum (a barrier)
   // lets any core start the next level, so it never mixes two levels.
+  //
+  // Handlers send nothing, so every value is at depth 1: end_phase_depth(1)
+  // returns once this core has handled every value sent to it in the level
+  // (one round marker from each core, behind its values), which is all that
+  // `next` needs before advance(); the sum, a collective, then holds every
+  // core until all have. end_phase() would count the level's values
+  // job-wide instead: an arrival at global core 0, two or more waves
+  // through every process and a release, where the markers take one hop
+  // (empty, at 2 x 1: 3.7 us against 1.1 us, tests/mpi/dist_phases
+  // CostOfEmptyBarrierAndEndPhase; a level's end waits on its last values
+  // too, which costs both the same).
   for (;;) {
     expand_top_down(st, ch, filter);
-    ch.end_phase();
+    ch.end_phase_depth(1);
     if (shoal::allreduce_sum(st.advance()) == 0) return;
   }
 }
@@ -106,8 +145,7 @@ shoal::channel<visit<V>> visit_channel() {
 template <class V>
 void open_channel_variant() {
   if (g_visit_channel<V>) return;
-  g_visit_channel<V> = shoal::make_channel<visit<V>>(
-      [](const visit<V>& m) { g_state<V>.local().claim(m.local, m.parent); });
+  g_visit_channel<V> = shoal::make_channel<visit<V>>(claim_visits<V>{});
 }
 
 template <class V>

@@ -29,7 +29,10 @@ namespace detail {
 /// another process is otherwise only copied into the network's buffer for
 /// that rank and leaves at this core's next poll: a core that goes straight
 /// back to computing (a collective's result, a barrier's release) would hold
-/// another process's waiting cores for as long as it computes.
+/// another process's waiting cores for as long as it computes. A partly
+/// filled network buffer still waits for those in flight to its rank
+/// (combining); phase steps that must not wait use push_staged_partial
+/// (src/comm/network.hpp).
 void push_staged();
 
 template <class F>

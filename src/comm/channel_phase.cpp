@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "comm/network.hpp"
+
 namespace shoal::detail {
 namespace {
 
@@ -46,6 +48,10 @@ void check_usable(std::uint32_t id, const char* what) {
 
 void end_channel_phase(std::uint32_t id) {
   check_usable(id, "end_phase");
+  // This core's values of the phase leave now, partly filled network
+  // buffers included: the other processes' cores wait for them, and the
+  // arrival below may be followed by a backlog of arrivals to handle.
+  push_staged_partial();
   phase_barrier(id, id, true, labels().phase[id].c_str());
 }
 
@@ -82,6 +88,11 @@ void end_channel_phase_depth(std::uint32_t id, int depth) {
   std::uint64_t sent_at_last_markers = 0;
   for (int k = 1; k <= depth; ++k) {
     for (int i = 1; i <= cores; ++i) a.send_marker(id, (me + i) % cores);
+    // The markers (and the values before them) leave now, partly filled
+    // network buffers included: the other processes wait on them, and this
+    // core may be about to handle a backlog of arrivals before its next
+    // poll would send them (network.hpp).
+    push_staged_partial();
     sent_at_last_markers = a.sent(id);
     const round_wait w{&a, id, ++a.rounds(id), cores};
     if (!round_complete(&w))

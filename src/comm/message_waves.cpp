@@ -13,6 +13,7 @@
 #include <atomic>
 
 #include "comm/near_control.hpp"
+#include "comm/network.hpp"
 
 namespace shoal::detail {
 namespace {
@@ -55,7 +56,7 @@ void sample_into(process_tally* p) {
   const int home = p->waiter_core;
   delete p;
   send_control_near(home, [ww, sum] { on_reply(ww, sum); });
-  push_staged();
+  push_staged_partial();  // the waiter's process waits on it (network.hpp)
 }
 
 // Runs on the leader core of a process (a handler), or in the waiter's task

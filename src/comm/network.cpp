@@ -28,6 +28,11 @@ void push_staged() {
   if (g_network != nullptr) g_network->progress();
 }
 
+void push_staged_partial() {
+  tls_aggregator->flush_all();
+  if (g_network != nullptr) g_network->send_partial();
+}
+
 network::network(transport& t, std::size_t net_bytes, int window, std::size_t receive_limit)
     : net_(t),
       net_bytes_(net_bytes),
@@ -218,6 +223,18 @@ bool network::retry_inbound() {
   // the count drop.
   pending_count_.store(pending_inbound_.size(), std::memory_order_release);
   return done > 0;
+}
+
+void network::send_partial() {
+  for (auto& op : out_) {
+    outbox& o = *op;
+    lock_guard lock(o.mu);
+    if (o.current == nullptr) continue;
+    o.queued.push_back(o.current);
+    o.current = nullptr;
+    open_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  progress();
 }
 
 bool network::send_ready() {

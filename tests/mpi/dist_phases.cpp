@@ -5,11 +5,13 @@
 // process (a receiver can read the sender's count only there); pairs across
 // processes are checked for exact totals and completion.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 #include <vector>
 
+#include "comm/network.hpp"
 #include "mpi/dist_support.hpp"
 #include "phases_scenarios.hpp"
 
@@ -82,17 +84,60 @@ TEST(dist_phases, DISABLED_ControlSwitchDiffersBetweenCoresOfRank1) {
   });
 }
 
+// push_staged_partial() (what a channel phase's values, end_phase_depth's
+// markers and wave replies leave through) sends a partly filled network
+// buffer at once, even while an earlier one to the same process is still in
+// flight (push_staged() and shoal::flush() leave it to combine): global core 0
+// sends a buffer's worth of values to core 1 (another process), pushes it
+// out, sends a few more and pushes again without polling in between, so the
+// first cannot have been seen finished; no buffer may be left open.
+// Registered at 2 x 1 (tests/CMakeLists.txt): with one core per process no
+// other core of the process opens a buffer (a steal request) meanwhile.
+std::atomic<std::int64_t> g_values_handled{0};
+std::int64_t g_open_after_push = -1;
+
+TEST(dist_phases, PushStagedPartialLeavesNoPartlyFilledBuffer) {
+  if (shoal_dist::g_cores_per_rank != 1 || shoal_dist::g_ranks < 2)
+    GTEST_SKIP() << "needs P x 1 with P >= 2";
+  g_values_handled = 0;
+  g_open_after_push = -1;
+  constexpr int first = 3000, second = 10;  // first: more than one 16 KiB aggregation buffer
+  run_job([] {
+    auto ch = shoal::make_channel<std::uint64_t>([](std::uint64_t) { ++g_values_handled; });
+    shoal::on_all_cores([ch] {
+      if (shoal::mycore() == 0) {
+        shoal::detail::network& net = *shoal::detail::this_network();
+        for (int i = 0; i < first; ++i) ch.send(1, std::uint64_t(i));
+        shoal::detail::push_staged_partial();
+        for (int i = 0; i < second; ++i) ch.send(1, std::uint64_t(i));
+        shoal::detail::push_staged_partial();
+        net.reset_buffers_peak();  // the peak restarts at what is open now
+        g_open_after_push = static_cast<std::int64_t>(net.open_peak());
+      }
+      ch.end_phase();
+    });
+    ch.close();
+  });
+  if (rank0()) {
+    EXPECT_EQ(g_open_after_push, 0);
+  }
+  if (shoal_dist::g_rank == 1) {
+    EXPECT_EQ(g_values_handled.load(), first + second);
+  }
+}
+
 // Median cost of an empty collective, in microseconds (printed on rank 0;
 // quoted in include/shoal/detail/phase_barrier.hpp).
 double median_us(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
-std::vector<double> g_barrier_us, g_phase_us, g_arrival_us;
+std::vector<double> g_barrier_us, g_phase_us, g_depth_us, g_arrival_us;
 
 void time_empty_collectives(int reps, bool over_hypercube) {
   g_barrier_us.clear();
   g_phase_us.clear();
+  g_depth_us.clear();
   g_arrival_us.clear();
   run_job([reps, over_hypercube] {
     auto ch = shoal::make_channel<int>([](int) {});
@@ -111,6 +156,7 @@ void time_empty_collectives(int reps, bool over_hypercube) {
       };
       time([] { shoal::barrier(); }, g_barrier_us);
       time([ch] { ch.end_phase(); }, g_phase_us);
+      time([ch] { ch.end_phase_depth(1); }, g_depth_us);
       time([] { shoal::arrival_barrier(); }, g_arrival_us);
       shoal::barrier();
       shoal::route_control_over_hypercube(false);
@@ -119,11 +165,11 @@ void time_empty_collectives(int reps, bool over_hypercube) {
   });
   if (rank0())
     std::printf(
-        "[ cost ] %d x %d%s: empty barrier %.1f us, end_phase %.1f us, arrival_barrier "
-        "%.1f us (median of %d, core 0)\n",
+        "[ cost ] %d x %d%s: empty barrier %.1f us, end_phase %.1f us, end_phase_depth(1) "
+        "%.1f us, arrival_barrier %.1f us (median of %d, core 0)\n",
         shoal_dist::g_ranks, shoal_dist::g_cores_per_rank,
         over_hypercube ? " (control over hypercube edges)" : "", median_us(g_barrier_us),
-        median_us(g_phase_us), median_us(g_arrival_us), reps);
+        median_us(g_phase_us), median_us(g_depth_us), median_us(g_arrival_us), reps);
 }
 
 TEST(dist_phases, CostOfEmptyBarrierAndEndPhase) {
