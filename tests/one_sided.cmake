@@ -93,6 +93,14 @@ endforeach()
 shoal_mpi_test(one_sided_shm_plain_address_past_block EXPECT nonzero MAX_S 30
   REGEX "plain_address on global_ptr\\(linear .*64 bytes from here cross the end of its block \\(32 bytes left in it\\)"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided shm --misuse plain-cross)
+# plain_address of a null pointer ends the job under every backend (under
+# rma and am too, where a valid pointer to another process gives nullptr).
+foreach(backend shm rma am)
+  shoal_mpi_test(one_sided_${backend}_plain_address_null EXPECT nonzero MAX_S 30
+    REGEX "plain_address on global_ptr\\(null\\): null pointer"
+    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse plain-null
+            --stack-kb 256)
+endforeach()
 foreach(backend shm rma)
   shoal_mpi_test(one_sided_${backend}_remote_2d_outside_heap EXPECT nonzero MAX_S 30
     REGEX "shoal::rget on global_ptr\\(core 3, .*a 2D pointer into rank 1's memory outside its global heap"

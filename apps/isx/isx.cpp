@@ -169,21 +169,18 @@ void distribute_by_queue(core_state& st, std::span<key_queue> queues, int set) {
   auto queue_of = [&](int core) -> key_queue& {
     return queues[2 * static_cast<std::size_t>(core) + static_cast<std::size_t>(set)];
   };
-  // Under direct and shm a push is this core's own loads and stores: no
-  // other core waits on this one during the stage, so it does not yield
-  // (a yield per push is a trip through the scheduler and its poll, 1024
-  // per sort at 2^20 keys per core). Under am and rma a push may need the
-  // target's attention: yield after each so this core serves others.
-  const shoal::one_sided_kind backend = shoal::one_sided_backend();
-  const bool serve =
-      backend != shoal::one_sided_kind::direct && backend != shoal::one_sided_kind::shm;
+  // No yield after a push (there was one under am and rma, h12i): a push
+  // that waits for its target already lets this core serve others (am:
+  // the delegate's wait suspends the task; rma: rma_request::wait yields
+  // while MPI has not completed the atomic), and one that does not wait
+  // has nobody to serve (the stage sends no messages; the arrival barrier
+  // polls). Under direct and shm a push is this core's own loads and stores.
   distribute(st, [&](int dest, const std::uint32_t* run, int n) {
     if (!queue_of(dest).push(std::span<const std::uint32_t>(run, static_cast<std::size_t>(n))))
       shoal::abort_job(fmt::format("shoal isx: failed: the queue of core {} is full ({} keys): "
                                    "its key range got far more than its share",
                                    dest, queue_of(dest).capacity()),
                        1);
-    if (serve) shoal::yield();
   });
   shoal::rflush();
   shoal::arrival_barrier();

@@ -208,7 +208,10 @@ const char* one_sided_backend_name() noexcept;
 /// every core), which is how BCL's phase promises (find_only after the
 /// insert phase's barrier) use it. The n elements must lie in one block of
 /// p's allocation (a 2D pointer's part; a linear pointer's block): an
-/// access that crosses out of it ends the job naming p, as rget would.
+/// access that crosses out of it ends the job naming p, as rget would. A
+/// null p ends the job ("plain_address on global_ptr(null): null pointer")
+/// under every backend, rma and am included: a null pointer is misuse, not
+/// memory out of this process's reach.
 template <class T>
 T* plain_address(global_ptr<T> p, std::size_t n = 1) {
   return static_cast<T*>(detail::plain_address_bytes(p.bits(), n * sizeof(T), "plain_address"));

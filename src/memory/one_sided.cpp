@@ -164,6 +164,9 @@ void check_ready(const char* api) {
 
 void* plain_address_bytes(std::uint64_t bits, std::size_t bytes, const char* api) {
   check_ready(api);
+  // A null pointer is misuse on every backend (one_sided.hpp's contract),
+  // not "unreachable here": checked before the backend answers nullptr.
+  if (bits == 0) fail(api, bits, "null pointer");
   if (g_os.kind != one_sided_kind::direct && g_os.kind != one_sided_kind::shm) return nullptr;
   std::size_t len = 0;
   const place pl = locate(bits, bytes, len, api);

@@ -4,7 +4,7 @@
 //
 // Runs every check of one_sided_checks.hpp in one job and prints, on rank 0,
 // "one_sided <backend>: <k> checks, <w> wrong values: PASSED|FAILED" (exit 1
-// when any failed). --misuse null|range|align|remote-2d|plain-cross makes one wrong
+// when any failed). --misuse null|range|align|remote-2d|plain-cross|plain-null makes one wrong
 // call that must end the job with a clear message (tests/one_sided.cmake);
 // --cycles N runs N - 1 shorter jobs first, each with its own init/finalize.
 #include <atomic>
@@ -58,6 +58,8 @@ int misuse(const std::string& what) {
     } else if (what == "plain-cross") {
       // 8 elements from the middle of a block: past its end.
       (void)shoal::plain_address(a + 4, 8);
+    } else if (what == "plain-null") {
+      (void)shoal::plain_address(shoal::global_ptr<u64>{});
     }
   });
   std::fprintf(stderr, "misuse %s was not caught\n", what.c_str());

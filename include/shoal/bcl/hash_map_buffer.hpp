@@ -21,10 +21,13 @@
 // not touched by other operations (the map's find is not promised to see
 // buffered inserts, and a local insert at flush would race with remote
 // ones). flush() ends the phase: every core pushes what it still holds,
-// rflush()es, passes a barrier, drains its own queue into its own part of
+// rflush()es, passes an arrival barrier (parallel.hpp: it does not wait
+// for application messages; the phase's pushes have completed by then, and
+// messages of the caller's own are not drained by flush), drains its own
+// queue into its own part of
 // the map (plain loads and stores through hash_map::owned(): no other
 // operation runs on the map in the phase; a bucket found held ends the
-// job), and passes a second barrier. After flush() returns on a core, every insert of the
+// job), and passes a second barrier (the allreduce of the totals). After flush() returns on a core, every insert of the
 // phase, from every core, is in the map and found by find_only.
 //
 // Order. Inserts of one key in one phase (from one core or several) leave
@@ -51,9 +54,9 @@
 //                      one owner pushes the message: A + W(m) (when the
 //                      queue is full: m atomic inserts instead, 2A + W + F
 //                      each)
-//   flush              per core: one push per non-empty stage, rflush, two
-//                      barriers, the local inserts of its queue (CPU only),
-//                      an allreduce of 4 counters
+//   flush              per core: one push per non-empty stage, rflush, an
+//                      arrival barrier, the local inserts of its queue (CPU
+//                      only), an allreduce of 4 counters
 //   constructor        a fast_queue::make on this core (a global_alloc: a
 //                      round trip to rank 0, and a symmetric allocation of
 //                      `queue` entries on every core), a write of its ring
@@ -246,7 +249,13 @@ class hash_map_buffer {
     for (std::size_t c = 0; c < lanes_.size(); ++c)
       if (lanes_[c].next != lanes_[c].end - message_) send(static_cast<int>(c), how);
     rflush();
-    barrier();
+    // Arrival only, not barrier(): every operation of the phase has
+    // completed here (pushes and the full-queue fallback's atomic inserts
+    // are blocking under every backend, their puts remotely complete at the
+    // rflush above), so there is nothing in flight for a draining barrier to
+    // wait for. At 1 x 2 under load the draining barrier's quiescence wave
+    // took 2-3x as long (bench/results/bcl.md, h12i).
+    arrival_barrier();
     with_apply(how, [this](const auto& use) { drain(use); });
     std::array<std::uint64_t, 4> totals = {counts_[0], counts_[1], counts_[2], absent_};
     allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
