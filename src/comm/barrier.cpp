@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "comm/butterfly_phase.hpp"
+#include "comm/network.hpp"
 #include "comm/near_control.hpp"
 
 namespace shoal {
@@ -90,7 +91,9 @@ void arrive(std::uint32_t slot, const wave_totals& mine, bool butterfly, std::ui
   } else {
     send_control_near(0, [slot, sum] { on_rank_arrived(slot, sum); });
   }
-  push_staged();
+  // Every process waits on this arrival: it leaves now, partly filled
+  // network buffer included (network.hpp), not behind a buffer in flight.
+  push_staged_partial();
 }
 
 void wake_waiter(std::uint32_t slot) {
@@ -107,7 +110,7 @@ void release_process(std::uint32_t slot) {
   slot_of(slot).phases.fetch_add(1, std::memory_order_relaxed);
   for (int c = 1; c < g_info.local_cores; ++c)
     send_control(g_info.rank_base + c, [slot] { wake_waiter(slot); });
-  push_staged();
+  push_staged_partial();  // the releases are waited on too
   if (mycore() != 0) wake_waiter(slot);
 }
 
@@ -117,7 +120,7 @@ void release_butterfly(std::uint32_t slot) {
   slot_of(slot).phases.fetch_add(1, std::memory_order_relaxed);
   for (int c = 1; c < g_info.local_cores; ++c)
     send_control(g_info.rank_base + c, [slot] { wake_waiter(slot); });
-  push_staged();
+  push_staged_partial();
   wake_waiter(slot);
 }
 

@@ -182,8 +182,8 @@ network* this_network() noexcept;
 
 /// As push_staged() (message.hpp), and partly filled network buffers leave
 /// at once too (network::send_partial): for the steps of a phase that other
-/// processes wait on (a channel phase's values and arrival, round markers,
-/// wave replies). Not for shoal::flush(), whose callers flush often and
+/// processes wait on (a channel phase's values, barrier arrivals and
+/// releases, round markers, wave replies). Not for shoal::flush(), whose callers flush often and
 /// gain from combining behind buffers in flight (gups at 2 x 1: 8% slower
 /// with every flush sending its partial buffer). The calling core.
 void push_staged_partial();

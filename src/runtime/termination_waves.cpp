@@ -112,7 +112,16 @@ void wait_terminated(runtime_state& rt) {
     // for cores that compute without polling). The pause starts short so
     // that the end of a short run is seen at once; while the last wave saw
     // cores computing it is long, because on a machine with no core to
-    // spare every wake-up of this thread preempts a core.
+    // spare every wake-up of this thread preempts a core. Not longer than
+    // 1 ms (gups 2^22 at 2 x 1 on a loaded 2-vCPU host: 0.035 GUPS at 10 ms
+    // against 0.14-0.18 at 1 ms), though its MPI calls are not what the
+    // cores miss: waking every 1 ms and doing nothing 9 turns in 10 kept
+    // 0.15, and never driving the network at all kept the speed too. At
+    // 10 ms the cores were on a CPU for a third of the phase (getrusage),
+    // at 1 ms all of it: with each rank bound to one CPU that other
+    // programs share, this thread's wake-ups most likely are where the
+    // kernel hands that CPU back to the rank (bench/results/quiet_checks.md,
+    // h15d).
     std::this_thread::sleep_for(pause);
     pause = next_pause(pause, moved, previous[wave_busy] != 0);
   }
