@@ -86,6 +86,26 @@ template <class Rec>
   std::memcpy(agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof r)), &r, sizeof r);
 }
 
+/// Calls f(cache) on the cache of each of this process's cores of channel
+/// `id` (none for channel 0, a closed channel or one without caches).
+template <class F>
+void for_each_core_cache(std::uint32_t id, F f) {
+  if (id == 0) return;
+  const channel_entry& e = channel_table()[id];
+  if (e.caches == nullptr) return;
+  for (int c = 0; c < local_cores(); ++c) f(e.caches[c]);
+}
+
+/// Values this process's cores forwarded on channel `id` at intermediate
+/// routing hops (local_route_stats of target and keyed target channels).
+inline route_stats forwarded_on(std::uint32_t id) {
+  route_stats s;
+  for_each_core_cache(id, [&s](const reduction_cache& c) {
+    s.forwarded += c.forwarded.load(std::memory_order_relaxed);  // relaxed: statistics
+  });
+  return s;
+}
+
 /// Stages record {where, value} for core `dest` on channel `id`, folding it
 /// into a staged value for the same `where` when R reduces (reduction.hpp).
 template <class T, class R>
