@@ -51,11 +51,7 @@ void check_keyed_sums(Job job, int cores, kind k, bool short_circuit = true, Rou
     auto c = ch;
     c.close();
   });
-  if (!g_check_here) return;
-  const i64 nn = static_cast<i64>(n);
-  EXPECT_EQ(g_handled, cores * nn);
-  EXPECT_EQ(g_misplaced, 0);
-  EXPECT_EQ(g_value_sum, cores * nn * (nn + 1) / 2);
+  expect_sums(cores, n);
 }
 
 /// A cascade value whose target is a function of its seed.

@@ -94,6 +94,17 @@ struct placed {
   }
 };
 
+/// What check_sums and check_keyed_sums expect (on the process that
+/// checks): each of the `cores` cores sent t + 1 to every target t of
+/// [0, n), and each value was handled once, by the owner of its target.
+inline void expect_sums(int cores, u64 n) {
+  if (!g_check_here) return;
+  const i64 nn = static_cast<i64>(n);
+  EXPECT_EQ(g_handled, cores * nn);
+  EXPECT_EQ(g_misplaced, 0);
+  EXPECT_EQ(g_value_sum, cores * nn * (nn + 1) / 2);
+}
+
 /// Every core sends t + 1 to every target t: each lands where the
 /// distribution says, exactly once per sending core.
 /// With a routing (routing.hpp), values between processes take its hops.
@@ -114,11 +125,7 @@ void check_sums(Job job, int cores, kind k, bool short_circuit = true, Route rou
     auto c = ch;
     c.close();
   });
-  if (!g_check_here) return;
-  const i64 nn = static_cast<i64>(n);
-  EXPECT_EQ(g_handled, cores * nn);
-  EXPECT_EQ(g_misplaced, 0);
-  EXPECT_EQ(g_value_sum, cores * nn * (nn + 1) / 2);
+  expect_sums(cores, n);
 }
 
 /// Cascades on a target channel: every handled value with ttl > 0 sends one
