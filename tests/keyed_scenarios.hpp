@@ -46,10 +46,9 @@ void check_keyed_sums(Job job, int cores, kind k, bool short_circuit = true, Rou
         g_net_messages = m;
         g_net_bytes = b;
       }
-      publish(0, 0, 0, static_cast<i64>(ch.local_route_stats().forwarded));
+      publish_forwarded(ch);
     });
-    auto c = ch;
-    c.close();
+    close_handle(ch);
   });
   expect_sums(cores, n);
 }
@@ -98,8 +97,7 @@ void check_keyed_cascade(Job job, int cores, Route route = {}) {
       publish();
     });
     shoal::on_all_cores([] { t_keyed_cascade<Route> = {}; });
-    auto c = ch;
-    c.close();
+    close_handle(ch);
   });
   if (!g_check_here) return;
   EXPECT_EQ(g_handled, static_cast<i64>(cores) * starts * (ttl + 1));
