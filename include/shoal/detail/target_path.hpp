@@ -108,30 +108,31 @@ inline route_stats forwarded_on(std::uint32_t id) {
 
 /// The forwarding side of a routed channel's receive loop, from
 /// records[0], which core `owner` (not this one) owns, on: each record for
-/// another core goes on to its next core under `route` on the same channel
-/// (stage(id, bound, next, record)), counted in this core's forwarded
-/// values; each other one is handled here. `handled(r)` runs the handler
-/// on a record this core owns and returns -1, or returns the record's
-/// owner core. `OneCore`: one core per process. What a forward needs of the
-/// channel and the job is read once, before anything is staged (staging
-/// may suspend, and other batches may be delivered meanwhile).
-template <bool OneCore, class Rec, class Route, class Handled, class Stage>
-[[gnu::always_inline]] inline void forward_records(const Rec* records, std::uint32_t n, int owner,
-                                                   const Route& route, const Handled& handled,
-                                                   const Stage& stage) {
+/// another core goes on to its next core under rx.route on the same
+/// channel (rx.stage_forward(id, bound, next, record)), counted in this
+/// core's forwarded values; each other one is handled here.
+/// rx.owner_unless_handled(r, me) runs the handler on a record this core
+/// (`me`) owns and returns -1, or returns the record's owner core. `OneCore`: one core
+/// per process. What a forward needs of the channel and the job is read
+/// once, before anything is staged (staging may suspend, and other batches
+/// may be delivered meanwhile).
+template <bool OneCore, class Rec, class Receiver>
+[[gnu::noinline]] void forward_records(const Rec* records, std::uint32_t n, int owner,
+                                       const Receiver& rx) {
   const std::uint32_t id = tls_delivering_stream;
   const channel_entry& e = channel_table()[id];
   const std::uint32_t bound = e.max_in_flight;
   reduction_cache* cache = e.caches != nullptr ? &e.caches[tls_core - g_info.rank_base] : nullptr;
   const route_origin from;
+  const int me = tls_core;
   std::uint32_t i = 0;
   while (true) {
     // Counted as it goes: once a batch's last value is handled the
     // channel may close, and its counters with it.
     if (cache != nullptr) cache->count_forwards(1);
-    stage(id, bound, next_core<OneCore>(route, owner, from), records[i]);
+    rx.stage_forward(id, bound, next_core<OneCore>(rx.route, owner, from), records[i]);
     for (++i; i < n; ++i) {
-      owner = handled(records[i]);
+      owner = rx.owner_unless_handled(records[i], me);
       if (owner >= 0) break;
     }
     if (i == n) return;
@@ -221,16 +222,21 @@ struct target_receiver {
   /// (forward_records); `OneCore`: one core per process.
   template <bool OneCore>
   [[gnu::noinline]] void forward_rest(const target_record<T>* records, std::uint32_t n) const {
-    forward_records<OneCore>(
-        records, n, owner_of(records[0]), route,
-        [this](const target_record<T>& r) { return handle_here(r) ? -1 : owner_of(r); },
-        [this](std::uint32_t id, std::uint32_t bound, int next, const target_record<T>& r) {
-          if constexpr (std::same_as<R, reduction::none>) {
-            stage_plain(id, bound, next, r);  // nothing to fold into: no cache test
-          } else {
-            stage_record(id, bound, next, r.where, r.value, op);
-          }
-        });
+    forward_records<OneCore>(records, n, owner_of(records[0]), *this);
+  }
+  /// forward_records' steps: the owner of a record not handled here, and
+  /// a forward (folded into a staged value for its target when R reduces).
+  [[gnu::always_inline]] int owner_unless_handled(const target_record<T>& r,
+                                                  int /*me: handle_here reads it*/) const {
+    return handle_here(r) ? -1 : owner_of(r);
+  }
+  [[gnu::always_inline]] void stage_forward(std::uint32_t id, std::uint32_t bound, int next,
+                                            const target_record<T>& r) const {
+    if constexpr (std::same_as<R, reduction::none>) {
+      stage_plain(id, bound, next, r);  // nothing to fold into: no cache test
+    } else {
+      stage_record(id, bound, next, r.where, r.value, op);
+    }
   }
   static int owner_of(const target_record<T>& r) {
     return static_cast<int>(r.where >> target_local_bits);
@@ -303,18 +309,19 @@ struct keyed_receiver {
   /// (forward_records); `OneCore`: one core per process.
   template <bool OneCore>
   [[gnu::noinline]] void forward_rest(const T* values, std::uint32_t n, int owner) const {
-    const int me = tls_core;
-    forward_records<OneCore>(
-        values, n, owner, route,
-        [this, me](const T& v) {
-          const target_location at = locate(v);
-          if (at.core != me) return at.core;
-          handler(at.local, v);
-          return -1;
-        },
-        [](std::uint32_t id, std::uint32_t bound, int next, const T& v) {
-          stage_plain(id, bound, next, v);
-        });
+    forward_records<OneCore>(values, n, owner, *this);
+  }
+  /// forward_records' steps: the owner of a value not handled here, and a
+  /// forward (the value as it came).
+  [[gnu::always_inline]] int owner_unless_handled(const T& v, int me) const {
+    const target_location at = locate(v);
+    if (at.core != me) return at.core;
+    handler(at.local, v);
+    return -1;
+  }
+  [[gnu::always_inline]] static void stage_forward(std::uint32_t id, std::uint32_t bound, int next,
+                                                   const T& v) {
+    stage_plain(id, bound, next, v);
   }
 };
 }  // namespace detail
