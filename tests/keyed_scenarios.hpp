@@ -46,16 +46,11 @@ void check_keyed_sums(Job job, int cores, kind k, bool short_circuit = true, Rou
         g_net_messages = m;
         g_net_bytes = b;
       }
-      publish(0, 0, 0, static_cast<i64>(ch.local_route_stats().forwarded));
+      publish_forwarded(ch);
     });
-    auto c = ch;
-    c.close();
+    close_handle(ch);
   });
-  if (!g_check_here) return;
-  const i64 nn = static_cast<i64>(n);
-  EXPECT_EQ(g_handled, cores * nn);
-  EXPECT_EQ(g_misplaced, 0);
-  EXPECT_EQ(g_value_sum, cores * nn * (nn + 1) / 2);
+  expect_sums(cores, n);
 }
 
 /// A cascade value whose target is a function of its seed.
@@ -102,8 +97,7 @@ void check_keyed_cascade(Job job, int cores, Route route = {}) {
       publish();
     });
     shoal::on_all_cores([] { t_keyed_cascade<Route> = {}; });
-    auto c = ch;
-    c.close();
+    close_handle(ch);
   });
   if (!g_check_here) return;
   EXPECT_EQ(g_handled, static_cast<i64>(cores) * starts * (ttl + 1));

@@ -94,6 +94,31 @@ struct placed {
   }
 };
 
+/// publish() of the values this process's cores forwarded on `ch` at
+/// routing hops (from one core of each process).
+template <class C>
+void publish_forwarded(const C& ch) {
+  publish(0, 0, 0, static_cast<i64>(ch.local_route_stats().forwarded));
+}
+
+/// Closes the channel of handle `ch` (through a copy: a job's lambda may
+/// hold it const).
+template <class C>
+void close_handle(C ch) {
+  ch.close();
+}
+
+/// What check_sums and check_keyed_sums expect (on the process that
+/// checks): each of the `cores` cores sent t + 1 to every target t of
+/// [0, n), and each value was handled once, by the owner of its target.
+inline void expect_sums(int cores, u64 n) {
+  if (!g_check_here) return;
+  const i64 nn = static_cast<i64>(n);
+  EXPECT_EQ(g_handled, cores * nn);
+  EXPECT_EQ(g_misplaced, 0);
+  EXPECT_EQ(g_value_sum, cores * nn * (nn + 1) / 2);
+}
+
 /// Every core sends t + 1 to every target t: each lands where the
 /// distribution says, exactly once per sending core.
 /// With a routing (routing.hpp), values between processes take its hops.
@@ -109,16 +134,11 @@ void check_sums(Job job, int cores, kind k, bool short_circuit = true, Route rou
     shoal::on_all_cores([ch, n] {
       for (u64 t = 0; t < n; ++t) ch.send(t, static_cast<i64>(t + 1));
       ch.end_phase();
-      publish(0, 0, 0, static_cast<i64>(ch.local_route_stats().forwarded));
+      publish_forwarded(ch);
     });
-    auto c = ch;
-    c.close();
+    close_handle(ch);
   });
-  if (!g_check_here) return;
-  const i64 nn = static_cast<i64>(n);
-  EXPECT_EQ(g_handled, cores * nn);
-  EXPECT_EQ(g_misplaced, 0);
-  EXPECT_EQ(g_value_sum, cores * nn * (nn + 1) / 2);
+  expect_sums(cores, n);
 }
 
 /// Cascades on a target channel: every handled value with ttl > 0 sends one
@@ -155,8 +175,7 @@ void check_cascade(Job job, int cores, Route route = {}) {
       ch.end_phase();
       publish();
     });
-    auto c = ch;
-    c.close();
+    close_handle(ch);
   });
   if (!g_check_here) return;
   EXPECT_EQ(g_handled, static_cast<i64>(cores) * starts * (ttl + 1));
@@ -208,8 +227,7 @@ void check_depth(Job job, int cores, int last, int rounds) {
       publish(0, 0, wrong);
       ch.end_phase_depth(1);  // an empty phase after: rounds repeat
     });
-    auto c = ch;
-    c.close();
+    close_handle(ch);
   });
   if (!g_check_here) return;
   (void)cores;
@@ -318,8 +336,7 @@ void check_reduction(Job job, int cores, op o, bool short_circuit, std::uint32_t
       publish(static_cast<i64>(st.hits), static_cast<i64>(st.lookups), wrong,
               static_cast<i64>(ch.local_route_stats().forwarded));
     });
-    auto c = ch;
-    c.close();
+    close_handle(ch);
   });
   if (!g_check_here) return;
   const i64 total = static_cast<i64>(cores) * static_cast<i64>(n) * rounds;

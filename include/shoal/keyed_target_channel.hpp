@@ -122,15 +122,7 @@ class keyed_target_channel {
 
   /// Values this process's cores forwarded at intermediate routing hops
   /// (zero with direct routing). Any thread; exact once the phase has ended.
-  route_stats local_route_stats() const {
-    route_stats s;
-    if (ch_.id() == 0) return s;
-    const detail::channel_entry& e = detail::channel_table()[ch_.id()];
-    if (e.caches == nullptr) return s;
-    for (int c = 0; c < local_cores(); ++c)
-      s.forwarded += e.caches[c].forwarded.load(std::memory_order_relaxed);  // statistics
-    return s;
-  }
+  route_stats local_route_stats() const { return detail::forwarded_on(ch_.id()); }
 
  private:
   /// Runs the handler of a value for this core's own target, through the

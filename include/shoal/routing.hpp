@@ -155,7 +155,8 @@ struct named_routing {
 /// process must have made the same choice when it enters one of those
 /// collectives (switch it before the collective on every core: a process
 /// whose cores disagree ends the job naming the collective; processes that
-/// disagree wait for each other until the watchdog ends the job); for the
+/// disagree end it in the collective's first round, naming a process with
+/// the switch on and one with it off); for the
 /// other messages a mix is correct, just not bounded.
 void route_control_over_hypercube(bool on) noexcept;
 

@@ -385,7 +385,7 @@ class target_channel {
   /// reduction). Any thread; exact once the phase has ended.
   reduction_stats local_reduction_stats() const {
     reduction_stats s;
-    for_caches([&s](const detail::reduction_cache& c) {
+    detail::for_each_core_cache(ch_.id(), [&s](const detail::reduction_cache& c) {
       // Relaxed: statistics.
       s.lookups += c.lookups.load(std::memory_order_relaxed);
       s.hits += c.hits.load(std::memory_order_relaxed);
@@ -394,23 +394,9 @@ class target_channel {
   }
   /// Values this process's cores forwarded at intermediate routing hops
   /// (zero with direct routing).
-  route_stats local_route_stats() const {
-    route_stats s;
-    for_caches([&s](const detail::reduction_cache& c) {
-      s.forwarded += c.forwarded.load(std::memory_order_relaxed);  // relaxed: statistics
-    });
-    return s;
-  }
+  route_stats local_route_stats() const { return detail::forwarded_on(ch_.id()); }
 
  private:
-  template <class F>
-  void for_caches(F f) const {
-    if (ch_.id() == 0) return;
-    const detail::channel_entry& e = detail::channel_table()[ch_.id()];
-    if (e.caches == nullptr) return;
-    for (int c = 0; c < local_cores(); ++c) f(e.caches[c]);
-  }
-
   /// This core's cache (counters, combiner).
   detail::reduction_cache& cache_here(const char* who) const {
     const std::uint32_t id = ch_.id();

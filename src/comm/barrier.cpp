@@ -27,7 +27,11 @@ struct slot_state {
   std::atomic<std::uint64_t> handled{0};
   std::atomic<std::int64_t> phases{0};  // completed here; written by local core 0
   std::atomic<int> over_hypercube{0};   // arrived cores that chose the butterfly
-  std::vector<worker*> waiter;          // by local core; each slot its owner's
+  // Collectives completed here, never reset (phases is, when a channel
+  // reopens): the same on every process, so butterfly_phase.hpp can tell
+  // which collective a round message is for. Written by local core 0.
+  std::atomic<std::uint64_t> collectives{0};
+  std::vector<worker*> waiter;  // by local core; each slot its owner's
   // Global core 0 only.
   int ranks_arrived = 0;
   wave_totals arrived_sum;
@@ -82,13 +86,16 @@ void arrive(std::uint32_t slot, const wave_totals& mine, bool butterfly, std::ui
               "{} on process {}: {} of its {} cores arrived with route_control_over_hypercube "
               "on and the others with it off; switch it before the collective on every core",
               why, g_info.rank, chose, g_info.local_cores);
+  // No core of this process completes the collective before this arrival.
+  const std::uint64_t collective = st.collectives.load(std::memory_order_relaxed);
   if (butterfly) {
     // Through local core 0's inbound ring even from core 0 itself: its task
     // suspends before any handler of its runs.
-    send_control(g_info.rank_base, [slot, selector, drain, sum] {
-      butterfly_begin(slot, selector, drain, sum, release_butterfly);
+    send_control(g_info.rank_base, [slot, collective, selector, drain, sum] {
+      butterfly_begin(slot, collective, selector, drain, sum, release_butterfly);
     });
   } else {
+    if (g_info.ranks > 1) butterfly_coordinated(slot, collective, why);
     send_control_near(0, [slot, sum] { on_rank_arrived(slot, sum); });
   }
   // Every process waits on this arrival: it leaves now, partly filled
@@ -105,24 +112,21 @@ void wake_waiter(std::uint32_t slot) {
 }
 
 // On local core 0 of a process: counts the phase and wakes the process's
-// waiting cores (itself too unless it is the coordinator).
-void release_process(std::uint32_t slot) {
+// other waiting cores, and this one when `self`.
+void release_cores(std::uint32_t slot, bool self) {
   slot_of(slot).phases.fetch_add(1, std::memory_order_relaxed);
+  slot_of(slot).collectives.fetch_add(1, std::memory_order_relaxed);
   for (int c = 1; c < g_info.local_cores; ++c)
     send_control(g_info.rank_base + c, [slot] { wake_waiter(slot); });
   push_staged_partial();  // the releases are waited on too
-  if (mycore() != 0) wake_waiter(slot);
+  if (self) wake_waiter(slot);
 }
 
-// The butterfly's end on local core 0 of a process: counts the phase and
-// wakes every core of the process, this one included.
-void release_butterfly(std::uint32_t slot) {
-  slot_of(slot).phases.fetch_add(1, std::memory_order_relaxed);
-  for (int c = 1; c < g_info.local_cores; ++c)
-    send_control(g_info.rank_base + c, [slot] { wake_waiter(slot); });
-  push_staged_partial();
-  wake_waiter(slot);
-}
+// The coordinator's release: every core of the process but the coordinator.
+void release_process(std::uint32_t slot) { release_cores(slot, mycore() != 0); }
+
+// The butterfly's end: every core of the process, this one included.
+void release_butterfly(std::uint32_t slot) { release_cores(slot, true); }
 
 void coordinate(std::uint32_t slot, std::uint32_t selector, bool drain, const char* why,
                 std::int64_t phase) {

@@ -21,12 +21,21 @@ struct round_message {
   wave_totals sums;
 };
 
+/// What a round message says of its sender besides the sums: the process,
+/// and the collective of the slot it runs by butterfly rounds
+/// (route_control_over_hypercube on there), counted as in barrier.cpp.
+struct sender_of_round {
+  int rank;
+  std::uint64_t collective;
+};
+
 /// One slot's rounds on this process. The inbox and the round's progress
 /// belong to local core 0; the tally is added to by every local core.
 struct slot_rounds {
-  std::uint64_t round = 0;  // the round under way or next, counted across collectives
-  int step = -1;            // the inbox index this process waits for; -1: none
-  bool first = true;        // the round under way is its collective's first
+  std::uint64_t round = 0;       // the round under way or next, counted across collectives
+  std::uint64_t collective = 0;  // the collective under way (butterfly_begin's)
+  int step = -1;                 // the inbox index this process waits for; -1: none
+  bool first = true;             // the round under way is its collective's first
   bool drain = false;
   std::uint32_t selector = 0;
   void (*release)(std::uint32_t) = nullptr;
@@ -41,6 +50,32 @@ struct slot_rounds {
 };
 
 std::array<std::unique_ptr<slot_rounds>, max_streams + 1> g_slots;
+
+/// Which protocol this process runs a slot's collectives by, as the other
+/// processes' round messages and this process's arrivals tell it: 1 + the
+/// collective index, 0 for none (butterfly_coordinated). Written by local
+/// core 0 (heard) and by the core that arrives last (coordinated); seq_cst,
+/// so that of a round message and an arrival by the coordinator for the
+/// same collective, whichever comes second sees the first.
+struct slot_choices {
+  std::atomic<std::uint64_t> heard{0};        // the latest collective a round message came for
+  std::atomic<int> heard_from{-1};            // its sender
+  std::atomic<std::uint64_t> coordinated{0};  // the collective this process runs by the coordinator
+  std::atomic<const char*> why{""};           // that collective's name
+};
+std::array<slot_choices, max_streams + 1> g_choices;
+
+/// Process `on` sent a round message of collective `collective` of `slot`
+/// (named `why`), which this process runs by the coordinator.
+[[noreturn, gnu::cold, gnu::noinline]] void fatal_choices_differ(std::uint32_t slot,
+                                                                 std::uint64_t collective,
+                                                                 const char* why, int on) {
+  fatal_user(fmt::format(
+      "{}: process {} entered it with route_control_over_hypercube on and process {} with it "
+      "off (collective {} of phase slot {}); switch it the same way on every process before "
+      "the collective",
+      why, on, g_info.rank, collective, slot));
+}
 
 /// This process's place in the butterfly.
 struct place {
@@ -64,13 +99,15 @@ slot_rounds& rounds_of(std::uint32_t slot) {
   return *s;
 }
 
-void on_message(std::uint32_t slot, std::uint64_t round, int index, const wave_totals& sums);
+void on_message(std::uint32_t slot, std::uint64_t round, int index, const wave_totals& sums,
+                sender_of_round from);
 
 /// Sends inbox entry `index` of `round` to process `rank`'s local core 0.
 void send_to(int rank, std::uint32_t slot, std::uint64_t round, int index,
              const wave_totals& sums) {
+  const sender_of_round from{g_info.rank, g_slots[slot]->collective};
   send_control(rank * g_info.local_cores,
-               [slot, round, index, sums] { on_message(slot, round, index, sums); });
+               [slot, round, index, sums, from] { on_message(slot, round, index, sums, from); });
 }
 
 void begin_round(std::uint32_t slot, const wave_totals& sample);
@@ -160,7 +197,18 @@ void begin_round(std::uint32_t slot, const wave_totals& sample) {
   advance(slot);
 }
 
-void on_message(std::uint32_t slot, std::uint64_t round, int index, const wave_totals& sums) {
+void on_message(std::uint32_t slot, std::uint64_t round, int index, const wave_totals& sums,
+                sender_of_round from) {
+  slot_choices& c = g_choices[slot];
+  c.heard_from.store(from.rank, std::memory_order_relaxed);
+  // The latest collective heard of (a message of an earlier one may come
+  // after one of the next).
+  std::uint64_t heard = c.heard.load();
+  while (heard < from.collective + 1 &&
+         !c.heard.compare_exchange_weak(heard, from.collective + 1)) {
+  }
+  if (c.coordinated.load() == from.collective + 1) [[unlikely]]
+    fatal_choices_differ(slot, from.collective, c.why.load(std::memory_order_relaxed), from.rank);
   slot_rounds& s = rounds_of(slot);
   SHOAL_CHECK(round == s.round || round == s.round + 1,
               "phase collective {}: a message of round {} arrived at process {} in round {} "
@@ -175,9 +223,10 @@ void on_message(std::uint32_t slot, std::uint64_t round, int index, const wave_t
 
 }  // namespace
 
-void butterfly_begin(std::uint32_t slot, std::uint32_t selector, bool drain,
-                     const wave_totals& arrival, void (*release)(std::uint32_t slot)) {
+void butterfly_begin(std::uint32_t slot, std::uint64_t collective, std::uint32_t selector,
+                     bool drain, const wave_totals& arrival, void (*release)(std::uint32_t slot)) {
   slot_rounds& s = rounds_of(slot);
+  s.collective = collective;
   s.selector = selector;
   s.drain = drain;
   s.release = release;
@@ -185,8 +234,21 @@ void butterfly_begin(std::uint32_t slot, std::uint32_t selector, bool drain,
   begin_round(slot, arrival);
 }
 
+void butterfly_coordinated(std::uint32_t slot, std::uint64_t collective, const char* why) {
+  slot_choices& c = g_choices[slot];
+  c.why.store(why, std::memory_order_relaxed);
+  c.coordinated.store(collective + 1);
+  if (c.heard.load() == collective + 1) [[unlikely]]
+    fatal_choices_differ(slot, collective, why, c.heard_from.load(std::memory_order_relaxed));
+}
+
 void reset_butterfly_phases() {
   for (auto& s : g_slots) s.reset();
+  for (slot_choices& c : g_choices) {
+    c.heard.store(0, std::memory_order_relaxed);
+    c.heard_from.store(-1, std::memory_order_relaxed);
+    c.coordinated.store(0, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace shoal::detail

@@ -39,6 +39,13 @@
 // Every process must use this protocol or the coordinator's for a given
 // collective: the switch must not change between the collectives of a
 // program on one process and not on another.
+// - Processes that disagree end the job in the collective's first round:
+//   a round message names its sender and the collective (the slot's
+//   collectives are counted alike on every process), and a process that
+//   runs that collective by the coordinator (butterfly_coordinated) and
+//   receives one, before or after it arrives, names both processes' settings.
+//   Every process on the butterfly sends to a partner in the first round, so
+//   some process running it by the coordinator hears of it.
 #pragma once
 
 #include "shoal/detail/message_waves.hpp"
@@ -49,10 +56,18 @@ namespace shoal::detail {
 
 /// Starts the butterfly collective of `slot` on this process with the sum
 /// of its cores' arrival samples (zero when !drain); on local core 0 of
-/// the process, from a handler. Calls `release(slot)` there once the
-/// collective is over.
-void butterfly_begin(std::uint32_t slot, std::uint32_t selector, bool drain,
-                     const wave_totals& arrival, void (*release)(std::uint32_t slot));
+/// the process, from a handler. `collective`: the slot's collectives
+/// completed on this process before this one (never reset: the same on
+/// every process). Calls `release(slot)` there once the collective is over.
+void butterfly_begin(std::uint32_t slot, std::uint64_t collective, std::uint32_t selector,
+                     bool drain, const wave_totals& arrival, void (*release)(std::uint32_t slot));
+
+/// This process runs collective `collective` of `slot` (counted as for
+/// butterfly_begin; named `why`) by the coordinator, in a job of several
+/// processes: ends the job, naming both settings, if another process has
+/// sent it a round message of that collective or sends one later. Any
+/// core (the one whose arrival completes the process's).
+void butterfly_coordinated(std::uint32_t slot, std::uint64_t collective, const char* why);
 
 /// Forgets every slot's rounds (runtime init).
 void reset_butterfly_phases();

@@ -86,6 +86,59 @@ template <class Rec>
   std::memcpy(agg.reserve(id, dest, static_cast<std::uint32_t>(sizeof r)), &r, sizeof r);
 }
 
+/// Calls f(cache) on the cache of each of this process's cores of channel
+/// `id` (none for channel 0, a closed channel or one without caches).
+template <class F>
+void for_each_core_cache(std::uint32_t id, F f) {
+  if (id == 0) return;
+  const channel_entry& e = channel_table()[id];
+  if (e.caches == nullptr) return;
+  for (int c = 0; c < local_cores(); ++c) f(e.caches[c]);
+}
+
+/// Values this process's cores forwarded on channel `id` at intermediate
+/// routing hops (local_route_stats of target and keyed target channels).
+inline route_stats forwarded_on(std::uint32_t id) {
+  route_stats s;
+  for_each_core_cache(id, [&s](const reduction_cache& c) {
+    s.forwarded += c.forwarded.load(std::memory_order_relaxed);  // relaxed: statistics
+  });
+  return s;
+}
+
+/// The forwarding side of a routed channel's receive loop, from
+/// records[0], which core `owner` (not this one) owns, on: each record for
+/// another core goes on to its next core under rx.route on the same
+/// channel (rx.stage_forward(id, bound, next, record)), counted in this
+/// core's forwarded values; each other one is handled here.
+/// rx.owner_unless_handled(r, me) runs the handler on a record this core
+/// (`me`) owns and returns -1, or returns the record's owner core. `OneCore`: one core
+/// per process. What a forward needs of the channel and the job is read
+/// once, before anything is staged (staging may suspend, and other batches
+/// may be delivered meanwhile).
+template <bool OneCore, class Rec, class Receiver>
+[[gnu::noinline]] void forward_records(const Rec* records, std::uint32_t n, int owner,
+                                       const Receiver& rx) {
+  const std::uint32_t id = tls_delivering_stream;
+  const channel_entry& e = channel_table()[id];
+  const std::uint32_t bound = e.max_in_flight;
+  reduction_cache* cache = e.caches != nullptr ? &e.caches[tls_core - g_info.rank_base] : nullptr;
+  const route_origin from;
+  const int me = tls_core;
+  std::uint32_t i = 0;
+  while (true) {
+    // Counted as it goes: once a batch's last value is handled the
+    // channel may close, and its counters with it.
+    if (cache != nullptr) cache->count_forwards(1);
+    rx.stage_forward(id, bound, next_core<OneCore>(rx.route, owner, from), records[i]);
+    for (++i; i < n; ++i) {
+      owner = rx.owner_unless_handled(records[i], me);
+      if (owner >= 0) break;
+    }
+    if (i == n) return;
+  }
+}
+
 /// Stages record {where, value} for core `dest` on channel `id`, folding it
 /// into a staged value for the same `where` when R reduces (reduction.hpp).
 template <class T, class R>
@@ -165,37 +218,33 @@ struct target_receiver {
       }
     }
   }
-  /// deliver_run from records[0], which is to be forwarded, on; `OneCore`:
-  /// one core per process.
+  /// deliver_run from records[0], which is to be forwarded, on
+  /// (forward_records); `OneCore`: one core per process.
   template <bool OneCore>
   [[gnu::noinline]] void forward_rest(const target_record<T>* records, std::uint32_t n) const {
-    // Read before anything is staged: staging may suspend, and other
-    // batches may be delivered meanwhile.
-    const std::uint32_t id = tls_delivering_stream;
-    const channel_entry& e = channel_table()[id];
-    const std::uint32_t bound = e.max_in_flight;
-    reduction_cache* cache = e.caches != nullptr ? &e.caches[tls_core - g_info.rank_base] : nullptr;
-    const route_origin at;
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const target_record<T>& r = records[i];
-      if (handle_here(r)) continue;
-      const int owner = static_cast<int>(r.where >> target_local_bits);
-      // An intermediate hop (routing): on to the next, on the same channel.
-      // Counted as it goes: once a batch's last value is handled the
-      // channel may close, and its counters with it.
-      if (cache != nullptr) cache->count_forwards(1);
-      const int next = next_core<OneCore>(route, owner, at);
-      if constexpr (std::same_as<R, reduction::none>) {
-        stage_plain(id, bound, next, r);  // nothing to fold into: no cache test
-      } else {
-        stage_record(id, bound, next, r.where, r.value, op);
-      }
+    forward_records<OneCore>(records, n, owner_of(records[0]), *this);
+  }
+  /// forward_records' steps: the owner of a record not handled here, and
+  /// a forward (folded into a staged value for its target when R reduces).
+  [[gnu::always_inline]] int owner_unless_handled(const target_record<T>& r,
+                                                  int /*me: handle_here reads it*/) const {
+    return handle_here(r) ? -1 : owner_of(r);
+  }
+  [[gnu::always_inline]] void stage_forward(std::uint32_t id, std::uint32_t bound, int next,
+                                            const target_record<T>& r) const {
+    if constexpr (std::same_as<R, reduction::none>) {
+      stage_plain(id, bound, next, r);  // nothing to fold into: no cache test
+    } else {
+      stage_record(id, bound, next, r.where, r.value, op);
     }
+  }
+  static int owner_of(const target_record<T>& r) {
+    return static_cast<int>(r.where >> target_local_bits);
   }
   /// Runs the handler on a record this core owns (or a flush's request for
   /// its own region) and says so; false: the record is to be forwarded.
   [[gnu::always_inline]] bool handle_here(const target_record<T>& r) const {
-    const int owner = static_cast<int>(r.where >> target_local_bits);
+    const int owner = owner_of(r);
     if (owner == tls_core) [[likely]] {
       handler(r.where & max_target_local, r.value);
       return true;
@@ -256,34 +305,23 @@ struct keyed_receiver {
   [[gnu::always_inline]] target_location locate(const T& v) const {
     return dist.locate(static_cast<std::uint64_t>(key(v)));
   }
-  /// deliver_run from values[0], owned by core `owner` (not this one), on;
-  /// `OneCore`: one core per process.
+  /// deliver_run from values[0], owned by core `owner` (not this one), on
+  /// (forward_records); `OneCore`: one core per process.
   template <bool OneCore>
   [[gnu::noinline]] void forward_rest(const T* values, std::uint32_t n, int owner) const {
-    // Read before anything is staged: staging may suspend, and other
-    // batches may be delivered meanwhile.
-    const std::uint32_t id = tls_delivering_stream;
-    const channel_entry& e = channel_table()[id];
-    const std::uint32_t bound = e.max_in_flight;
-    reduction_cache* cache = e.caches != nullptr ? &e.caches[tls_core - g_info.rank_base] : nullptr;
-    const route_origin from;
-    const int me = tls_core;
-    std::uint32_t i = 0;
-    while (true) {
-      // Counted as it goes: once a batch's last value is handled the
-      // channel may close, and its counters with it.
-      if (cache != nullptr) cache->count_forwards(1);
-      stage_plain(id, bound, next_core<OneCore>(route, owner, from), values[i]);
-      for (++i; i < n; ++i) {
-        const target_location at = locate(values[i]);
-        if (at.core != me) {
-          owner = at.core;
-          break;
-        }
-        handler(at.local, values[i]);
-      }
-      if (i == n) return;
-    }
+    forward_records<OneCore>(values, n, owner, *this);
+  }
+  /// forward_records' steps: the owner of a value not handled here, and a
+  /// forward (the value as it came).
+  [[gnu::always_inline]] int owner_unless_handled(const T& v, int me) const {
+    const target_location at = locate(v);
+    if (at.core != me) return at.core;
+    handler(at.local, v);
+    return -1;
+  }
+  [[gnu::always_inline]] static void stage_forward(std::uint32_t id, std::uint32_t bound, int next,
+                                                   const T& v) {
+    stage_plain(id, bound, next, v);
   }
 };
 }  // namespace detail
