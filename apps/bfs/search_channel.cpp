@@ -38,6 +38,9 @@ struct claim_visits {
 /// The first of [p, end) whose bit in `seen` is clear, or `end`. Most
 /// neighbours in a big level are already seen: this loop is most of a
 /// search's instructions, kept to a load, a bit test and the loop step.
+/// Out of line: inlined, it shares registers with the send path below and
+/// the compiler moves work of the claim into it (12 instructions a test
+/// instead of 7; callgrind, 2 x 1, scale 16).
 template <class V>
 [[gnu::noinline]] const V* skip_seen(const V* p, const V* end, const std::uint64_t* seen) {
   for (; end - p >= 4; p += 4) {  // unrolled: a loop step per four tests
