@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "bfs/distribution.hpp"
@@ -47,16 +48,20 @@ class bitmap {
         f(w * 64 + static_cast<std::uint64_t>(std::countr_zero(bits)));
   }
 
-  /// set and test_and_set on raw words, for loops that keep the pointer in
-  /// a register.
+  /// test, set and test_and_set on raw words, for loops that keep the
+  /// pointer in a register.
+  static bool test(const std::uint64_t* words, std::uint64_t i) noexcept {
+    return ((words[i >> 6] >> (i & 63)) & 1) != 0;
+  }
   static void set(std::uint64_t* words, std::uint64_t i) noexcept {
     words[i >> 6] |= std::uint64_t{1} << (i & 63);
   }
+  /// Stores only when the bit was clear: in a search most tests find it
+  /// set, and a load and a branch then cost less than a store per test.
   static bool test_and_set(std::uint64_t* words, std::uint64_t i) noexcept {
-    const std::uint64_t bit = std::uint64_t{1} << (i & 63);
-    const bool was = (words[i >> 6] & bit) != 0;
-    words[i >> 6] |= bit;
-    return was;
+    if (test(words, i)) return true;
+    set(words, i);
+    return false;
   }
 
  private:
@@ -158,11 +163,26 @@ struct core_state {
       std::fill(tree.begin(), tree.end(), unreached);
   }
 
-  /// Claims own vertex `l` for the next frontier with parent `p` unless it
-  /// is already visited.
-  void claim(V l, V p) {
-    if (seen.test_and_set(dist.packed(me, l))) return;
-    take(l, p);
+  /// Claims each requested own vertex that is not yet visited for the next
+  /// frontier, with the request's parent. One pass with the arrays in
+  /// locals: stores into the bitmaps (64-bit words) could otherwise alias
+  /// this state's 64-bit fields and force a reload of each after every
+  /// store (per value, measured at 2 x 1, scale 16: 3.4 ns against the
+  /// baseline's 2.5 ns). Handlers hand whole batches here.
+  void claim(std::span<const visit<V>> requests) {
+    // This core's own vertices are packed ids base + l (distribution.hpp).
+    const std::uint64_t base = dist.packed(me, 0);
+    std::uint64_t* seen_words = seen.words();
+    std::uint64_t* next_words = next.words();
+    V* parents = tree.data();
+    std::int64_t claimed = 0;
+    for (const visit<V> m : requests) {
+      if (bitmap::test_and_set(seen_words, base + m.local)) continue;
+      parents[m.local] = m.parent;
+      bitmap::set(next_words, m.local);
+      ++claimed;
+    }
+    next_size += claimed;
   }
   /// Claims own vertex `l`, known to be unvisited (its seen bit just set).
   void take(V l, V p) {

@@ -65,7 +65,7 @@ void search_levels(std::uint64_t root, bool filter, shoal::channel<visit_batch<V
   for (;;) {
     expand(st, ch, filter);
     ch.end_phase();
-    for (const visit<V>& m : st.inbox) st.claim(m.local, m.parent);
+    st.claim(st.inbox);
     st.inbox.clear();
     if (shoal::allreduce_sum(st.advance()) == 0) return;
   }
