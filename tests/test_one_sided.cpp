@@ -101,10 +101,9 @@ TEST_F(one_sided_misuse, PlainAddressOfNullIsNamed) {
   for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
     shoal::config c = shoal_test::make_config(2);
     c.one_sided = k;
-    EXPECT_EXIT(
-        run_to_death(c, [] { (void)shoal::plain_address(shoal::global_ptr<u64>{}); }),
-        ExitedWithCode(shoal::exit_status::fatal),
-        "plain_address on global_ptr\\(null\\): null pointer")
+    EXPECT_EXIT(run_to_death(c, [] { (void)shoal::plain_address(shoal::global_ptr<u64>{}); }),
+                ExitedWithCode(shoal::exit_status::fatal),
+                "plain_address on global_ptr\\(null\\): null pointer")
         << "backend " << static_cast<int>(k);
   }
 }

@@ -24,11 +24,11 @@
 // rflush()es, passes an arrival barrier (parallel.hpp: it does not wait
 // for application messages; the phase's pushes have completed by then, and
 // messages of the caller's own are not drained by flush), drains its own
-// queue into its own part of
-// the map (plain loads and stores through hash_map::owned(): no other
-// operation runs on the map in the phase; a bucket found held ends the
-// job), and passes a second barrier (the allreduce of the totals). After flush() returns on a core, every insert of the
-// phase, from every core, is in the map and found by find_only.
+// queue into its own part of the map (plain loads and stores through
+// hash_map::owned(): no other operation runs on the map in the phase; a
+// bucket found held ends the job), and passes a second barrier (the
+// allreduce of the totals). After flush() returns on a core, every insert
+// of the phase, from every core, is in the map and found by find_only.
 //
 // Order. Inserts of one key in one phase (from one core or several) leave
 // one of the values, unspecified which (BCL: ordering only after flush).
