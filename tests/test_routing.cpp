@@ -129,4 +129,43 @@ TEST_P(routing_test, KeyedCascadesEndWithThePhase) {
 }
 SHOAL_TEST_CORES(routing_test);
 
+// A keyed channel's send through a handle that cannot send ends the job
+// naming the handle, whether the target is this core's own (short-circuited:
+// the keyed channel names itself) or another core's (staged: the runtime
+// names the closed channel id).
+struct key_is_value {
+  std::uint64_t operator()(const std::uint64_t& v) const noexcept { return v; }
+};
+class keyed_misuse : public shoal_test::death_test {};
+
+TEST_F(keyed_misuse, SendThroughADefaultHandleIsNamed) {
+  EXPECT_EXIT(
+      shoal_test::run_to_death(
+          shoal_test::make_config(2),
+          [] {
+            shoal::keyed_target_channel<std::uint64_t, shoal::cyclic_distribution, key_is_value> ch;
+            ch.send(0);
+          }),
+      testing::ExitedWithCode(shoal::exit_status::fatal),
+      "shoal::keyed_target_channel::send on a default-constructed or closed channel");
+}
+
+TEST_F(keyed_misuse, SendThroughAClosedHandleIsNamed) {
+  for (const std::uint64_t target : {0, 1}) {  // this core's own, the other core's
+    EXPECT_EXIT(
+        shoal_test::run_to_death(shoal_test::make_config(2),
+                                 [target] {
+                                   auto ch = shoal::make_keyed_target_channel<std::uint64_t>(
+                                       shoal::cyclic_distribution(2), key_is_value{},
+                                       [](std::uint64_t, const std::uint64_t&) {});
+                                   auto copy = ch;
+                                   ch.close();
+                                   copy.send(target);
+                                 }),
+        testing::ExitedWithCode(shoal::exit_status::fatal),
+        "send on (a default-constructed or closed channel|channel id [0-9]+, which is closed)")
+        << "target " << target;
+  }
+}
+
 }  // namespace
