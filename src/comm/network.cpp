@@ -82,6 +82,13 @@ void network::note_open(std::uint64_t now) {
   }
 }
 
+network::net_buffer* network::close_current(outbox& o) {
+  net_buffer* nb = o.current;
+  o.current = nullptr;
+  open_.fetch_sub(1, std::memory_order_relaxed);
+  return nb;
+}
+
 void network::give_back(net_buffer* nb) {
   nb->used = 0;
   nb->batches.clear();
@@ -95,11 +102,8 @@ void network::stage(buffer* b, int dest_rank) {
   SHOAL_ASSERT(need <= net_bytes_, "an aggregation buffer exceeds the network buffer");
   outbox& o = *out_[static_cast<std::size_t>(dest_rank)];
   lock_guard lock(o.mu);
-  if (o.current != nullptr && o.current->used + need > net_bytes_) {
-    o.queued.push_back(o.current);
-    o.current = nullptr;
-    open_.fetch_sub(1, std::memory_order_relaxed);
-  }
+  if (o.current != nullptr && o.current->used + need > net_bytes_)
+    o.queued.push_back(close_current(o));
   if (o.current == nullptr) {
     o.current = take_buffer();
     note_open(open_.fetch_add(1, std::memory_order_relaxed) + 1);
@@ -229,10 +233,7 @@ void network::send_partial() {
   for (auto& op : out_) {
     outbox& o = *op;
     lock_guard lock(o.mu);
-    if (o.current == nullptr) continue;
-    o.queued.push_back(o.current);
-    o.current = nullptr;
-    open_.fetch_sub(1, std::memory_order_relaxed);
+    if (o.current != nullptr) o.queued.push_back(close_current(o));
   }
   progress();
 }
@@ -253,9 +254,7 @@ bool network::send_ready() {
           // Nothing to this rank in flight: send what is there now rather
           // than wait for the buffer to fill (latency); what comes while it
           // travels is combined into the next one.
-          nb = o.current;
-          o.current = nullptr;
-          open_.fetch_sub(1, std::memory_order_relaxed);
+          nb = close_current(o);
         } else {
           break;
         }

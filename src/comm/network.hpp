@@ -137,6 +137,9 @@ class network {
     int in_flight SHOAL_GUARDED_BY(mu) = 0;
   };
 
+  /// Takes the outbox's partly filled buffer out of filling (it no longer
+  /// counts as open) and returns it.
+  net_buffer* close_current(outbox& o) SHOAL_REQUIRES(o.mu);
   net_buffer* take_buffer() SHOAL_EXCLUDES(pool_mu_);
   void give_back(net_buffer* nb) SHOAL_EXCLUDES(pool_mu_);
   void note_open(std::uint64_t now);  // raises open_peak_ to `now`
@@ -183,9 +186,10 @@ network* this_network() noexcept;
 /// As push_staged() (message.hpp), and partly filled network buffers leave
 /// at once too (network::send_partial): for the steps of a phase that other
 /// processes wait on (a channel phase's values, barrier arrivals and
-/// releases, round markers, wave replies). Not for shoal::flush(), whose callers flush often and
-/// gain from combining behind buffers in flight (gups at 2 x 1: 8% slower
-/// with every flush sending its partial buffer). The calling core.
+/// releases, round markers, wave replies). Not for shoal::flush(), whose
+/// callers flush often and gain from combining behind buffers in flight
+/// (gups at 2 x 1: 8% slower with every flush sending its partial buffer).
+/// The calling core.
 void push_staged_partial();
 
 }  // namespace shoal::detail
