@@ -128,14 +128,9 @@ class keyed_target_channel {
   /// Runs the handler of a value for this core's own target, through the
   /// channel's deliver loop (which locates it again), nested one level.
   void run_here(const T& value) const {
-    const detail::channel_entry& e = detail::channel_table()[ch_.id()];
-    if (e.deliver == nullptr) [[unlikely]]
-      detail::fatal_channel_send(ch_.id(), "shoal::keyed_target_channel::send");
     alignas(64) unsigned char one[sizeof(T)];
     std::memcpy(one, &value, sizeof(T));
-    ++detail::tls_short_circuit_depth;
-    e.deliver(e.state, reinterpret_cast<const char*>(one), 1);
-    --detail::tls_short_circuit_depth;
+    detail::deliver_here(ch_.id(), one, 1, "shoal::keyed_target_channel::send");
   }
 
   channel<T> ch_;

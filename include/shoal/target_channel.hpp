@@ -149,6 +149,18 @@ inline constexpr int max_short_circuit_depth = 16;
 
 namespace detail {
 inline thread_local int tls_short_circuit_depth = 0;
+/// Runs channel `id`'s deliver loop on `n` records at `records`, all for
+/// this core's own targets (a short-circuited send), nested one level
+/// deeper; a handle whose channel is closed ends the job, naming `who`.
+inline void deliver_here(std::uint32_t id, const unsigned char* records, std::uint32_t n,
+                         const char* who) {
+  const channel_entry& e = channel_table()[id];
+  if (e.deliver == nullptr) [[unlikely]]
+    fatal_channel_send(id, who);
+  ++tls_short_circuit_depth;
+  e.deliver(e.state, reinterpret_cast<const char*>(records), n);
+  --tls_short_circuit_depth;
+}
 /// Only make_target_channel builds an open target_channel.
 struct target_channel_key {
   explicit target_channel_key() = default;
@@ -652,12 +664,7 @@ class target_channel {
 
   /// Runs the handler of `n` records of this core's own targets.
   void run_here(const unsigned char* records, std::uint32_t n) const {
-    const detail::channel_entry& e = detail::channel_table()[ch_.id()];
-    if (e.deliver == nullptr) [[unlikely]]
-      detail::fatal_channel_send(ch_.id(), "shoal::target_channel::send");
-    ++detail::tls_short_circuit_depth;
-    e.deliver(e.state, reinterpret_cast<const char*>(records), n);
-    --detail::tls_short_circuit_depth;
+    detail::deliver_here(ch_.id(), records, n, "shoal::target_channel::send");
   }
 
   void run_here(std::uint64_t local, const T& value) const {
