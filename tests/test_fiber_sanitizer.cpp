@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tasks/scheduler.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -92,6 +93,65 @@ TEST_P(fiber_stacks, ForallInRuntimesStartedOneAfterAnother) {
       shoal::global_free(a);
     });
     EXPECT_EQ(sum, n * (n - 1) / 2 + n) << "stack_kb " << stack_kb;
+  }
+}
+
+// What one call on the service stack did: where its frame lay and what it summed.
+struct service_call {
+  const char* frame = nullptr;
+  std::int64_t sum = 0;
+  int nested = 0;
+};
+
+// Needs 256 KiB of stack, 8 times what the workers below have.
+[[gnu::noinline]] void use_big_frame(void* arg) {
+  auto* c = static_cast<service_call*>(arg);
+  char buf[256 * 1024];
+  std::memset(buf, 3, sizeof buf);
+  const volatile char* v = buf;
+  c->frame = buf;
+  c->sum = 0;
+  for (std::size_t i = 0; i < sizeof buf; i += 4096) c->sum += v[i];
+  // A call from the service stack runs where it is (directly).
+  shoal::detail::this_scheduler().run_off_worker_stack(
+      [](void* p) { ++static_cast<service_call*>(p)->nested; }, c);
+}
+
+// scheduler::run_off_worker_stack (how a worker drives the network: MPICH's
+// MPI_Test overflowed a 64 KiB worker stack): from workers with 32 KiB
+// stacks that yield between calls, a function needing 256 KiB runs, on a
+// stack that is not the calling worker's, and a call made from there runs
+// in place.
+TEST_P(fiber_stacks, ServiceStackHoldsWhatAWorkerStackCannot) {
+  constexpr int tasks = 32;
+  std::vector<service_call> calls(tasks);
+  std::vector<int> outside(tasks, 0);
+  shoal::config cfg = config();
+  cfg.stack_kb = 32;
+  run(cfg, [&] {
+    service_call* c = calls.data();
+    int* out = outside.data();
+    shoal::completion_event done(tasks);
+    shoal::completion_event* d = &done;
+    for (int i = 0; i < tasks; ++i) {
+      shoal::spawn<shoal::stealable>([c, out, d, i] {
+        auto& s = shoal::detail::this_scheduler();
+        const auto* w = s.running();
+        for (int round = 0; round < 3; ++round) {
+          s.run_off_worker_stack(use_big_frame, &c[i]);
+          shoal::yield();
+        }
+        out[i] = c[i].frame < w->stack_lo || c[i].frame >= w->stack_lo + w->stack_bytes;
+        d->complete();
+      });
+    }
+    done.wait();
+  });
+  for (int i = 0; i < tasks; ++i) {
+    const auto& c = calls[static_cast<std::size_t>(i)];
+    EXPECT_EQ(c.sum, 3 * 64) << i;
+    EXPECT_EQ(c.nested, 3) << i;
+    EXPECT_EQ(outside[static_cast<std::size_t>(i)], 1) << i;
   }
 }
 

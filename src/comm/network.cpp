@@ -11,6 +11,7 @@
 #include <new>
 
 #include "comm/arrived_buffer.hpp"
+#include "tasks/scheduler.hpp"
 
 namespace shoal::detail {
 namespace {
@@ -270,7 +271,21 @@ bool network::send_ready() {
 bool network::progress() {
   if (!drive_.try_lock()) return false;  // another thread drives: go on with the work
   lock_guard lock(drive_, adopt_lock);
-  return drive();
+  // A worker drives on its core's service stack: MPI calls may need more
+  // stack than a worker has (scheduler::run_off_worker_stack).
+  if (tls_core_state == nullptr || !in_worker()) return drive();
+  struct call {
+    network* net;
+    bool any;
+  } c{this, false};
+  this_scheduler().run_off_worker_stack(
+      [](void* p) {
+        auto* c = static_cast<call*>(p);
+        c->net->drive_.assert_held();  // held by progress(), which waits for this
+        c->any = c->net->drive();
+      },
+      &c);
+  return c.any;
 }
 
 bool network::drive() {

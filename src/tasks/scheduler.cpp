@@ -104,6 +104,33 @@ void worker_main() {
   }
 }
 
+// The service stack's fiber: runs each call it is handed, then switches back
+// to the worker that handed it (run_off_worker_stack). Never returns.
+void service_main() {
+  scheduler& s = this_scheduler();
+  fiber_arrived(s.service_ctx_.marks);  // a new fiber, as in worker_main
+  for (;;) {
+    s.service_fn_(s.service_arg_);
+    s.in_service_ = false;
+    switch_fiber(s.service_ctx_, s.running()->context);
+  }
+}
+
+void scheduler::run_off_worker_stack(void (*fn)(void*), void* arg) {
+  if (current == nullptr || in_service_) {
+    fn(arg);
+    return;
+  }
+  if (service_map_ == nullptr) {
+    service_map_ = map_lone_stack(service_stack_bytes, core_);
+    service_ctx_ = make_fiber<service_main>(service_map_ + service_stack_bytes, service_stack_bytes);
+  }
+  service_fn_ = fn;
+  service_arg_ = arg;
+  in_service_ = true;
+  switch_fiber(running()->context, service_ctx_);
+}
+
 scheduler::scheduler(int core, core_group& group, std::size_t stack_bytes, int max_workers)
     : core_(core),
       group_(group),
@@ -111,7 +138,13 @@ scheduler::scheduler(int core, core_group& group, std::size_t stack_bytes, int m
       max_workers_(max_workers),
       rng_(0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(core + 1)) {}
 
-scheduler::~scheduler() { delete stacks_; }
+scheduler::~scheduler() {
+  delete stacks_;
+  if (service_map_ != nullptr) {
+    fiber_destroyed(service_ctx_.marks);
+    unmap_lone_stack(service_map_, service_stack_bytes);
+  }
+}
 
 void scheduler::wake_a_thief() noexcept {
   // Wake a sleeping core so it can steal. The seq_cst fence orders our push

@@ -175,6 +175,19 @@ class scheduler : public core_state {
   }
   /// Whether the core is in its idle loop now (owning core only).
   bool idling() const noexcept { return idling_; }
+
+  /// Runs fn(arg) on a stack that is not a worker's and returns when it has.
+  /// From a worker: on this core's service stack (service_stack_bytes, mapped
+  /// at first use, guard page below), two fiber switches there and back. In
+  /// the scheduler's own context (the core thread's stack), or when already
+  /// on the service stack: directly. Owning core only. fn must not switch
+  /// fibers (no yield, suspend or wait) and must not throw.
+  /// Why: worker stacks are --stack-kb small (64 KiB by default), and an MPI
+  /// library may use more within one call: MPICH 4.0's MPI_Test (ch4:ucx)
+  /// overflowed 64 KiB when a worker drove the network. So every transport
+  /// call a worker makes (network::progress) runs here.
+  void run_off_worker_stack(void (*fn)(void*), void* arg);
+  static constexpr std::size_t service_stack_bytes = std::size_t{1} << 20;
   /// Messages of remote stealing handled here (not progress for the watchdog).
   std::uint64_t steal_chatter = 0;
   /// Marks the core busy; called before running handlers so that the work
@@ -183,6 +196,7 @@ class scheduler : public core_state {
 
  private:
   friend void worker_main();
+  friend void service_main();
 
   void switch_from(worker_record* self);
   void resume(worker_record* w);
@@ -203,6 +217,13 @@ class scheduler : public core_state {
   const int max_workers_;
 
   fiber sched_ctx_;
+  // The service stack (run_off_worker_stack): its context, its lowest byte
+  // (null until first used), and the call it is to run.
+  fiber service_ctx_;
+  char* service_map_ = nullptr;
+  void (*service_fn_)(void*) = nullptr;
+  void* service_arg_ = nullptr;
+  bool in_service_ = false;
   std::uint32_t since_poll_ = 0;
   ready_queue ready_;
   worker_list idle_workers_;

@@ -173,6 +173,22 @@ void stack_pool::add_slab() {
   next_slot_ = 0;
 }
 
+char* map_lone_stack(std::size_t bytes, int core) {
+  const std::size_t guard = stack_pool::guard_bytes;
+  void* p = mmap(nullptr, guard + bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    fatal_user(fmt::format("cannot map the {} KiB service stack of core {} ({})", bytes >> 10,
+                           core, std::strerror(errno)));
+  install_guard(static_cast<char*>(p), guard);
+  return static_cast<char*>(p) + guard;
+}
+
+void unmap_lone_stack(char* lo, std::size_t bytes) {
+  fiber_stack_unused(lo, lo + bytes);  // frames' poison must not outlive the mapping
+  munmap(lo - stack_pool::guard_bytes, stack_pool::guard_bytes + bytes);
+}
+
 worker_record* stack_pool::create() {
   if (slabs_.empty() || next_slot_ == slots_per_slab_) add_slab();
   char* slot = slabs_.back().base + next_slot_++ * slot_bytes_;

@@ -55,6 +55,14 @@ class stack_pool {
   std::vector<worker_record*> workers_ SHOAL_GUARDED_BY(workers_mu_);
 };
 
+/// One stack of `bytes` (a multiple of the page size) with a guard page
+/// below it, mapped on its own for a fiber that is not a worker (a core's
+/// service stack, scheduler::run_off_worker_stack). Returns its lowest
+/// usable byte; ends the job naming `core` when the mapping fails.
+char* map_lone_stack(std::size_t bytes, int core);
+/// Releases what map_lone_stack returned; its fiber must not be running.
+void unmap_lone_stack(char* lo, std::size_t bytes);
+
 /// Installs the SIGSEGV handler that turns a guard hit into the message
 /// "worker stack overflow on core N (stack K KiB; raise --stack-kb)".
 /// Idempotent; each core thread must also call install_alt_stack().
