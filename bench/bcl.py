@@ -40,8 +40,8 @@ CONFIGS = [
 ]
 OPS = ["insert_atomic", "insert_buffer", "find_atomic", "find_only"]
 LINE = re.compile(
-    r"bcl backend=(\S+) shape=(\S+) op=(\S+) keys=(\d+) seconds=\S+ ops_per_s=(\d+) path=(\S+) "
-    r"cpus=(\S+)")
+    r"bcl backend=(\S+) shape=(\S+) op=(\S+) keys=(\d+) seconds=\S+ ops_per_s=(\d+) path=(\S+)"
+    r"(?: cpus=(\S+))?")  # cpus: absent from a bcl-rate built before it (counted apart)
 
 
 def run_one(exe, backend, np, cores, keys, forced):
