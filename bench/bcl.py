@@ -12,7 +12,13 @@ find is BCL's 2A + R, the comparison the thesis makes). The file's
 sections from its first "## " heading on (earlier results) are kept below
 the new table.
 
-    python3 bench/bcl.py --build build [--reps 3]
+Each phase also says whether two cores of the job ended it on one CPU
+(bcl-rate's cpus=shared): the OS then ran them in turns, and the phase
+measured that, not the table. The table counts such phases per row; with
+--c2c (a build of tools/c2c_probe.cpp) it also gives the placement of the
+two vCPUs before and after the rounds.
+
+    python3 bench/bcl.py --build build [--reps 3] [--c2c /path/to/c2c_probe]
 """
 import argparse
 import collections
@@ -34,7 +40,8 @@ CONFIGS = [
 ]
 OPS = ["insert_atomic", "insert_buffer", "find_atomic", "find_only"]
 LINE = re.compile(
-    r"bcl backend=(\S+) shape=(\S+) op=(\S+) keys=(\d+) seconds=\S+ ops_per_s=(\d+) path=(\S+)")
+    r"bcl backend=(\S+) shape=(\S+) op=(\S+) keys=(\d+) seconds=\S+ ops_per_s=(\d+) path=(\S+)"
+    r"(?: cpus=(\S+))?")  # cpus: absent from a bcl-rate built before it (counted apart)
 
 
 def run_one(exe, backend, np, cores, keys, forced):
@@ -61,6 +68,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out", default="bench/results/bcl.md")
+    ap.add_argument("--c2c", help="a c2c_probe binary, run before and after the rounds")
     args = ap.parse_args()
     exe = os.path.join(args.build, "bin", "bcl-rate")
     if not os.access(exe, os.X_OK):
@@ -68,18 +76,32 @@ def main():
     rate = collections.defaultdict(list)  # (shape, backend, keys, op) -> ops/s per round
     paths = {}  # (shape, backend, keys, op) -> the path the automatic choice took
     rows = []  # (shape, backend, keys) in first-seen order
+    shared = collections.Counter()  # (shape, backend, keys) -> phases two cores ran on one CPU
+    phases = collections.Counter()  # (shape, backend, keys) -> phases run
+
+    def probe():
+        if not args.c2c:
+            return None
+        out = subprocess.run([args.c2c], capture_output=True, text=True)
+        return out.stdout.strip() or f"failed ({out.returncode})"
+
+    placement = [probe()]
     for rep in range(args.reps):
         for backend, np, cores, keys in CONFIGS:
             # Auto and forced back to back, their order alternating per round.
             for forced in ((False, True) if rep % 2 == 0 else (True, False)):
-                for b, shape, op, k, per_s, path in run_one(exe, backend, np, cores, keys, forced):
+                for b, shape, op, k, per_s, path, cpus in run_one(exe, backend, np, cores, keys,
+                                                                  forced):
                     if (shape, b, int(k)) not in rows:
                         rows.append((shape, b, int(k)))
+                    phases[(shape, b, int(k))] += 1
+                    shared[(shape, b, int(k))] += cpus == "shared"
                     if forced:
                         op += "_onesided"
                     else:
                         paths[(shape, b, int(k), op)] = path
                     rate[(shape, b, int(k), op)].append(int(per_s))
+    placement.append(probe())
     cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     model = next((l.split(":", 1)[1].strip() for l in cpu.splitlines() if "Model name" in l), "?")
 
@@ -109,13 +131,19 @@ def main():
         "find_only is the automatic run's. Both find phases follow an untimed find_only pass.",
         "",
         f"Load average when the rounds ended: {os.getloadavg()[0]:.1f} (1 min), on "
-        f"{os.cpu_count()} hardware threads; a shared machine makes single rounds noisy.",
+        f"{os.cpu_count()} hardware threads; a shared machine makes single rounds noisy."
+        + (f" c2c probe before and after the rounds: {placement[0]}, {placement[1]}."
+           if args.c2c else ""),
+        "",
+        "one CPU: of the row's timed phases (4 per run, both runs of every round), those in "
+        "which two cores ended on the same CPU (the OS ran them in turns: at 1 x 2 each "
+        "barrier then waits out a 50 us spin; read such rows as the OS's placement).",
         "",
         "| shape | backend | keys/core | insert atomic auto | insert atomic one-sided "
         "| insert buffer | buffer/atomic auto | buffer/atomic one-sided | find atomic auto "
         "| find atomic one-sided | find_only | find_only/atomic auto "
-        "| find_only/atomic one-sided |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| find_only/atomic one-sided | one CPU |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def cell(row, op):
@@ -135,7 +163,8 @@ def main():
             f"{ratio_cell(row, 'insert_buffer', 'insert_atomic_onesided')} | "
             f"{cell(row, 'find_atomic')} | {cell(row, 'find_atomic_onesided')} | "
             f"{cell(row, 'find_only')} | {ratio_cell(row, 'find_only', 'find_atomic')} | "
-            f"{ratio_cell(row, 'find_only', 'find_atomic_onesided')} |")
+            f"{ratio_cell(row, 'find_only', 'find_atomic_onesided')} | "
+            f"{shared[row]}/{phases[row]} |")
     text = "\n".join(lines) + "\n"
     if os.path.exists(args.out):
         with open(args.out) as f:

@@ -7,15 +7,18 @@
 //   [mpirun -np R] bcl-rate --cores C --one-sided B [--keys N[,N...]]
 //
 // Per size and operation, one line on rank 0:
-//   bcl backend=B shape=RxC op=OP keys=N seconds=S ops_per_s=X path=P
+//   bcl backend=B shape=RxC op=OP keys=N seconds=S ops_per_s=X path=P cpus=U
 // (X: every core's operations over the wall time from the barrier before to
 // the barrier after; P: how the table reaches buckets for OP, onesided or
 // delegate, bcl/path.hpp: auto unless SHOAL_BCL_PATH forces it, which
-// bench/bcl.py does for the one-sided rows). Ops: insert_atomic =
-// hash_map::insert (2A + W + F); insert_buffer = hash_map_buffer::insert
-// of the same keys, flush included; find_atomic = hash_map::find (2A + R);
-// find_only = find with hash_promise::find_only (R). Keys found are the
-// next core's, so most are remote. The table has 2N buckets per core.
+// bench/bcl.py does for the one-sided rows; U: apart when every core of the
+// job ended the phase on a CPU of its own, shared when two ended it on one
+// CPU, which the OS then ran in turns: such a phase measured that). Ops:
+// insert_atomic = hash_map::insert (2A + W + F); insert_buffer =
+// hash_map_buffer::insert of the same keys, flush included; find_atomic =
+// hash_map::find (2A + R); find_only = find with hash_promise::find_only
+// (R). Keys found are the next core's, so most are remote. The table has
+// 2N buckets per core.
 //
 // Fairness: both insert phases start on a fresh table (made and zeroed by
 // its owners just before) and run between the same two barriers; the
@@ -28,12 +31,15 @@
 #include <shoal/bcl/hash_map_buffer.hpp>
 #include <shoal/shoal.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <sched.h>
 
 namespace {
 
@@ -46,20 +52,35 @@ inline void benchmark_sink(u64 v) { asm volatile("" : : "r"(v)); }
 // Key i of core c: distinct over the job, scattered by the table's hash.
 inline u64 key_of(u64 i, u64 c, u64 n) { return i * n + c; }
 
+// One timed phase on core 0 (rank 0, where the results live): its wall
+// time, and whether two cores of the job ended it on one CPU.
+struct phase_time {
+  double seconds = 0;
+  bool shared_cpu = false;
+};
+
 // Runs body() on every core between two barriers; core 0 stores the wall
-// time (it is on rank 0, where `seconds` lives).
+// time in *t, and whether any two cores were on the same CPU when their
+// body() returned (sched_getcpu, gathered after the second barrier,
+// untimed; the OS seldom moves a thread within a phase this short).
 template <class F>
-void timed_phase(double* seconds, const F& body) {
+void timed_phase(phase_time* t, const F& body) {
   shoal::barrier();
   const auto t0 = clock_type::now();
   body();
+  const int cpu = sched_getcpu();
   shoal::barrier();
-  if (shoal::mycore() == 0)
-    *seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+  const double seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+  std::vector<int> cpus = shoal::allgather(cpu);
+  std::sort(cpus.begin(), cpus.end());
+  if (shoal::mycore() == 0) {
+    t->seconds = seconds;
+    t->shared_cpu = std::adjacent_find(cpus.begin(), cpus.end()) != cpus.end();
+  }
 }
 
 struct results {
-  double insert_atomic = 0, insert_buffer = 0, find_atomic = 0, find_only = 0;
+  phase_time insert_atomic, insert_buffer, find_atomic, find_only;
   const char* path = "";            // insert and find (atomic)
   const char* find_only_path = "";  // find (find_only)
 };
@@ -124,10 +145,11 @@ int main(int argc, char** argv) {
       results r;
       measure(keys, &r);
       const double total = static_cast<double>(keys) * shoal::cores();
-      const auto line = [&](const char* op, double s, const char* path) {
-        std::printf("bcl backend=%s shape=%s op=%s keys=%llu seconds=%.6f ops_per_s=%.0f path=%s\n",
-                    backend.c_str(), shape.c_str(), op, static_cast<unsigned long long>(keys), s,
-                    total / s, path);
+      const auto line = [&](const char* op, phase_time t, const char* path) {
+        std::printf(
+            "bcl backend=%s shape=%s op=%s keys=%llu seconds=%.6f ops_per_s=%.0f path=%s cpus=%s\n",
+            backend.c_str(), shape.c_str(), op, static_cast<unsigned long long>(keys), t.seconds,
+            total / t.seconds, path, t.shared_cpu ? "shared" : "apart");
       };
       line("insert_atomic", r.insert_atomic, r.path);
       line("insert_buffer", r.insert_buffer, "buffer");
