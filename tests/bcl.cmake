@@ -18,7 +18,7 @@ foreach(shape "1;2" "2;2" "3;2")
     shoal_mpi_test(bcl_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 120
       REGEX "bcl ${backend}: 25 checks, 0 wrong values: PASSED"
       COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores ${cores} --one-sided ${backend}
-              --transport mpi --stack-kb 256)
+              --transport mpi)
   endforeach()
 endforeach()
 shoal_mpi_test(bcl_hash_map_local_insert_on_another_rank EXPECT nonzero MAX_S 60
@@ -46,7 +46,7 @@ foreach(run "1;2;shm" "2;1;shm" "2;2;shm" "2;2;rma" "2;2;am" "3;2;rma")
       REGEX "bcl ${backend}: 25 checks, 0 wrong values: PASSED.*path ${way}, find_only path ${way}.*insert path ${way}, find path ${way}.*bcl circular_queue\\([^)]*\\) made on core 0: path ${way}.*bcl checksum_queue\\([^)]*\\) made on core 0: path ${way}.*bcl fast_queue\\([^)]*\\) made on core 0: path ${way}"
       COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_PATH=${way}
               ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores ${cores} --one-sided ${backend}
-              --transport mpi --stack-kb 256 --verbose)
+              --transport mpi --verbose)
   endforeach()
 endforeach()
 shoal_mpi_test(bcl_path_bad_word_on_one_rank EXPECT 2 MAX_S 60
@@ -101,7 +101,7 @@ foreach(np 2 3)
     shoal_mpi_test(bcl_object_${backend}_np${np}_cores2 EXPECT zero MAX_S 60
       REGEX "bcl_object ${backend}: 9 checks, 0 wrong values: PASSED"
       COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_object_job} --cores 2 --one-sided ${backend}
-              --transport mpi --stack-kb 256)
+              --transport mpi)
   endforeach()
 endforeach()
 foreach(run "2;1;shm" "2;2;rma" "2;2;am")
@@ -113,10 +113,10 @@ foreach(run "2;1;shm" "2;2;rma" "2;2;am")
       REGEX "bcl_object ${backend}: 9 checks, 0 wrong values: PASSED"
       COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_PATH=${way}
               ${SHOAL_MPIEXEC} -np ${np} ${bcl_object_job} --cores ${cores} --one-sided ${backend}
-              --transport mpi --stack-kb 256)
+              --transport mpi)
   endforeach()
 endforeach()
 shoal_mpi_test(bcl_object_arena_full_on_one_rank EXPECT 2 MAX_S 60
   REGEX "hash_map<8-byte key, serialised value>\\(64 buckets per core\\): a value of 104 serialised bytes does not fit core 3's arena .*raise arena_bytes_per_core of make\\(\\)"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_object_job} --cores 2 --transport mpi --one-sided rma
-          --stack-kb 256 --misuse arena-full)
+          --misuse arena-full)

@@ -15,15 +15,10 @@ foreach(shape "1;2" "2;1" "2;2" "3;2")
     list(APPEND backends direct)
   endif()
   foreach(backend IN LISTS backends)
-    # MPICH's RMA calls need bigger worker stacks (one_sided.cpp refuses less).
-    set(stack)
-    if(backend STREQUAL "rma")
-      set(stack --stack-kb 256)
-    endif()
     shoal_mpi_test(one_sided_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 90
       REGEX "one_sided ${backend}: (11|12) checks, 0 wrong values: PASSED"
       COMMAND ${SHOAL_MPIEXEC} -np ${np} ${one_sided_job} --cores ${cores} --one-sided ${backend}
-              --transport mpi ${stack})
+              --transport mpi)
   endforeach()
 endforeach()
 # --one-sided auto: am for several processes (a node-shared heap has no
@@ -77,16 +72,13 @@ shoal_mpi_test(one_sided_unknown_backend_is_named EXPECT nonzero MAX_S 30
 foreach(backend shm rma am)
   shoal_mpi_test(one_sided_${backend}_null_pointer EXPECT nonzero MAX_S 30
     REGEX "shoal::rget on global_ptr\\(null\\): null pointer"
-    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse null
-            --stack-kb 256)
+    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse null)
   shoal_mpi_test(one_sided_${backend}_out_of_range EXPECT nonzero MAX_S 30
     REGEX "shoal::rput on global_ptr\\(linear .*outside the global heap"
-    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse range
-            --stack-kb 256)
+    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse range)
   shoal_mpi_test(one_sided_${backend}_misaligned_atomic EXPECT nonzero MAX_S 30
     REGEX "shoal::fetch_add on .*a 8-byte atomic needs an address aligned to 8 bytes"
-    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse align
-            --stack-kb 256)
+    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse align)
 endforeach()
 # plain_address of elements past the end of their block (shm: the only
 # multi-process backend where it returns an address) ends the job.
@@ -98,36 +90,25 @@ shoal_mpi_test(one_sided_shm_plain_address_past_block EXPECT nonzero MAX_S 30
 foreach(backend shm rma am)
   shoal_mpi_test(one_sided_${backend}_plain_address_null EXPECT nonzero MAX_S 30
     REGEX "plain_address on global_ptr\\(null\\): null pointer"
-    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse plain-null
-            --stack-kb 256)
+    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse plain-null)
 endforeach()
 foreach(backend shm rma)
   shoal_mpi_test(one_sided_${backend}_remote_2d_outside_heap EXPECT nonzero MAX_S 30
     REGEX "shoal::rget on global_ptr\\(core 3, .*a 2D pointer into rank 1's memory outside its global heap"
-    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse remote-2d
-            --stack-kb 256)
+    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --misuse remote-2d)
 endforeach()
 # Ranks that disagree on --one-sided would wait in different collectives at
 # init (windows made on one side only): refused, naming both values.
 shoal_mpi_test(one_sided_ranks_disagree EXPECT nonzero MAX_S 30
   REGEX "ranks disagree on --one-sided: rank 1 has rma, rank 0 has am"
   COMMAND ${SHOAL_MPIEXEC} -np 1 ${one_sided_job} --cores 2 --one-sided am --transport mpi
-          --stack-kb 256 : -np 1 ${one_sided_job} --cores 2 --one-sided rma --transport mpi
-          --stack-kb 256)
-# MPICH only: rma with the default 64 KiB worker stacks is refused by name
-# (MPICH 4.0 overflowed 128 KiB in its RMA calls) instead of crashing.
-if(SHOAL_MPIEXEC MATCHES "mpich")
-  shoal_mpi_test(one_sided_rma_mpich_needs_bigger_stacks EXPECT 2 MAX_S 30
-    REGEX "--one-sided rma with MPICH needs --stack-kb 256 or more \\(now 64\\)"
-    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided rma)
-endif()
+          : -np 1 ${one_sided_job} --cores 2 --one-sided rma --transport mpi)
 # Several init/finalize cycles in one process: windows made and freed each time
 # (shm's at the next cycle's start: mpi_transport::make_shared_heap).
 foreach(backend shm rma am)
   shoal_mpi_test(one_sided_${backend}_three_cycles_np2_cores2 EXPECT zero MAX_S 60
     REGEX "one_sided ${backend}: (11|12) checks, 0 wrong values: PASSED"
-    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --cycles 3
-            --stack-kb 256)
+    COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --one-sided ${backend} --cycles 3)
 endforeach()
 
 # Under --one-sided rma a core waiting inside MPI needs the target process to
@@ -136,5 +117,5 @@ endforeach()
 if(TARGET one_sided_job AND SHOAL_HAVE_MPI)
   shoal_mpi_test(one_sided_rma_oversubscribed_keeps_mpi_yield EXPECT zero MAX_S 30
     REGEX "one_sided rma: (11|12) checks, 0 wrong values: PASSED"
-    COMMAND ${SHOAL_MPIEXEC} -np 3 ${one_sided_job} --cores 2 --one-sided rma --transport mpi --stack-kb 256)
+    COMMAND ${SHOAL_MPIEXEC} -np 3 ${one_sided_job} --cores 2 --one-sided rma --transport mpi)
 endif()

@@ -33,8 +33,9 @@
 //           spun in a handler; the same rget under am waited for the
 //           handler to end (90 ms).
 //           MPICH 4.0 runs the target side of an operation on the caller's
-//           own rank inside the call, on the worker's stack: init refuses
-//           rma under MPICH with --stack-kb below 256.
+//           own rank inside the call, which needs more than a worker's
+//           stack: every MPI call a worker makes runs on its core's 1 MiB
+//           service stack instead (two fiber switches, tens of ns).
 //   am      every operation is a delegate to the owning core (active
 //           messages through the aggregator): works everywhere, costs a round
 //           trip, needs no progress from MPI RMA.

@@ -273,19 +273,12 @@ bool network::progress() {
   lock_guard lock(drive_, adopt_lock);
   // A worker drives on its core's service stack: MPI calls may need more
   // stack than a worker has (scheduler::run_off_worker_stack).
-  if (tls_core_state == nullptr || !in_worker()) return drive();
-  struct call {
-    network* net;
-    bool any;
-  } c{this, false};
-  this_scheduler().run_off_worker_stack(
-      [](void* p) {
-        auto* c = static_cast<call*>(p);
-        c->net->drive_.assert_held();  // held by progress(), which waits for this
-        c->any = c->net->drive();
-      },
-      &c);
-  return c.any;
+  bool any = false;
+  off_worker_stack([this, &any] {
+    drive_.assert_held();  // by this thread, which waits for the call
+    any = drive();
+  });
+  return any;
 }
 
 bool network::drive() {

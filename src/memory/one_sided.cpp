@@ -27,6 +27,7 @@
 
 #include "memory/one_sided_copy.hpp"
 #include "memory/one_sided_impl.hpp"
+#include "tasks/scheduler.hpp"
 #include "transport/transport.hpp"
 
 namespace shoal::detail {
@@ -305,7 +306,7 @@ rma_request async_get_bytes(std::uint64_t bits, void* dst, std::size_t elem, std
       [&](int rank, std::uint64_t offset, std::size_t at, std::size_t chunk) {
         auto& s = detail_access::state(r);
         s.handles.emplace_back();
-        g_os.net->rma_get(rank, offset, out + at, chunk, s.handles.back());
+        off_worker_stack([&] { g_os.net->rma_get(rank, offset, out + at, chunk, s.handles.back()); });
       },
       [&](char* mem, std::size_t at, std::size_t len) {
         if (n == 1) {
@@ -340,7 +341,7 @@ rma_request async_put_bytes(std::uint64_t bits, const void* src, std::size_t ele
       [&](int rank, std::uint64_t offset, std::size_t at, std::size_t chunk) {
         auto& s = detail_access::state(r);
         s.handles.emplace_back();
-        g_os.net->rma_put(rank, offset, in + at, chunk, s.handles.back());
+        off_worker_stack([&] { g_os.net->rma_put(rank, offset, in + at, chunk, s.handles.back()); });
       },
       [&](char* mem, std::size_t at, std::size_t len) {
         if (n == 1) {
@@ -376,7 +377,9 @@ std::uint64_t atomic_bytes(std::uint64_t bits, int width, atomic_kind op, std::u
   if (through_window(pl)) {
     std::uint64_t result = 0;
     if (op == atomic_kind::cas) {
-      g_os.net->rma_compare_swap(pl.rank, pl.offset, &compare, &operand, &result, width);
+      off_worker_stack([&] {
+        g_os.net->rma_compare_swap(pl.rank, pl.offset, &compare, &operand, &result, width);
+      });
       return result;
     }
     static constexpr transport::rma_op ops[] = {transport::rma_op::no_op, transport::rma_op::sum,
@@ -385,8 +388,10 @@ std::uint64_t atomic_bytes(std::uint64_t bits, int width, atomic_kind op, std::u
     rma_request r;
     auto& s = detail_access::state(r);
     s.handles.emplace_back();
-    g_os.net->rma_fetch_op(pl.rank, pl.offset, &operand, &result, width, ops[static_cast<int>(op)],
-                           s.handles.back());
+    off_worker_stack([&] {
+      g_os.net->rma_fetch_op(pl.rank, pl.offset, &operand, &result, width,
+                             ops[static_cast<int>(op)], s.handles.back());
+    });
     r.wait();
     return result;
   }
@@ -544,15 +549,6 @@ char* one_sided_prepare(const config& cfg, transport& t, std::size_t heap_bytes)
     refuse(t, fmt::format("--one-sided {} needs the mpi transport (start under mpirun, or add "
                           "--transport mpi)",
                           kind_names[static_cast<int>(kind)]));
-  // MPICH (4.0, ch4:ucx) runs the target side of an RMA operation on its
-  // own rank inside the call, on the calling worker's stack: 128 KiB
-  // overflowed in one_sided_job, 256 KiB did not.
-  if (kind == one_sided_kind::rma && t.library_version().find("MPICH") != std::string::npos &&
-      cfg.stack_kb < 256)
-    refuse(t, fmt::format("--one-sided rma with MPICH needs --stack-kb 256 or more (now {}): "
-                          "MPICH's RMA calls can run their target-side work on the calling "
-                          "worker's stack",
-                          cfg.stack_kb));
   if (kind != one_sided_kind::shm) return nullptr;
   char* mine = t.make_shared_heap(heap_bytes, g_os.here);
   g_os.windows = true;
@@ -643,7 +639,9 @@ bool rma_request::test() {
   detail::rma_request_state* s = s_.get();
   if (s == nullptr) return true;
   while (s->done < s->handles.size()) {
-    if (!detail::g_os.net->rma_test(s->handles[s->done])) return false;
+    bool done = false;
+    detail::off_worker_stack([&] { done = detail::g_os.net->rma_test(s->handles[s->done]); });
+    if (!done) return false;
     ++s->done;
   }
   return !s->has_am || s->am.ready();
@@ -671,7 +669,7 @@ const char* one_sided_backend_name() noexcept {
 void rflush() {
   SHOAL_CHECK_ON_CORE("shoal::rflush");
   if (detail::g_os.kind == one_sided_kind::rma && detail::g_os.windows)
-    detail::g_os.net->rma_flush_all();
+    detail::off_worker_stack([] { detail::g_os.net->rma_flush_all(); });
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 

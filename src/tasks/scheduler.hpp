@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tasks/fiber.hpp"
@@ -257,6 +258,19 @@ class scheduler : public core_state {
 
 /// The scheduler of the calling OS thread (a shoal core; see tls_core_state).
 inline scheduler& this_scheduler() noexcept { return static_cast<scheduler&>(*tls_core_state); }
+
+/// Calls f() off the worker stacks (scheduler::run_off_worker_stack) when
+/// the caller is a worker; directly on any other thread or context. Every
+/// call into the MPI library that a worker makes goes through here.
+template <class F>
+void off_worker_stack(F&& f) {
+  if (tls_core_state == nullptr || !in_worker()) {
+    f();
+    return;
+  }
+  this_scheduler().run_off_worker_stack(
+      [](void* p) { (*static_cast<std::remove_reference_t<F>*>(p))(); }, &f);
+}
 
 /// Wakes every core of the process that has a watch, so it re-checks.
 void nudge_watchers() noexcept;

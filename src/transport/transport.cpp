@@ -14,9 +14,13 @@ namespace {
 std::unique_ptr<transport> g_transport;
 transport_kind g_made_kind = transport_kind::automatic;
 
-[[noreturn]] void refuse(const std::string& why) {
+void say_refused(const std::string& why) {
   std::fprintf(stderr, "shoal: error: %s\n", why.c_str());
   std::fflush(stderr);
+}
+
+[[noreturn]] void refuse(const std::string& why) {
+  say_refused(why);
   std::_Exit(2);
 }
 
@@ -57,11 +61,20 @@ transport& obtain_transport(transport_kind kind, int join_s) {
                       want == transport_kind::mpi ? "mpi" : "local", g_transport->name()));
     return *g_transport;
   }
-  if (want == transport_kind::local && by_launcher && announced > 1)
-    refuse(fmt::format(
+  if (want == transport_kind::local && by_launcher && announced > 1) {
+    const std::string why = fmt::format(
         "--transport local, but this process was started by an MPI launcher as one of {} "
         "ranks: each would run alone; drop --transport local, or start one process",
-        announced));
+        announced);
+    // Join the job first where this shoal has MPI, so that the refusal ends
+    // every rank: MPICH's launcher left the other ranks waiting in MPI_Init
+    // for this one (past 20 s) when it only exited.
+    if (std::unique_ptr<transport> joined = make_mpi_transport(join_s)) {
+      say_refused(why);
+      joined->abort(2);
+    }
+    refuse(why);
+  }
   if (want == transport_kind::mpi) {
     g_transport = make_mpi_transport(join_s);
     if (g_transport == nullptr)
