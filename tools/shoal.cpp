@@ -43,8 +43,13 @@ report run_command(const command& c) {
     c.run(ctx);
   } catch (const shoal_apps::input_error& e) {
     // Messages may quote a flag's value raw (--tree, --type): escaped and cut.
-    shoal::abort_job(
-        fmt::format("shoal {}: error: {}", c.spec->name, shoal_apps::printable(e.what(), 1000)), 2);
+    // Under mpirun the rank is named: each reads its input files itself, so
+    // the bad copy may be on one node only.
+    const std::string rank =
+        shoal::ranks() > 1 ? fmt::format(" (rank {} of {})", shoal::myrank(), shoal::ranks()) : "";
+    shoal::abort_job(fmt::format("shoal {}: error: {}{}", c.spec->name,
+                                 shoal_apps::printable(e.what(), 1000), rank),
+                     2);
   } catch (const std::exception& e) {
     shoal::abort_job(fmt::format("shoal {}: failed: {}", c.spec->name, e.what()), 1);
   }

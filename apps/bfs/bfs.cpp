@@ -25,6 +25,8 @@
 #include "common/app.hpp"
 #include "common/plain/memory.hpp"
 #include "common/plain/progress.hpp"
+#include "common/plain/text_input.hpp"
+#include "common/same_input.hpp"
 
 namespace shoal_apps {
 
@@ -73,6 +75,7 @@ graph_shape load_input(const bfs_options& o) {
   std::string origin = "--scale/--edgefactor";
   if (!o.graph.file.empty()) {
     edge_list list = read_graph_file(o.graph.file);
+    check_same_input_on_every_rank(digest_of(list), "--graph " + printable(o.graph.file, 200));
     s.from_file = true;
     s.vertices = list.vertices;
     s.edges = static_cast<std::int64_t>(list.edges.size());

@@ -42,6 +42,8 @@
 #include "common/app.hpp"
 #include "common/plain/graph.hpp"
 #include "common/plain/memory.hpp"
+#include "common/plain/text_input.hpp"
+#include "common/same_input.hpp"
 
 namespace shoal_apps {
 
@@ -190,6 +192,7 @@ void load_input(const graph_options& o) {
   std::string origin = "--scale/--edgefactor";
   if (!o.file.empty()) {
     edge_list list = read_graph_file(o.file);
+    check_same_input_on_every_rank(digest_of(list), "--graph " + printable(o.file, 200));
     g_in.from_file = true;
     g_in.vertices = list.vertices;
     g_in.edges = static_cast<std::int64_t>(list.edges.size());

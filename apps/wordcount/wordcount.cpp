@@ -25,6 +25,8 @@
 #include "common/app.hpp"
 #include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
+#include "common/plain/text_input.hpp"
+#include "common/same_input.hpp"
 #include "wordcount/plain/word_count.hpp"
 
 namespace shoal_apps {
@@ -93,6 +95,13 @@ void run_in_root(report& out) {
   out.set("ranking", ranked, g_out.top.size() <= 20);
 }
 
+/// "--files a b ...", escaped and cut, for messages.
+std::string files_flag(const std::vector<std::string>& files) {
+  std::string all;
+  for (const std::string& f : files) all += " " + f;
+  return "--files" + printable(all, 200);
+}
+
 void run_wordcount(wc::problem p, bool corrupt, run_context& ctx) {
   if (p.top == 0) throw input_error("--top: expected at least 1 word to rank, got 0");
   if (p.files.empty() && (p.vocabulary == 0 || p.vocabulary > max_vocabulary))
@@ -102,7 +111,10 @@ void run_wordcount(wc::problem p, bool corrupt, run_context& ctx) {
     throw input_error("--words-per-core: expected at least 1, got 0");
   if (!(p.zipf_s > 0 && p.zipf_s <= 10))
     throw input_error(fmt::format("--zipf-s: expected an exponent in (0, 10], got {}", p.zipf_s));
-  wc::check_files(p.files);  // every rank: bad input ends the job before it starts
+  // Every rank reads every file: bad input ends the job before it starts,
+  // and so does a file that another rank sees with other words in it.
+  const std::uint64_t digest = wc::check_files(p.files);
+  if (!p.files.empty()) check_same_input_on_every_rank(digest, files_flag(p.files));
   p.participants = shoal::cores();
   g_problem = std::move(p);
   g_out = {};
