@@ -158,12 +158,28 @@ bool names_an_app(CLI::App& cli, const std::string& word) {
                    2);
 }
 
+/// Leaves the job (status 2) when the line names no app: nothing left after
+/// the runtime's flags, or a flag in the app's place (CLI11 would only say
+/// that a subcommand is required, not which word it could not place).
+void require_an_app(int argc, char** argv) {
+  if (argc < 2)
+    shoal::leave_job("shoal: error: no app named (usage: shoal <app> [flags]; see shoal --help)",
+                     2);
+  const std::string_view first = argv[1];
+  if (first.empty() || first[0] != '-' || first == "-h" || first == "--help") return;
+  shoal::leave_job(fmt::format("shoal: error: unknown flag '{}' before the app's name (usage: "
+                               "shoal <app> [flags]; runtime flags: shoal --help-shoal)",
+                               shoal_apps::printable(first, 40)),
+                   2);
+}
+
 int run_driver(int argc, char** argv) {
   const std::vector<app_spec> apps = shoal_tools::all_apps();
   const auto parsed = std::make_unique<shoal_tools::driver_cli>(apps);
   CLI::App& cli = parsed->cli;
   CLI::App* suite = parsed->suite;
-  if (argc > 1 && argv[1][0] != '-' && !names_an_app(cli, argv[1])) return 2;
+  require_an_app(argc, argv);
+  if (argv[1][0] != '-' && !names_an_app(cli, argv[1])) return 2;
   const bool app_named = argc > 1 && argv[1][0] != '-';
   const std::string prefix = app_named ? fmt::format("shoal {}", argv[1]) : "shoal";
   if (const std::string empty = shoal_apps::empty_argument(argc, argv); !empty.empty())

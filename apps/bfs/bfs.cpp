@@ -23,6 +23,7 @@
 #include "bfs/plain/search_report.hpp"
 #include "bfs/search.hpp"
 #include "common/app.hpp"
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/memory.hpp"
 #include "common/plain/progress.hpp"
 #include "common/plain/text_input.hpp"
@@ -230,10 +231,11 @@ app_spec bfs_app() {
                            "channel keeps the least level per vertex before relaxations travel)")
                 ->check(CLI::IsMember({"none", "min"}))
                 ->capture_default_str();
-            cmd.add_option("--cache-slots", o->cache_slots,
-                           "slots of each core's reduction cache (--reduce min)")
-                ->check(CLI::Range(1U, shoal::max_cache_slots))
-                ->capture_default_str();
+            const CLI::Option* cache_slots =
+                cmd.add_option("--cache-slots", o->cache_slots,
+                               "slots of each core's reduction cache (--reduce min)")
+                    ->check(CLI::Range(1U, shoal::max_cache_slots))
+                    ->capture_default_str();
             cmd.add_option("--routing", o->routing,
                            "how relaxations travel between processes (--impl async): direct, "
                            "hypercube (log2 P hops, peers one bit away) or node (through one "
@@ -244,7 +246,8 @@ app_spec bfs_app() {
             cmd.add_option("--corrupt-for-test", o->corrupt_rule)
                 ->check(CLI::Range(1, 5))
                 ->group("");  // hidden: breaks one rule after the first search
-            return [o](run_context& ctx) {
+            return [o, cache_slots](run_context& ctx) {
+              refuse_unused(cache_slots, o->reduce == "min", "--reduce min");
               if (o->routing != "direct" && ctx.impl != "async")
                 throw input_error(
                     fmt::format("--routing {}: routing applies to --impl async only, not "

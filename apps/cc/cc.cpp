@@ -278,7 +278,9 @@ app_spec cc_app() {
             // The search keys of the graph options mean nothing here.
             cmd.remove_option(cmd.get_option("--roots"));
             cmd.remove_option(cmd.get_option("--root"));
-            cmd.get_option("--seed")->description("seed of the Kronecker generator");
+            // Without search keys the seed only drives the generator: a file excludes it.
+            cmd.get_option("--graph")->excludes(
+                cmd.get_option("--seed")->description("seed of the Kronecker generator"));
             cmd.add_flag("--corrupt", o->corrupt, "spoil one label before validation (tests)")
                 ->group("");
             return [o](run_context& ctx) { run_cc(*o, ctx); };

@@ -19,8 +19,8 @@
 namespace shoal_apps {
 
 namespace detail {
-inline std::uint64_t g_input_digest = 0;                // this process's, for the run below
-inline std::vector<std::uint64_t> g_input_digests;      // every core's, indexed by core
+inline std::uint64_t g_input_digest = 0;            // this process's, for the run below
+inline std::vector<std::uint64_t> g_input_digests;  // every core's, indexed by core
 }  // namespace detail
 
 /// Throws input_error on every rank when some rank's `digest` (of the input

@@ -15,6 +15,7 @@
 #include <shoal/containers/counting_set.hpp>
 #include <shoal/shoal.hpp>
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -37,6 +38,9 @@ namespace wc = wordcount;
 using word_set = shoal::counting_set<std::string>;
 
 constexpr std::uint64_t max_vocabulary = std::uint64_t{1} << 26;  // its CDF: 512 MiB at most
+/// The most Zipf words a run may generate: hours on one core, and as long
+/// again for the sequential check (as randomwalk's 2^40 steps).
+constexpr double max_generated_words = 1099511627776.0;
 
 wc::problem g_problem;  // set on every process before shoal::run
 struct outcome {
@@ -102,13 +106,25 @@ std::string files_flag(const std::vector<std::string>& files) {
   return "--files" + printable(all, 200);
 }
 
-void run_wordcount(wc::problem p, bool corrupt, run_context& ctx) {
+/// The options of generated text (--words-per-core, --vocabulary, --zipf-s,
+/// --seed): refused with --files.
+using zipf_flags = std::array<const CLI::Option*, 4>;
+
+void run_wordcount(wc::problem p, bool corrupt, const zipf_flags& zipf, run_context& ctx) {
+  for (const CLI::Option* f : zipf)
+    refuse_unused(f, p.files.empty(), "generated Zipf text", "--files");
   if (p.top == 0) throw input_error("--top: expected at least 1 word to rank, got 0");
   if (p.files.empty() && (p.vocabulary == 0 || p.vocabulary > max_vocabulary))
     throw input_error(
         fmt::format("--vocabulary: expected [1, {}], got {}", max_vocabulary, p.vocabulary));
   if (p.files.empty() && p.words_per_core == 0)
     throw input_error("--words-per-core: expected at least 1, got 0");
+  const double words = static_cast<double>(p.words_per_core) * shoal::cores();
+  if (p.files.empty() && words > max_generated_words)
+    throw input_error(fmt::format(
+        "--words-per-core {} on {} cores: {:.3g} words, more than the 2^40 ({:.2g}) a run may "
+        "generate; lower --words-per-core",
+        p.words_per_core, shoal::cores(), words, max_generated_words));
   if (!(p.zipf_s > 0 && p.zipf_s <= 10))
     throw input_error(fmt::format("--zipf-s: expected an exponent in (0, 10], got {}", p.zipf_s));
   // Every rank reads every file: bad input ends the job before it starts,
@@ -147,23 +163,24 @@ app_spec wordcount_app() {
         p->seed = 1;
         cmd.add_option("--files", p->files, "text files to count (default: Zipf text)")
             ->check(file_name_check());
-        cmd.add_option("--words-per-core", p->words_per_core, "Zipf words each core generates")
-            ->check(unsigned_64_check())
-            ->capture_default_str();
-        cmd.add_option("--vocabulary", p->vocabulary, "distinct Zipf words possible")
-            ->check(unsigned_64_check())
-            ->capture_default_str();
-        cmd.add_option("--zipf-s", p->zipf_s, "Zipf exponent")->capture_default_str();
-        cmd.add_option("--seed", p->seed, "seed of the Zipf text")
-            ->check(unsigned_64_check())
-            ->capture_default_str();
+        const zipf_flags zipf{
+            cmd.add_option("--words-per-core", p->words_per_core, "Zipf words each core generates")
+                ->check(unsigned_64_check())
+                ->capture_default_str(),
+            cmd.add_option("--vocabulary", p->vocabulary, "distinct Zipf words possible")
+                ->check(unsigned_64_check())
+                ->capture_default_str(),
+            cmd.add_option("--zipf-s", p->zipf_s, "Zipf exponent")->capture_default_str(),
+            cmd.add_option("--seed", p->seed, "seed of the Zipf text")
+                ->check(unsigned_64_check())
+                ->capture_default_str()};
         cmd.add_option("--top", p->top,
                        "words to rank (K >= 1; above the number of distinct words: all)")
             ->check(unsigned_64_check())
             ->capture_default_str();
         auto corrupt = std::make_shared<bool>(false);
         cmd.add_flag("--corrupt", *corrupt, "spoil one count before validation (tests)")->group("");
-        return [p, corrupt](run_context& ctx) { run_wordcount(*p, *corrupt, ctx); };
+        return [p, corrupt, zipf](run_context& ctx) { run_wordcount(*p, *corrupt, zipf, ctx); };
       }};
 }
 
