@@ -45,8 +45,9 @@ report run_command(const command& c) {
     // Messages may quote a flag's value raw (--tree, --type): escaped and cut.
     // Under mpirun the rank is named: each reads its input files itself, so
     // the bad copy may be on one node only.
-    const std::string rank =
-        shoal::ranks() > 1 ? fmt::format(" (rank {} of {})", shoal::myrank(), shoal::ranks()) : "";
+    const std::string rank = shoal::ranks() > 1 ? fmt::format(" (found by rank {} of {})",
+                                                              shoal::myrank(), shoal::ranks())
+                                                : "";
     shoal::abort_job(fmt::format("shoal {}: error: {}{}", c.spec->name,
                                  shoal_apps::printable(e.what(), 1000), rank),
                      2);

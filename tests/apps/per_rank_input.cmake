@@ -20,7 +20,7 @@ foreach(app bfs cc)
     REGEX "shoal ${app}: error: --graph graph.txt: ${differs}"
     COMMAND ${per_rank} ${app} --cores 1 --graph graph.txt)
   shoal_app_test(per_rank_${app}_graph_bad_on_rank1_named NP 2 EXPECT 2 MAX_S 20
-    REGEX "shoal ${app}: error: bad_on_rank1.txt:2: malformed line '1 x'.* \\(rank 1 of 2\\)"
+    REGEX "shoal ${app}: error: bad_on_rank1.txt:2: malformed line '1 x'.* \\(found by rank 1 of 2\\)"
     COMMAND ${per_rank} ${app} --cores 1 --graph bad_on_rank1.txt)
 endforeach()
 if("chma" IN_LIST SHOAL_BUILT_APPS)
