@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include "common/app.hpp"
@@ -145,6 +147,29 @@ std::unique_ptr<shoal_apps::report_output> open_output(const std::string& prefix
   }
 }
 
+/// Ends the job (status 2) on rank 0 when c's --output names one of its
+/// input files (the options checked as FILE: --graph, --pool, --files,
+/// --reads), by any spelling: opening it for the results would empty the
+/// input before it is read.
+void refuse_output_over_input(const std::string& prefix, const command& c) {
+  struct stat out {};
+  if (shoal::myrank() != 0 || c.output.empty() || ::stat(c.output.c_str(), &out) != 0) return;
+  for (const CLI::Option* opt : c.cmd->get_options()) {
+    if (opt->get_name() == "--output" || opt->get_type_name().find("FILE") == std::string::npos)
+      continue;
+    for (const std::string& in : opt->results()) {
+      struct stat st {};
+      if (::stat(in.c_str(), &st) != 0 || st.st_dev != out.st_dev || st.st_ino != out.st_ino)
+        continue;
+      shoal::abort_job(fmt::format("{}: error: --output {}: is the {} input file {}; the results "
+                                   "would overwrite it",
+                                   prefix, shoal_apps::printable(c.output, 200), opt->get_name(),
+                                   shoal_apps::printable(in, 200)),
+                       shoal::exit_status::usage);
+    }
+  }
+}
+
 /// Whether `word` is one of cli's subcommands; when it is not, leaves the job
 /// (status 2) saying which are (CLI11 would only say that a subcommand is
 /// required).
@@ -200,6 +225,7 @@ int run_driver(int argc, char** argv) {
     return run_suite(apps, parsed->suite_json, open_output(prefix, parsed->suite_output).get());
   for (const command& c : parsed->commands) {
     if (!c.cmd->parsed()) continue;
+    refuse_output_over_input(prefix, c);
     const auto out = open_output(prefix, c.output);
     const report r = run_command(c);
     if (shoal::myrank() != 0) return 0;
