@@ -10,8 +10,9 @@
 // counts it), then top_k(K) ranks the K most frequent words (ties by word).
 // Timed: counting and ranking. Validation (untimed): every (word, count) is
 // gathered to core 0 and compared with a sequential count of the same input,
-// and so is the ranking. Bad input (a missing, empty or binary file, a word
-// over 1000 bytes, --top 0) exits 2 naming the flag, file and line.
+// and so is the ranking. Bad input (a missing, empty or binary file, a pipe,
+// a word over 1000 bytes, --top 0, a file another rank sees with other words,
+// a Zipf flag with --files) exits 2 naming the flag, file and line.
 #include <shoal/containers/counting_set.hpp>
 #include <shoal/shoal.hpp>
 
