@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include "common/app.hpp"
@@ -43,8 +45,14 @@ report run_command(const command& c) {
     c.run(ctx);
   } catch (const shoal_apps::input_error& e) {
     // Messages may quote a flag's value raw (--tree, --type): escaped and cut.
-    shoal::abort_job(
-        fmt::format("shoal {}: error: {}", c.spec->name, shoal_apps::printable(e.what(), 1000)), 2);
+    // Under mpirun the rank is named: each reads its input files itself, so
+    // the bad copy may be on one node only.
+    const std::string rank = shoal::ranks() > 1 ? fmt::format(" (found by rank {} of {})",
+                                                              shoal::myrank(), shoal::ranks())
+                                                : "";
+    shoal::abort_job(fmt::format("shoal {}: error: {}{}", c.spec->name,
+                                 shoal_apps::printable(e.what(), 1000), rank),
+                     2);
   } catch (const std::exception& e) {
     shoal::abort_job(fmt::format("shoal {}: failed: {}", c.spec->name, e.what()), 1);
   }
@@ -139,6 +147,29 @@ std::unique_ptr<shoal_apps::report_output> open_output(const std::string& prefix
   }
 }
 
+/// Ends the job (status 2) on rank 0 when c's --output names one of its
+/// input files (the options checked as FILE: --graph, --pool, --files,
+/// --reads), by any spelling: opening it for the results would empty the
+/// input before it is read.
+void refuse_output_over_input(const std::string& prefix, const command& c) {
+  struct stat out {};
+  if (shoal::myrank() != 0 || c.output.empty() || ::stat(c.output.c_str(), &out) != 0) return;
+  for (const CLI::Option* opt : c.cmd->get_options()) {
+    if (opt->get_name() == "--output" || opt->get_type_name().find("FILE") == std::string::npos)
+      continue;
+    for (const std::string& in : opt->results()) {
+      struct stat st {};
+      if (::stat(in.c_str(), &st) != 0 || st.st_dev != out.st_dev || st.st_ino != out.st_ino)
+        continue;
+      shoal::abort_job(fmt::format("{}: error: --output {}: is the {} input file {}; the results "
+                                   "would overwrite it",
+                                   prefix, shoal_apps::printable(c.output, 200), opt->get_name(),
+                                   shoal_apps::printable(in, 200)),
+                       shoal::exit_status::usage);
+    }
+  }
+}
+
 /// Whether `word` is one of cli's subcommands; when it is not, leaves the job
 /// (status 2) saying which are (CLI11 would only say that a subcommand is
 /// required).
@@ -153,12 +184,28 @@ bool names_an_app(CLI::App& cli, const std::string& word) {
                    2);
 }
 
+/// Leaves the job (status 2) when the line names no app: nothing left after
+/// the runtime's flags, or a flag in the app's place (CLI11 would only say
+/// that a subcommand is required, not which word it could not place).
+void require_an_app(int argc, char** argv) {
+  if (argc < 2)
+    shoal::leave_job("shoal: error: no app named (usage: shoal <app> [flags]; see shoal --help)",
+                     2);
+  const std::string_view first = argv[1];
+  if (first.empty() || first[0] != '-' || first == "-h" || first == "--help") return;
+  shoal::leave_job(fmt::format("shoal: error: unknown flag '{}' before the app's name (usage: "
+                               "shoal <app> [flags]; runtime flags: shoal --help-shoal)",
+                               shoal_apps::printable(first, 40)),
+                   2);
+}
+
 int run_driver(int argc, char** argv) {
   const std::vector<app_spec> apps = shoal_tools::all_apps();
   const auto parsed = std::make_unique<shoal_tools::driver_cli>(apps);
   CLI::App& cli = parsed->cli;
   CLI::App* suite = parsed->suite;
-  if (argc > 1 && argv[1][0] != '-' && !names_an_app(cli, argv[1])) return 2;
+  require_an_app(argc, argv);
+  if (argv[1][0] != '-' && !names_an_app(cli, argv[1])) return 2;
   const bool app_named = argc > 1 && argv[1][0] != '-';
   const std::string prefix = app_named ? fmt::format("shoal {}", argv[1]) : "shoal";
   if (const std::string empty = shoal_apps::empty_argument(argc, argv); !empty.empty())
@@ -178,6 +225,7 @@ int run_driver(int argc, char** argv) {
     return run_suite(apps, parsed->suite_json, open_output(prefix, parsed->suite_output).get());
   for (const command& c : parsed->commands) {
     if (!c.cmd->parsed()) continue;
+    refuse_output_over_input(prefix, c);
     const auto out = open_output(prefix, c.output);
     const report r = run_command(c);
     if (shoal::myrank() != 0) return 0;

@@ -23,8 +23,11 @@
 #include "bfs/plain/search_report.hpp"
 #include "bfs/search.hpp"
 #include "common/app.hpp"
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/memory.hpp"
 #include "common/plain/progress.hpp"
+#include "common/plain/text_input.hpp"
+#include "common/same_input.hpp"
 
 namespace shoal_apps {
 
@@ -73,6 +76,7 @@ graph_shape load_input(const bfs_options& o) {
   std::string origin = "--scale/--edgefactor";
   if (!o.graph.file.empty()) {
     edge_list list = read_graph_file(o.graph.file);
+    check_same_input_on_every_rank(digest_of(list), "--graph " + printable(o.graph.file, 200));
     s.from_file = true;
     s.vertices = list.vertices;
     s.edges = static_cast<std::int64_t>(list.edges.size());
@@ -227,10 +231,11 @@ app_spec bfs_app() {
                            "channel keeps the least level per vertex before relaxations travel)")
                 ->check(CLI::IsMember({"none", "min"}))
                 ->capture_default_str();
-            cmd.add_option("--cache-slots", o->cache_slots,
-                           "slots of each core's reduction cache (--reduce min)")
-                ->check(CLI::Range(1U, shoal::max_cache_slots))
-                ->capture_default_str();
+            const CLI::Option* cache_slots =
+                cmd.add_option("--cache-slots", o->cache_slots,
+                               "slots of each core's reduction cache (--reduce min)")
+                    ->check(CLI::Range(1U, shoal::max_cache_slots))
+                    ->capture_default_str();
             cmd.add_option("--routing", o->routing,
                            "how relaxations travel between processes (--impl async): direct, "
                            "hypercube (log2 P hops, peers one bit away) or node (through one "
@@ -241,7 +246,8 @@ app_spec bfs_app() {
             cmd.add_option("--corrupt-for-test", o->corrupt_rule)
                 ->check(CLI::Range(1, 5))
                 ->group("");  // hidden: breaks one rule after the first search
-            return [o](run_context& ctx) {
+            return [o, cache_slots](run_context& ctx) {
+              refuse_unused(cache_slots, o->reduce == "min", "--reduce min");
               if (o->routing != "direct" && ctx.impl != "async")
                 throw input_error(
                     fmt::format("--routing {}: routing applies to --impl async only, not "

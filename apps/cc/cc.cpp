@@ -42,6 +42,8 @@
 #include "common/app.hpp"
 #include "common/plain/graph.hpp"
 #include "common/plain/memory.hpp"
+#include "common/plain/text_input.hpp"
+#include "common/same_input.hpp"
 
 namespace shoal_apps {
 
@@ -190,6 +192,7 @@ void load_input(const graph_options& o) {
   std::string origin = "--scale/--edgefactor";
   if (!o.file.empty()) {
     edge_list list = read_graph_file(o.file);
+    check_same_input_on_every_rank(digest_of(list), "--graph " + printable(o.file, 200));
     g_in.from_file = true;
     g_in.vertices = list.vertices;
     g_in.edges = static_cast<std::int64_t>(list.edges.size());
@@ -275,7 +278,9 @@ app_spec cc_app() {
             // The search keys of the graph options mean nothing here.
             cmd.remove_option(cmd.get_option("--roots"));
             cmd.remove_option(cmd.get_option("--root"));
-            cmd.get_option("--seed")->description("seed of the Kronecker generator");
+            // Without search keys the seed only drives the generator: a file excludes it.
+            cmd.get_option("--graph")->excludes(
+                cmd.get_option("--seed")->description("seed of the Kronecker generator"));
             cmd.add_flag("--corrupt", o->corrupt, "spoil one label before validation (tests)")
                 ->group("");
             return [o](run_context& ctx) { run_cc(*o, ctx); };

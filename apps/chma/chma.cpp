@@ -29,6 +29,9 @@
 #include "chma/map_runs.hpp"
 #include "chma/plain/chma_problem.hpp"
 #include "common/app.hpp"
+#include "common/plain/mix.hpp"
+#include "common/plain/text_input.hpp"
+#include "common/same_input.hpp"
 
 namespace shoal_apps {
 
@@ -123,8 +126,18 @@ run_outcome run_impl(const std::string& impl, const chma_problem& p) {
   return r;
 }
 
+/// A digest of the pool, string by string in order (every byte of a key).
+std::uint64_t pool_digest(const chma_problem& p) {
+  std::uint64_t h = mix64(p.pool.size());
+  for (const chma::str_key& k : p.pool)
+    for (const std::uint64_t w : k.words) h = mix64(h ^ w);
+  return h;
+}
+
 void run_chma(const chma::chma_options& o, run_context& ctx) {
   const chma_problem p = chma::make_problem(o, shoal::ranks());
+  if (!o.pool_file.empty())  // each process read it: the same pool everywhere
+    check_same_input_on_every_rank(pool_digest(p), "--pool " + printable(o.pool_file, 200));
   const run_outcome r = run_impl(ctx.impl, p);
   if (shoal::myrank() == 0) fill_report(p, r, ctx.out);
 }

@@ -33,6 +33,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/plain/cli_checks.hpp"
 #include "permutation/impls.hpp"
 
 namespace shoal_apps {
@@ -46,7 +47,8 @@ struct app_options {
   std::string routing = "direct";
   std::string reduce = "none";
   std::uint32_t cache_slots = 4096;
-  std::string channels = "auto";  ///< --channels: auto, typed or target
+  std::string channels = "auto";                  ///< --channels: auto, typed or target
+  const CLI::Option* cache_slots_flag = nullptr;  ///< refused without --reduce dedup
 };
 
 /// The routed run's counts into the report.
@@ -72,8 +74,13 @@ void run_permutation(const app_options& o, run_context& ctx) {
         fmt::format("--channels typed: --routing {} --reduce {} need target "
                     "channels (--channels auto or target)",
                     o.routing, o.reduce));
-  if (o.channels == "target" && sequential)
-    throw input_error("--channels target: applies to --impl channel only, not --impl sequential");
+  if (sequential && o.channels != "auto")
+    throw input_error(fmt::format(
+        "--channels {}: applies to --impl channel only, not --impl sequential", o.channels));
+  if (sequential && o.termination != "phases")
+    throw input_error(fmt::format(
+        "--termination {}: applies to --impl channel only, not --impl sequential", o.termination));
+  refuse_unused(o.cache_slots_flag, o.reduce == "dedup", "--reduce dedup");
   if (sequential && o.routing != "direct")
     throw input_error(fmt::format(
         "--routing {}: routing applies to --impl channel only, not --impl sequential", o.routing));
@@ -136,10 +143,11 @@ app_spec permutation_app() {
                            "asks for it, else typed)")
                 ->check(CLI::IsMember({"auto", "typed", "target"}))
                 ->capture_default_str();
-            cmd.add_option("--cache-slots", o->cache_slots,
-                           "slots of each core's reduction cache (--reduce dedup)")
-                ->check(CLI::Range(1U, shoal::max_cache_slots))
-                ->capture_default_str();
+            o->cache_slots_flag =
+                cmd.add_option("--cache-slots", o->cache_slots,
+                               "slots of each core's reduction cache (--reduce dedup)")
+                    ->check(CLI::Range(1U, shoal::max_cache_slots))
+                    ->capture_default_str();
             cmd.add_flag("--inject-fault-for-test", o->hooks.inject_fault)
                 ->group("");  // hidden: stores one wrong i, so validation must fail
             return [o](run_context& ctx) { run_permutation(*o, ctx); };

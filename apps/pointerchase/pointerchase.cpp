@@ -38,6 +38,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/plain/cli_checks.hpp"
 #include "pointerchase/chase_many.hpp"
 #include "pointerchase/plain/ring.hpp"
 
@@ -132,6 +133,7 @@ struct chase_options_all {
   /// line outlives the run).
   const CLI::Option* ring_only[2] = {nullptr, nullptr};  ///< --rounds, --hold-us
   const CLI::Option* many_only[2] = {nullptr, nullptr};  ///< --targets, --steps
+  const CLI::Option* cache_slots = nullptr;              ///< refused without --reduce
 };
 
 /// Throws input_error when an option of the other form was given.
@@ -142,6 +144,7 @@ void check_form(const chase_options_all& o) {
       throw input_error(fmt::format("{}: applies to {} only", opt->get_name(),
                                     many ? "the token ring (no --chasers)" : "--chasers C > 0"));
   }
+  refuse_unused(o.cache_slots, o.many.reduce != "none", "--reduce dedup or min");
 }
 
 /// Every core takes its seat in the ring. Blocking; root task.
@@ -314,10 +317,10 @@ app_spec pointerchase_app() {
                        "chaser id)")
             ->check(CLI::IsMember({"none", "dedup", "min"}))
             ->capture_default_str();
-        cmd.add_option("--cache-slots", m.cache_slots,
-                       "slots of each core's reduction cache (--reduce)")
-            ->check(CLI::Range(1U, shoal::max_cache_slots))
-            ->capture_default_str();
+        o->cache_slots = cmd.add_option("--cache-slots", m.cache_slots,
+                                        "slots of each core's reduction cache (--reduce)")
+                             ->check(CLI::Range(1U, shoal::max_cache_slots))
+                             ->capture_default_str();
         cmd.add_flag("--inject-fault-for-test", o->inject_fault)
             ->group("");  // hidden: loses one hop, so validation must fail
         return [o](run_context& ctx) { run_pointerchase(*o, ctx); };

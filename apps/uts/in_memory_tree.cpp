@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/plain/input_error.hpp"
 #include "uts/implicit_search.hpp"
 #include "uts/plain/tree_rules.hpp"
 #include "uts/work_stealing_search.hpp"
@@ -177,10 +178,29 @@ double build(const tree_params& p, std::int64_t nodes, built_tree& out) {
   return seconds;
 }
 
+/// Throws input_error when `capacity` records would not fit in the global
+/// heap (--heap-mb per process): bad input, found before the build rather
+/// than by global_alloc in the middle of it. Meaningful on rank 0.
+void check_fits_in_heap(std::int64_t nodes, std::int64_t capacity) {
+  const shoal::config& c = shoal::current_config();
+  const double heap = static_cast<double>(c.heap_mb) * 1024.0 * 1024.0;
+  // Blocks are dealt round-robin: each core may hold one block more.
+  const double need =
+      static_cast<double>(sizeof(vertex)) * static_cast<double>(capacity) / shoal::ranks() +
+      static_cast<double>(c.block_bytes) * shoal::local_cores();
+  if (need <= heap) return;
+  throw input_error(fmt::format(
+      "--impl in-memory: a tree of {} nodes needs about {:.1f} MiB of global heap per process "
+      "({} bytes a node), more than --heap-mb {} ({} MiB); raise --heap-mb or use more processes",
+      nodes, need / 1024.0 / 1024.0, sizeof(vertex), c.heap_mb, c.heap_mb));
+}
+
 }  // namespace
 
 search_result run_in_memory(const tree_params& p) {
   const search_result counted = run_implicit(p);  // also sets the process tree
+  if (shoal::myrank() == 0)  // where the count is known; the others wait in the build's run
+    check_fits_in_heap(counted.counts.nodes, records_for(counted.counts.nodes, p));
   built_tree tree;
   const double build_s = build(p, counted.counts.nodes, tree);
   traversal_tally.reset();

@@ -10,11 +10,13 @@
 // counts it), then top_k(K) ranks the K most frequent words (ties by word).
 // Timed: counting and ranking. Validation (untimed): every (word, count) is
 // gathered to core 0 and compared with a sequential count of the same input,
-// and so is the ranking. Bad input (a missing, empty or binary file, a word
-// over 1000 bytes, --top 0) exits 2 naming the flag, file and line.
+// and so is the ranking. Bad input (a missing, empty or binary file, a pipe,
+// a word over 1000 bytes, --top 0, a file another rank sees with other words,
+// a Zipf flag with --files) exits 2 naming the flag, file and line.
 #include <shoal/containers/counting_set.hpp>
 #include <shoal/shoal.hpp>
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -25,6 +27,8 @@
 #include "common/app.hpp"
 #include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
+#include "common/plain/text_input.hpp"
+#include "common/same_input.hpp"
 #include "wordcount/plain/word_count.hpp"
 
 namespace shoal_apps {
@@ -35,6 +39,9 @@ namespace wc = wordcount;
 using word_set = shoal::counting_set<std::string>;
 
 constexpr std::uint64_t max_vocabulary = std::uint64_t{1} << 26;  // its CDF: 512 MiB at most
+/// The most Zipf words a run may generate: hours on one core, and as long
+/// again for the sequential check (as randomwalk's 2^40 steps).
+constexpr double max_generated_words = 1099511627776.0;
 
 wc::problem g_problem;  // set on every process before shoal::run
 struct outcome {
@@ -93,16 +100,38 @@ void run_in_root(report& out) {
   out.set("ranking", ranked, g_out.top.size() <= 20);
 }
 
-void run_wordcount(wc::problem p, bool corrupt, run_context& ctx) {
+/// "--files a b ...", escaped and cut, for messages.
+std::string files_flag(const std::vector<std::string>& files) {
+  std::string all;
+  for (const std::string& f : files) all += " " + f;
+  return "--files" + printable(all, 200);
+}
+
+/// The options of generated text (--words-per-core, --vocabulary, --zipf-s,
+/// --seed): refused with --files.
+using zipf_flags = std::array<const CLI::Option*, 4>;
+
+void run_wordcount(wc::problem p, bool corrupt, const zipf_flags& zipf, run_context& ctx) {
+  for (const CLI::Option* f : zipf)
+    refuse_unused(f, p.files.empty(), "generated Zipf text", "--files");
   if (p.top == 0) throw input_error("--top: expected at least 1 word to rank, got 0");
   if (p.files.empty() && (p.vocabulary == 0 || p.vocabulary > max_vocabulary))
     throw input_error(
         fmt::format("--vocabulary: expected [1, {}], got {}", max_vocabulary, p.vocabulary));
   if (p.files.empty() && p.words_per_core == 0)
     throw input_error("--words-per-core: expected at least 1, got 0");
+  const double words = static_cast<double>(p.words_per_core) * shoal::cores();
+  if (p.files.empty() && words > max_generated_words)
+    throw input_error(fmt::format(
+        "--words-per-core {} on {} cores: {:.3g} words, more than the 2^40 ({:.2g}) a run may "
+        "generate; lower --words-per-core",
+        p.words_per_core, shoal::cores(), words, max_generated_words));
   if (!(p.zipf_s > 0 && p.zipf_s <= 10))
     throw input_error(fmt::format("--zipf-s: expected an exponent in (0, 10], got {}", p.zipf_s));
-  wc::check_files(p.files);  // every rank: bad input ends the job before it starts
+  // Every rank reads every file: bad input ends the job before it starts,
+  // and so does a file that another rank sees with other words in it.
+  const std::uint64_t digest = wc::check_files(p.files);
+  if (!p.files.empty()) check_same_input_on_every_rank(digest, files_flag(p.files));
   p.participants = shoal::cores();
   g_problem = std::move(p);
   g_out = {};
@@ -135,23 +164,24 @@ app_spec wordcount_app() {
         p->seed = 1;
         cmd.add_option("--files", p->files, "text files to count (default: Zipf text)")
             ->check(file_name_check());
-        cmd.add_option("--words-per-core", p->words_per_core, "Zipf words each core generates")
-            ->check(unsigned_64_check())
-            ->capture_default_str();
-        cmd.add_option("--vocabulary", p->vocabulary, "distinct Zipf words possible")
-            ->check(unsigned_64_check())
-            ->capture_default_str();
-        cmd.add_option("--zipf-s", p->zipf_s, "Zipf exponent")->capture_default_str();
-        cmd.add_option("--seed", p->seed, "seed of the Zipf text")
-            ->check(unsigned_64_check())
-            ->capture_default_str();
+        const zipf_flags zipf{
+            cmd.add_option("--words-per-core", p->words_per_core, "Zipf words each core generates")
+                ->check(unsigned_64_check())
+                ->capture_default_str(),
+            cmd.add_option("--vocabulary", p->vocabulary, "distinct Zipf words possible")
+                ->check(unsigned_64_check())
+                ->capture_default_str(),
+            cmd.add_option("--zipf-s", p->zipf_s, "Zipf exponent")->capture_default_str(),
+            cmd.add_option("--seed", p->seed, "seed of the Zipf text")
+                ->check(unsigned_64_check())
+                ->capture_default_str()};
         cmd.add_option("--top", p->top,
                        "words to rank (K >= 1; above the number of distinct words: all)")
             ->check(unsigned_64_check())
             ->capture_default_str();
         auto corrupt = std::make_shared<bool>(false);
         cmd.add_flag("--corrupt", *corrupt, "spoil one count before validation (tests)")->group("");
-        return [p, corrupt](run_context& ctx) { run_wordcount(*p, *corrupt, ctx); };
+        return [p, corrupt, zipf](run_context& ctx) { run_wordcount(*p, *corrupt, zipf, ctx); };
       }};
 }
 

@@ -21,3 +21,14 @@ shoal_app_test(driver_unknown_impl_refused EXPECT 2 MAX_S 30
 shoal_app_test(driver_bad_runtime_flag_refused EXPECT 2 MAX_S 30
   REGEX "shoal: error: --cores: expected an integer"
   COMMAND shoal-driver uts --cores -3)
+shoal_app_test(driver_no_app_refused EXPECT 2 MAX_S 30
+  REGEX "shoal: error: no app named \\(usage: shoal <app> \\[flags\\]"
+  COMMAND shoal-driver --cores 1)
+shoal_app_test(driver_flag_before_app_refused EXPECT 2 MAX_S 30
+  REGEX "shoal: error: unknown flag '--bogus' before the app's name"
+  COMMAND shoal-driver --bogus gups)
+if(SHOAL_HAVE_MPI)
+  shoal_app_test(driver_flag_before_app_refused_2x2 NP 2 EXPECT 2 MAX_S 30
+    REGEX "shoal: error: unknown flag '--bogus' before the app's name"
+    COMMAND shoal-driver --cores 2 --bogus gups)
+endif()

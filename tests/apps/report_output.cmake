@@ -35,6 +35,17 @@ foreach(shape "1;1" "2;2")
   shoal_app_test(driver_output_bad_path_${suffix} EXPECT 2 MAX_S 20
     REGEX "shoal gups: error: --output: cannot open '${out_dir}/no/such/dir' for writing: No such file or directory"
     COMMAND ${launch} ${exe} ${gups_args} --cores ${cores} --output ${out_dir}/no/such/dir)
+  # --output naming an input file (here by another spelling) is refused
+  # before it is opened: opening it emptied the graph, then blamed the graph
+  # for being empty. The copy must keep its bytes (an emptied copy, or a run
+  # that succeeds, fails this; the message pins the cause; no '|' in the
+  # script: run_expect.cmake splits commands there).
+  set(graph ${out_dir}/graph_${suffix}.txt)
+  shoal_app_test(driver_output_is_input_${suffix} EXPECT 2 MAX_S 20
+    REGEX "shoal bfs: error: --output [^ ]*/report_output/\\./graph_${suffix}.txt: is the --graph input file.* the results would overwrite it"
+    COMMAND sh -c "cp \"$0\" \"$1\" && g=\"$1\" && shift && ! \"$@\" && test -s \"$g\" && exit 2"
+            ${SHOAL_APP_TEST_DATA}/bfs/small.txt ${graph} ${launch} ${exe} bfs --cores ${cores}
+            --graph ${graph} --output ${out_dir}/./graph_${suffix}.txt)
 endforeach()
 shoal_app_test(driver_output_empty EXPECT 2 MAX_S 10
   REGEX "shoal gups: error: --output: empty value"

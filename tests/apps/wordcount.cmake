@@ -57,6 +57,22 @@ shoal_app_test(wordcount_top_zero EXPECT 2 MAX_S 30
 shoal_app_test(wordcount_top_over_64_bits EXPECT 2 MAX_S 30
   REGEX "--top: expected an integer 0 .. 18446744073709551615, got '99999999999999999999'"
   COMMAND shoal-driver wordcount --cores 2 --top 99999999999999999999)
+# A pipe (here bash's process substitution) cannot be read the three times
+# wordcount reads a file (check, count, sequential check): refused, where
+# the second read ended the job from inside a task (status 3) and a FIFO hung.
+foreach(np 1 2)
+  shoal_app_test(wordcount_pipe_refused_np${np} NP ${np} EXPECT 2 MAX_S 20
+    REGEX "shoal wordcount: error: --files /dev/fd/[0-9]+: not a regular file"
+    COMMAND bash -c "exec \"$0\" wordcount --cores 2 --files <(echo a b c)"
+            $<TARGET_FILE:shoal-driver>)
+endforeach()
+# Generated text past 2^40 words (hours, and as long again for the sequential
+# check) is refused at once: it ran until killed.
+foreach(np 1 2)
+  shoal_app_test(wordcount_words_too_many_np${np} NP ${np} EXPECT 2 MAX_S 20
+    REGEX "shoal wordcount: error: --words-per-core 18446744073709551615 on [24] cores: [0-9.]+e\\+19 words, more than the 2\\^40 \\(1\\.1e\\+12\\) a run may generate"
+    COMMAND shoal-driver wordcount --cores 2 --words-per-core 18446744073709551615)
+endforeach()
 # Fault injection: one spoiled count must fail validation (exit 1).
 shoal_app_test(wordcount_corrupt_fails_validation EXPECT 1 MAX_S 30
   REGEX "counts DIFFER"

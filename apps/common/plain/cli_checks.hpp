@@ -8,9 +8,11 @@
 #include <charconv>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
+#include "common/plain/input_error.hpp"
 #include "common/plain/text_input.hpp"
 
 namespace shoal_apps {
@@ -52,6 +54,19 @@ inline std::string empty_argument(int argc, char** argv) {
                                           : "argument " + std::to_string(i) + " is empty";
   }
   return {};
+}
+
+/// Throws input_error "<flag>: applies to <where> only[, not <instead>]"
+/// when `opt` was given on the command line (CLI11 counts it) while `used`
+/// is false: a flag the rest of the line leaves unused is refused rather
+/// than ignored as if it had taken effect. `opt` outlives the parse (the
+/// command line is kept for the run).
+inline void refuse_unused(const CLI::Option* opt, bool used, std::string_view where,
+                          std::string_view instead = {}) {
+  if (used || opt == nullptr || opt->count() == 0) return;
+  std::string why = opt->get_name() + ": applies to " + std::string(where) + " only";
+  if (!instead.empty()) why += ", not " + std::string(instead);
+  throw input_error(why);
 }
 
 }  // namespace shoal_apps

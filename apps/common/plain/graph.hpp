@@ -84,4 +84,9 @@ edge_list read_graph_buffer(const char* data, std::size_t size, const std::strin
 /// one direction (PageRank).
 void add_mirrored_edges(edge_list& g);
 
+/// A 64-bit digest of `g` (vertex count, symmetry, every edge in order):
+/// equal for equal lists, different otherwise but for odds of 2^-64. The
+/// apps compare it between processes, which each read the file themselves.
+std::uint64_t digest_of(const edge_list& g);
+
 }  // namespace shoal_apps

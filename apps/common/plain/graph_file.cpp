@@ -18,6 +18,7 @@
 
 #include "common/plain/graph.hpp"
 #include "common/plain/input_error.hpp"
+#include "common/plain/mix.hpp"
 #include "common/plain/text_input.hpp"
 
 namespace shoal_apps {
@@ -299,6 +300,17 @@ void add_mirrored_edges(edge_list& g) {
   for (std::size_t k = 0; k < stored; ++k)
     if (g.edges[k].u != g.edges[k].v) g.edges.push_back({g.edges[k].v, g.edges[k].u});
   g.symmetric = false;
+}
+
+std::uint64_t digest_of(const edge_list& g) {
+  // Order-sensitive: the same file read twice gives the same list in the
+  // same order, and any other list (an edge moved, added or changed) a
+  // different digest but with odds of 2^-64.
+  std::uint64_t h = mix64(static_cast<std::uint64_t>(g.vertices) * 2 + (g.symmetric ? 1 : 0));
+  for (const edge& e : g.edges)
+    h = mix64(h ^ mix64(static_cast<std::uint64_t>(e.u) * 0x9e3779b97f4a7c15ULL +
+                        static_cast<std::uint64_t>(e.v)));
+  return mix64(h ^ g.edges.size());
 }
 
 }  // namespace shoal_apps

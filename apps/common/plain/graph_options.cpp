@@ -24,11 +24,14 @@ void add_graph_options(CLI::App& cmd, graph_options& o) {
       ->check(file_name_check())
       ->excludes(scale)
       ->excludes(edgefactor);
-  cmd.add_option("--roots", o.roots, "search keys, chosen at random among vertices with edges")
-      ->check(CLI::Range(1, 1 << 20))
-      ->capture_default_str();
+  auto* roots =
+      cmd.add_option("--roots", o.roots, "search keys, chosen at random among vertices with edges")
+          ->check(CLI::Range(1, 1 << 20))
+          ->capture_default_str();
+  // One root replaces the random ones: --roots would be silently ignored.
   cmd.add_option("--root", o.root, "search from this one vertex instead of --roots random ones")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
+      ->excludes(roots);
 }
 
 }  // namespace shoal_apps

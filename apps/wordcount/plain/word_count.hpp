@@ -40,7 +40,8 @@ using ranking = std::vector<std::pair<std::string, std::uint64_t>>;
 
 /// Checks every file (opens, reads, tokenizes): throws input_error naming
 /// the file and line for a missing, unreadable, empty or binary file, or an
-/// overlong word. Returns the number of words in all files.
+/// overlong word. Returns a digest of every file's words in order (what the
+/// count sees), to compare between processes that each read the files.
 std::uint64_t check_files(const std::vector<std::string>& files);
 
 /// Calls f(word) for every word of file `path` (already checked).
