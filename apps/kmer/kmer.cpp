@@ -43,6 +43,8 @@
 
 #include "common/app.hpp"
 #include "common/plain/memory.hpp"
+#include "common/plain/text_input.hpp"
+#include "common/same_input.hpp"
 #include "common/yield_every.hpp"
 #include "kmer/plain/kmer_problem.hpp"
 
@@ -189,6 +191,8 @@ void run_core(count_map map, filter bloom) {
 void run_kmer(const kmer::kmer_options& o, run_context& ctx) {
   g_problem = std::make_unique<kmer_problem>(o);
   const kmer_problem& p = *g_problem;
+  if (!o.reads.empty())
+    check_same_input_on_every_rank(p.digest(), "--reads " + printable(o.reads, 200));
   g_buffered = ctx.impl == "bcl-buffer";
   if (ctx.impl != "sequential") check_heap(p, g_buffered);
   shoal::run([&] {

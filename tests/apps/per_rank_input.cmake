@@ -1,4 +1,4 @@
-# Input files that every process reads itself (--graph, --pool, --files),
+# Input files that every process reads itself (--graph, --pool, --files, --reads),
 # given the same name on every rank but different contents (one node holds a
 # stale or damaged copy): tests/apps/in_rank_dir.sh runs each rank of a 2 x 1
 # job in data/per_rank/r<rank>. Contents that differ end the job with status 2
@@ -37,4 +37,13 @@ if("wordcount" IN_LIST SHOAL_BUILT_APPS)
   shoal_app_test(per_rank_wordcount_same_files_pass NP 2 EXPECT zero MAX_S 20
     REGEX "\"distinct\":3,.*\"validated\":true"
     COMMAND ${per_rank} wordcount --cores 2 --files same.txt same.txt --json)
+endif()
+if("kmer" IN_LIST SHOAL_BUILT_APPS)
+  # One base differs in rank 1's reads.fa (its last read's last base).
+  shoal_app_test(per_rank_kmer_reads_differ_refused NP 2 EXPECT 2 MAX_S 20
+    REGEX "shoal kmer: error: --reads reads.fa: ${differs}"
+    COMMAND ${per_rank} kmer --cores 1 --reads reads.fa --k 5)
+  shoal_app_test(per_rank_kmer_same_reads_pass NP 2 EXPECT zero MAX_S 20
+    REGEX "\"validated\":true"
+    COMMAND ${per_rank} kmer --cores 2 --reads same.fa --k 5 --json)
 endif()

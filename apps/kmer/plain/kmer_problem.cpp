@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -198,6 +199,19 @@ kmer_tally kmer_problem::reference(std::uint64_t& distinct) const {
   for (const auto& [x, n] : counts)
     if (n >= 2) tally_entry(t, x, n);
   return t;
+}
+
+std::uint64_t kmer_problem::digest() const noexcept {
+  std::uint64_t h = mix64(file_reads_.size());
+  for (const std::string& read : file_reads_) {
+    h = mix64(h ^ read.size());
+    for (std::size_t at = 0; at < read.size(); at += 8) {  // 8 bases a step
+      std::uint64_t word = 0;
+      std::memcpy(&word, read.data() + at, std::min<std::size_t>(8, read.size() - at));
+      h = mix64(h ^ word);
+    }
+  }
+  return h;
 }
 
 kmer_tally kmer_problem::count_by_sort() const {

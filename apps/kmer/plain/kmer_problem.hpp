@@ -130,6 +130,9 @@ class kmer_problem {
   }
   /// "40000 generated reads of 100 bases (...), k = 21"
   std::string describe() const;
+  /// A digest of the reads taken from --reads, order-sensitive (another
+  /// read, base or order gives another digest but with odds of 2^-64).
+  std::uint64_t digest() const noexcept;
 
   /// The sequential reference: every read into a std::unordered_map.
   /// Also gives the distinct k-mers.
