@@ -50,6 +50,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
 #include "gups/gups_table.hpp"
 #include "gups/plain/gups_problem.hpp"
@@ -70,6 +71,7 @@ struct app_options {
   std::string routing = "none";
   std::string reduce = "none";
   std::uint32_t cache_slots = 4096;
+  const CLI::Option* cache_slots_flag = nullptr;  ///< refused without --reduce
 
   gups::outstanding_rule rule() const {
     return outstanding == "applied" ? gups::outstanding_rule::until_applied
@@ -128,6 +130,7 @@ void run_gups(const app_options& opts, run_context& ctx) {
         fmt::format("--reduce {}: reductions run on the routed target channel; add --routing "
                     "direct, hypercube or node",
                     opts.reduce));
+  refuse_unused(opts.cache_slots_flag, opts.reduce != "none", "--reduce xor");
   shoal::run([&] {
     gups::fill_report(ctx.out, p, "core", run_in_root(ctx.impl, p, opts.rule(), opts));
     ctx.out.set("outstanding", "until " + opts.outstanding);
@@ -191,10 +194,11 @@ app_spec gups_app() {
                            "reductions on the routed channel; needs --routing)")
                 ->check(CLI::IsMember({"none", "xor"}))
                 ->capture_default_str();
-            cmd.add_option("--cache-slots", opts->cache_slots,
-                           "slots of each core's reduction cache (--reduce xor)")
-                ->check(CLI::Range(1U, shoal::max_cache_slots))
-                ->capture_default_str();
+            opts->cache_slots_flag =
+                cmd.add_option("--cache-slots", opts->cache_slots,
+                               "slots of each core's reduction cache (--reduce xor)")
+                    ->check(CLI::Range(1U, shoal::max_cache_slots))
+                    ->capture_default_str();
             return [opts](run_context& ctx) { run_gups(*opts, ctx); };
           }};
 }

@@ -38,6 +38,8 @@ unused_flag_test(bfs_roots_with_root bfs "--roots excludes --root"
   --graph ${small_graph} --root 1 --roots 5)
 unused_flag_test(bfs_cache_slots bfs "--cache-slots: applies to --reduce min only"
   --scale 6 --cache-slots 5)
+unused_flag_test(gups_cache_slots gups "--cache-slots: applies to --reduce xor only"
+  --log-table 8 --cache-slots 5)
 unused_flag_test(cc_seed_with_graph cc "--seed excludes --graph" --graph ${small_graph} --seed 5)
 unused_flag_test(pointerchase_cache_slots pointerchase
   "--cache-slots: applies to --reduce dedup or min only" --chasers 4 --cache-slots 5)
