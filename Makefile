@@ -3,10 +3,12 @@
 #   make deps       install missing Debian packages (apt-get; sudo when not root)
 #   make configure  cmake -S . -B build (Release, -Werror)
 #   make [build]    build everything into build/ (binaries in build/bin)
+#   make build-tests  what make test needs: everything but the benchmark programs
+#                   no test runs (target all; the benchmarks are target shoal-benchmarks)
 #   make run        build, then run every bundled app (build/bin/shoal suite $(RUN_ARGS)):
 #                   each validated, one summary table, about a minute and a half
 #   make demo       build, then run build/bin/shoal-demo (a small validated runtime demo)
-#   make test       build, then ctest (one process per test case), then asan-ci
+#   make test       build-tests, then ctest (one process per test case), then asan-ci
 #                   (TEST_ASAN=0 skips it), then tsan-ci (TEST_TSAN=0 skips it),
 #                   then fuzz-ci (TEST_FUZZ=0 skips it)
 #   make fuzz       libFuzzer targets in a clang tree, build-fuzz/: every corpus file
@@ -112,7 +114,7 @@ TSAN_CI_EXCLUDE := parallel_for_sizes\..*_n(9999995|10000000)_
 HARNESS_ARGS ?=
 BENCH_PACKAGES := python3 gnuplot-nox
 
-.PHONY: all deps configure build run demo test test-mpich bench bench-micro bench-apps bench-mpi bench-one-sided bench-queues bench-bcl \
+.PHONY: all deps configure build build-tests run demo test test-mpich bench bench-micro bench-apps bench-mpi bench-one-sided bench-queues bench-bcl \
 	asan asan-configure asan-ci tsan tsan-configure tsan-ci docs clean fuzz fuzz-configure fuzz-ci test-cluster soak
 
 all: build
@@ -140,6 +142,11 @@ configure: deps
 	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSHOAL_WERROR=ON $(CMAKE_ARGS)
 
 build: configure
+	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target all shoal-benchmarks
+
+# make test's build: CMake's `all`, which leaves out the benchmark programs no
+# test runs (bench/CMakeLists.txt; about 35 CPU-s at -O3).
+build-tests: configure
 	$(CMAKE) --build $(BUILD_DIR) -j$(JOBS)
 
 run: build
@@ -148,7 +155,7 @@ run: build
 demo: build
 	$(BUILD_DIR)/bin/shoal-demo $(RUN_ARGS)
 
-test: build
+test: build-tests
 	$(CTEST) --test-dir $(BUILD_DIR) $(CTEST_FLAGS)
 ifneq ($(TEST_ASAN),0)
 	@$(MAKE) asan-ci
