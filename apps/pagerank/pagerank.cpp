@@ -258,9 +258,9 @@ void push(core_state& st, const shoal::channel<increment>& channel, bool drop_fi
   double* acc = st.acc.data();
   const shoal::channel<increment> ch = channel;
   const auto count = static_cast<std::size_t>(layout.count(me));
-  // No pacing of its own: the channel's send bound yields this worker
-  // through its core's poll every few batches (aggregator.hpp), which is
-  // what handles the increments other cores send here meanwhile.
+  // Kept although the channel's send bound also polls: without it the rate
+  // at 2 x 1, scale 22, was 0.96x (bench/results/quiet_checks.md, h15d).
+  yield_every pacing;
   for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {
     const int owner = layout.packed_owner(t);
     const std::uint32_t l = layout.packed_local(t);
@@ -269,6 +269,7 @@ void push(core_state& st, const shoal::channel<increment>& channel, bool drop_fi
       return;
     }
     ch.send(owner, increment{l, share});
+    pacing.tick();
   });
 }
 
