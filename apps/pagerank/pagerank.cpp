@@ -156,6 +156,18 @@ shoal::per_core<core_state> g_state;
 /// core at the end of that run (before the state is destroyed).
 thread_local core_state* tls_state = nullptr;
 
+/// The channel's handler: adds increments to this core's accumulator,
+/// a batch at a time (the accumulator is looked up once per batch).
+struct add_increments {
+  void operator()(const increment& m) const { deliver_run(&m, 1); }
+  void deliver_run(const increment* values, std::uint32_t n) const {
+    if (tls_state == nullptr) [[unlikely]]
+      tls_state = &g_state.local();
+    double* acc = tls_state->acc.data();
+    for (std::uint32_t i = 0; i < n; ++i) acc[values[i].local] += values[i].value;
+  }
+};
+
 /// The whole input edge list, in every process (read-only while cores use it).
 std::vector<edge> g_edges;
 /// --reduce and --cache-slots.
@@ -237,12 +249,17 @@ void construct_core(std::int64_t vertices) {
 
 /// Pushes every increment of this core's vertices: own targets added at
 /// once, the others sent. `drop_first` loses the first link (test hook).
-void push(core_state& st, const shoal::channel<increment>& ch, bool drop_first) {
-  // Locals, so that stores into acc cannot alias what the loop reads.
+void push(core_state& st, const shoal::channel<increment>& channel, bool drop_first) {
+  // Locals, so that stores into acc and into the channel's batches cannot
+  // alias what the loop reads (the handle too: the compiler keeps it in a
+  // register instead of reloading it after every send).
   const block_layout layout = st.layout;
   const int me = st.me;
   double* acc = st.acc.data();
+  const shoal::channel<increment> ch = channel;
   const auto count = static_cast<std::size_t>(layout.count(me));
+  // Kept although the channel's send bound also polls: without it the rate
+  // at 2 x 1, scale 22, was 0.96x (bench/results/quiet_checks.md, h15d).
   yield_every pacing;
   for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {
     const int owner = layout.packed_owner(t);
@@ -382,11 +399,7 @@ void run_channel(const pagerank_options& o, const reduce_options& r, std::int64_
            .own_in_place = r.combine},
           shoal::reduction::sum{});
     } else {
-      p.ch = shoal::make_channel<increment>([](const increment& m) {
-        if (tls_state == nullptr) [[unlikely]]
-          tls_state = &g_state.local();
-        tls_state->acc[m.local] += m.value;
-      });
+      p.ch = shoal::make_channel<increment>(add_increments{});
     }
     p.tolerance = o.tolerance;
     p.max_iterations = o.iterations;

@@ -133,10 +133,14 @@ class channel {
   /// per few batches sent so the core polls: see Floods above). Any core, inside
   /// run(); a send on a default-constructed or closed handle ends the job.
   void send(int core, const T& value) const {
-    if (__builtin_expect((id() == 0) | (detail::tls_core < 0), 0)) detail::fatal_channel_send(id());
-    if (bits_ >= id_span) [[unlikely]]
-      detail::tls_aggregator->flow_reserve(id(), core, max_in_flight());
-    char* p = detail::tls_aggregator->reserve(id(), core, static_cast<std::uint32_t>(sizeof(T)));
+    // A thread that is no shoal core has no aggregator (set with tls_core).
+    detail::aggregator* agg = detail::tls_aggregator;
+    if (__builtin_expect((id() == 0) | (agg == nullptr), 0)) detail::fatal_channel_send(id());
+    if (bits_ >= id_span) [[unlikely]] {
+      agg->flow_reserve(id(), core, max_in_flight());  // may suspend: read agg again
+      agg = detail::tls_aggregator;
+    }
+    char* p = agg->reserve(id(), core, static_cast<std::uint32_t>(sizeof(T)));
     std::memcpy(p, &value, sizeof(T));
   }
 

@@ -54,10 +54,13 @@ aggregator::aggregator(int local_core, int rank_base, int total_cores, std::size
   }
   dirty_.reserve(64);
   limit_.fill(capacity_);
+  empty_row_.assign(static_cast<std::size_t>(total_cores), nullptr);
+  slots_.fill(empty_row_.data());
 }
 
 aggregator::~aggregator() {
-  for (buffer** row : slots_) delete[] row;
+  for (buffer** row : slots_)
+    if (row != empty_row_.data()) delete[] row;
   for (std::int64_t* row : in_flight_) delete[] row;
   for (std::uint64_t* row : markers_) delete[] row;
   std::free(slab_);
@@ -90,7 +93,7 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
   const std::uint32_t want = is_closure_stream(stream) ? 0 : g_channels[stream].coalesce_bytes;
   limit_[stream] = want != 0 && want < capacity_ ? std::max(want, n) : capacity_;
   buffer**& row = slots_[stream];
-  if (row == nullptr) row = new buffer*[static_cast<std::size_t>(total_cores_)]();
+  if (row == empty_row_.data()) row = new buffer*[static_cast<std::size_t>(total_cores_)]();
   if (row[dest] != nullptr) {  // full: flush on size
     buffer* full = row[dest];
     row[dest] = nullptr;
@@ -229,7 +232,7 @@ void aggregator::flush_all() {
 
 void aggregator::flush_stream(std::uint32_t stream) {
   buffer** row = slots_[stream];
-  if (row == nullptr) return;
+  if (row == empty_row_.data()) return;
   for (std::size_t i = 0; i < dirty_.size();) {
     buffer* b = dirty_[i];
     if (b->stream != stream) {
@@ -249,7 +252,7 @@ void aggregator::send_marker(std::uint32_t stream, int dest) {
   // task of this core may stage for dest meanwhile: that goes first too.
   auto send_staged = [this, stream, dest] {
     buffer** row = slots_[stream];
-    if (row == nullptr || row[dest] == nullptr) return;
+    if (row[dest] == nullptr) return;
     buffer* staged = row[dest];
     row[dest] = nullptr;
     unstage(staged);

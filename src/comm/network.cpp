@@ -92,10 +92,16 @@ network::net_buffer* network::close_current(outbox& o) {
 
 void network::give_back(net_buffer* nb) {
   nb->used = 0;
+  nb->lone = nullptr;
   nb->batches.clear();
   lock_guard lock(pool_mu_);
   --out_count_;
   pool_.push_back(nb);
+}
+
+void network::copy_batch(const buffer* b, char* to) {
+  std::memcpy(to, static_cast<const void*>(b), sizeof(buffer));
+  std::memcpy(to + sizeof(buffer), b->data(), b->bytes);
 }
 
 void network::stage(buffer* b, int dest_rank) {
@@ -113,11 +119,19 @@ void network::stage(buffer* b, int dest_rank) {
     // idle() and the driver's acquire load in drive().
     unsent_.fetch_add(1, std::memory_order_acq_rel);
   }
-  char* p = o.current->bytes.data() + o.current->used;
-  std::memcpy(p, static_cast<const void*>(b), sizeof(buffer));
-  std::memcpy(p + sizeof(buffer), b->data(), b->bytes);
-  o.current->used += need;
-  o.current->batches.push_back(b);
+  net_buffer& nb = *o.current;
+  if (nb.batches.empty()) {
+    // Alone so far: it may leave as it is (lone_batch), so no copy yet.
+    nb.lone = b;
+  } else {
+    if (nb.lone != nullptr) {
+      copy_batch(nb.lone, nb.bytes.data());
+      nb.lone = nullptr;
+    }
+    copy_batch(b, nb.bytes.data() + nb.used);
+  }
+  nb.used += need;
+  nb.batches.push_back(b);
   // Acq_rel: the staged batch (and unsent_) are visible to a termination
   // wave that reads this count with acquire.
   sent_.fetch_add(1, std::memory_order_acq_rel);
@@ -261,7 +275,7 @@ bool network::send_ready() {
         }
         ++o.in_flight;
       }
-      net_.send(nb->dest, nb->bytes.data(), nb->used, nb);
+      net_.send(nb->dest, nb->wire(), nb->used, nb);
       any = true;
     }
   }

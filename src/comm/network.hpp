@@ -8,7 +8,9 @@
 // Contract.
 // - stage(b, rank): copies a core's aggregation buffer for a core of another
 //   rank into that rank's network buffer (64-byte header, payload padded to
-//   64). The core buffer stays out of its pool until the network buffer
+//   64); a network buffer that leaves holding one batch sends the core
+//   buffer itself, uncopied (the first batch is copied only when a second
+//   joins it). The core buffer stays out of its pool until the network buffer
 //   holding it has been sent, then returns to its owner's return ring: so a
 //   process never holds more outgoing bytes than its cores' buffer pools
 //   (--buffers-per-core x --aggregation-bytes per core), and a worker that
@@ -54,7 +56,8 @@ class network {
   network(const network&) = delete;
   network& operator=(const network&) = delete;
 
-  /// Copies batch `b` (for a core of rank `dest_rank`) into the network; b
+  /// Stages batch `b` (for a core of rank `dest_rank`) into the network
+  /// (copied, unless it leaves alone in its network buffer); b
   /// goes back to its owner once sent.
   void stage(buffer* b, int dest_rank) SHOAL_EXCLUDES(pool_mu_);
   /// Drives the transport if no other thread does. True when it did work.
@@ -122,8 +125,15 @@ class network {
   struct net_buffer {
     std::vector<char> bytes;
     std::vector<buffer*> batches;  // core buffers copied in, returned once sent
-    std::size_t used = 0;
+    // The only batch so far, not copied: a core buffer is laid out as on
+    // the wire (header, payload, room to pad it to 64), so a buffer that
+    // leaves with one batch sends it from where it is.
+    buffer* lone = nullptr;
+    std::size_t used = 0;  // bytes on the wire
     int dest = 0;
+    const void* wire() const noexcept {
+      return lone != nullptr ? static_cast<const void*>(lone) : bytes.data();
+    }
   };
   // A received network buffer whose batches the cores are handling in place.
   struct recv_block {
@@ -141,6 +151,8 @@ class network {
   /// counts as open) and returns it.
   net_buffer* close_current(outbox& o) SHOAL_REQUIRES(o.mu);
   net_buffer* take_buffer() SHOAL_EXCLUDES(pool_mu_);
+  /// Copies batch `b` as it travels (header, then payload) to `to`.
+  static void copy_batch(const buffer* b, char* to);
   void give_back(net_buffer* nb) SHOAL_EXCLUDES(pool_mu_);
   void note_open(std::uint64_t now);  // raises open_peak_ to `now`
   // Transport callbacks: run inside net_.poll(), so under drive_.

@@ -101,11 +101,9 @@ class aggregator {
   /// (back-pressure) when no buffer is free, and yields it once through the
   /// scheduler's poll when it starts a batch past the send bound.
   char* reserve(std::uint32_t stream, int dest, std::uint32_t n) {
-    buffer** row = slots_[stream];
-    if (row != nullptr) {
-      buffer* b = row[dest];
-      if (b != nullptr && b->bytes + n <= limit_[stream]) return append(b, n);
-    }
+    buffer* b = slots_[stream][dest];  // a stream never staged on: the empty row
+    if (b != nullptr && b->bytes + n <= limit_[stream]) [[likely]]
+      return append(b, n);
     return reserve_slow(stream, dest, n);
   }
 
@@ -114,9 +112,7 @@ class aggregator {
   /// combine into values that have not left yet through this.
   char* staged(std::uint32_t stream, int dest, std::uint32_t offset,
                std::uint32_t n) const noexcept {
-    buffer** row = slots_[stream];
-    if (row == nullptr) return nullptr;
-    buffer* b = row[dest];
+    buffer* b = slots_[stream][dest];
     if (b == nullptr || offset + n > b->bytes) return nullptr;
     return b->data() + offset;
   }
@@ -132,12 +128,9 @@ class aggregator {
   /// joins that run and costs no header. May suspend like reserve().
   char* reserve_closure(int dest, std::int32_t handler, std::uint32_t padded,
                         std::uint32_t stream = 0) {
-    buffer** row = slots_[stream];
-    if (row != nullptr) {
-      buffer* b = row[dest];
-      if (b != nullptr && b->run_handler == handler && b->bytes + padded <= capacity_)
-        return append(b, padded);
-    }
+    buffer* b = slots_[stream][dest];
+    if (b != nullptr && b->run_handler == handler && b->bytes + padded <= capacity_)
+      return append(b, padded);
     return reserve_closure_slow(stream, dest, handler, padded);
   }
 
@@ -286,7 +279,11 @@ class aggregator {
   core_stats& stats_;
   const std::uint64_t flush_ns_;
 
+  // The batch staged for each (stream, destination core). A stream's row is
+  // allocated at its first batch; until then it is empty_row_ (all null,
+  // never written), so that reserve() needs no test for a missing row.
   std::array<buffer**, max_streams> slots_{};
+  std::vector<buffer*> empty_row_;
   // Per-stream batch size (channel_entry::coalesce_bytes, at most
   // capacity_), refreshed whenever a batch of the stream is started.
   std::array<std::uint32_t, max_streams> limit_;
