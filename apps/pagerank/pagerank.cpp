@@ -84,7 +84,10 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/plain/cli_checks.hpp"
 #include "common/plain/input_error.hpp"
+#include "common/plain/text_input.hpp"
+#include "common/same_input.hpp"
 #include "common/yield_every.hpp"
 #include "pagerank/pull.hpp"
 
@@ -174,6 +177,7 @@ std::vector<edge> g_edges;
 struct reduce_options {
   std::string reduce = "none";
   std::uint32_t cache_slots = 4096;
+  const CLI::Option* cache_slots_flag = nullptr;  ///< refused without a reduction
   bool sum = false;        ///< the increments go through the summing target channel
   bool combine = false;    ///< ... in combine-until-flush mode (--reduce combine, --impl combining)
 };
@@ -463,6 +467,8 @@ void run_pagerank(const pagerank_options& o, reduce_options r, const pull_option
     throw input_error(fmt::format(
         "--pull-order/--segment-kib: apply to --impl pull and pull-float only, not --impl {}",
         ctx.impl));
+  refuse_unused(r.cache_slots_flag, r.reduce != "none" || ctx.impl == "combining",
+                "--reduce sum or combine (--impl channel) and --impl combining");
   // --impl combining is the library's combiner (--reduce combine).
   if (ctx.impl == "combining") r.reduce = "combine";
   r.combine = r.reduce == "combine";
@@ -473,6 +479,9 @@ void run_pagerank(const pagerank_options& o, reduce_options r, const pull_option
   input_size in =
       size_input(o, {shoal::ranks(), shoal::local_cores(), shoal::cores(), r.combine || pull});
   if (!o.graph.file.empty()) {
+    // The mirrored list (symmetric entries doubled): what every rank builds from.
+    check_same_input_on_every_rank(digest_of(in.vertices, false, in.file_edges),
+                                   "--graph " + printable(o.graph.file, 200));
     g_edges = std::move(in.file_edges);
   } else if (ctx.impl == "sequential") {
     // Only rank 0 works: generate there, by every core of rank 0 in parallel.
@@ -536,10 +545,11 @@ app_spec pagerank_app() {
                            "the iteration: what --impl combining runs)")
                 ->check(CLI::IsMember({"none", "sum", "combine"}))
                 ->capture_default_str();
-            cmd.add_option("--cache-slots", r->cache_slots,
-                           "slots of each core's reduction cache (--reduce sum)")
-                ->check(CLI::Range(1U, shoal::max_cache_slots))
-                ->capture_default_str();
+            r->cache_slots_flag =
+                cmd.add_option("--cache-slots", r->cache_slots,
+                               "slots of each core's reduction cache (--reduce sum)")
+                    ->check(CLI::Range(1U, shoal::max_cache_slots))
+                    ->capture_default_str();
             return [o, r, pull](run_context& ctx) { run_pagerank(*o, *r, *pull, ctx); };
           }};
 }

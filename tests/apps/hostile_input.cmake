@@ -40,6 +40,9 @@ unused_flag_test(bfs_cache_slots bfs "--cache-slots: applies to --reduce min onl
   --scale 6 --cache-slots 5)
 unused_flag_test(gups_cache_slots gups "--cache-slots: applies to --reduce xor only"
   --log-table 8 --cache-slots 5)
+unused_flag_test(pagerank_cache_slots pagerank
+  "--cache-slots: applies to --reduce sum or combine \\(--impl channel\\) and --impl combining only"
+  --scale 6 --cache-slots 5)
 unused_flag_test(cc_seed_with_graph cc "--seed excludes --graph" --graph ${small_graph} --seed 5)
 unused_flag_test(pointerchase_cache_slots pointerchase
   "--cache-slots: applies to --reduce dedup or min only" --chasers 4 --cache-slots 5)

@@ -12,7 +12,7 @@ endif()
 set(per_rank ${CMAKE_CURRENT_SOURCE_DIR}/in_rank_dir.sh ${SHOAL_APP_TEST_DATA}/per_rank
     $<TARGET_FILE:shoal-driver>)
 set(differs "rank\\(s\\) 1 read other contents than rank 0")
-foreach(app bfs cc)
+foreach(app bfs cc pagerank)
   if(NOT app IN_LIST SHOAL_BUILT_APPS)
     continue()
   endif()

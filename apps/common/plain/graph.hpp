@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <istream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -88,5 +89,7 @@ void add_mirrored_edges(edge_list& g);
 /// equal for equal lists, different otherwise but for odds of 2^-64. The
 /// apps compare it between processes, which each read the file themselves.
 std::uint64_t digest_of(const edge_list& g);
+/// The same digest of a list held as its parts.
+std::uint64_t digest_of(std::int64_t vertices, bool symmetric, std::span<const edge> edges);
 
 }  // namespace shoal_apps

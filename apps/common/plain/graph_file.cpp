@@ -303,14 +303,18 @@ void add_mirrored_edges(edge_list& g) {
 }
 
 std::uint64_t digest_of(const edge_list& g) {
+  return digest_of(g.vertices, g.symmetric, g.edges);
+}
+
+std::uint64_t digest_of(std::int64_t vertices, bool symmetric, std::span<const edge> edges) {
   // Order-sensitive: the same file read twice gives the same list in the
   // same order, and any other list (an edge moved, added or changed) a
   // different digest but with odds of 2^-64.
-  std::uint64_t h = mix64(static_cast<std::uint64_t>(g.vertices) * 2 + (g.symmetric ? 1 : 0));
-  for (const edge& e : g.edges)
+  std::uint64_t h = mix64(static_cast<std::uint64_t>(vertices) * 2 + (symmetric ? 1 : 0));
+  for (const edge& e : edges)
     h = mix64(h ^ mix64(static_cast<std::uint64_t>(e.u) * 0x9e3779b97f4a7c15ULL +
                         static_cast<std::uint64_t>(e.v)));
-  return mix64(h ^ g.edges.size());
+  return mix64(h ^ edges.size());
 }
 
 }  // namespace shoal_apps
