@@ -306,7 +306,8 @@ rma_request async_get_bytes(std::uint64_t bits, void* dst, std::size_t elem, std
       [&](int rank, std::uint64_t offset, std::size_t at, std::size_t chunk) {
         auto& s = detail_access::state(r);
         s.handles.emplace_back();
-        off_worker_stack([&] { g_os.net->rma_get(rank, offset, out + at, chunk, s.handles.back()); });
+        off_worker_stack(
+            [&] { g_os.net->rma_get(rank, offset, out + at, chunk, s.handles.back()); });
       },
       [&](char* mem, std::size_t at, std::size_t len) {
         if (n == 1) {
@@ -341,7 +342,8 @@ rma_request async_put_bytes(std::uint64_t bits, const void* src, std::size_t ele
       [&](int rank, std::uint64_t offset, std::size_t at, std::size_t chunk) {
         auto& s = detail_access::state(r);
         s.handles.emplace_back();
-        off_worker_stack([&] { g_os.net->rma_put(rank, offset, in + at, chunk, s.handles.back()); });
+        off_worker_stack(
+            [&] { g_os.net->rma_put(rank, offset, in + at, chunk, s.handles.back()); });
       },
       [&](char* mem, std::size_t at, std::size_t len) {
         if (n == 1) {

@@ -123,7 +123,8 @@ void scheduler::run_off_worker_stack(void (*fn)(void*), void* arg) {
   }
   if (service_map_ == nullptr) {
     service_map_ = map_lone_stack(service_stack_bytes, core_);
-    service_ctx_ = make_fiber<service_main>(service_map_ + service_stack_bytes, service_stack_bytes);
+    service_ctx_ =
+        make_fiber<service_main>(service_map_ + service_stack_bytes, service_stack_bytes);
   }
   service_fn_ = fn;
   service_arg_ = arg;

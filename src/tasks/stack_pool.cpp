@@ -178,8 +178,8 @@ char* map_lone_stack(std::size_t bytes, int core) {
   void* p = mmap(nullptr, guard + bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
-    fatal_user(fmt::format("cannot map the {} KiB service stack of core {} ({})", bytes >> 10,
-                           core, std::strerror(errno)));
+    fatal_user(fmt::format("cannot map the {} KiB service stack of core {} ({})", bytes >> 10, core,
+                           std::strerror(errno)));
   install_guard(static_cast<char*>(p), guard);
   return static_cast<char*>(p) + guard;
 }

@@ -302,9 +302,7 @@ void add_mirrored_edges(edge_list& g) {
   g.symmetric = false;
 }
 
-std::uint64_t digest_of(const edge_list& g) {
-  return digest_of(g.vertices, g.symmetric, g.edges);
-}
+std::uint64_t digest_of(const edge_list& g) { return digest_of(g.vertices, g.symmetric, g.edges); }
 
 std::uint64_t digest_of(std::int64_t vertices, bool symmetric, std::span<const edge> edges) {
   // Order-sensitive: the same file read twice gives the same list in the
