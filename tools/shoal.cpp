@@ -204,9 +204,9 @@ int run_driver(int argc, char** argv) {
   const auto parsed = std::make_unique<shoal_tools::driver_cli>(apps);
   CLI::App& cli = parsed->cli;
   CLI::App* suite = parsed->suite;
-  require_an_app(argc, argv);
-  if (argv[1][0] != '-' && !names_an_app(cli, argv[1])) return 2;
-  const bool app_named = argc > 1 && argv[1][0] != '-';
+  require_an_app(argc, argv);  // so argv[1] exists
+  const bool app_named = argv[1][0] != '-';
+  if (app_named && !names_an_app(cli, argv[1])) return 2;
   const std::string prefix = app_named ? fmt::format("shoal {}", argv[1]) : "shoal";
   if (const std::string empty = shoal_apps::empty_argument(argc, argv); !empty.empty())
     shoal::leave_job(fmt::format("{}: error: {}", prefix, empty), 2);

@@ -29,6 +29,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -74,19 +75,18 @@ void run_permutation(const app_options& o, run_context& ctx) {
         fmt::format("--channels typed: --routing {} --reduce {} need target "
                     "channels (--channels auto or target)",
                     o.routing, o.reduce));
-  if (sequential && o.channels != "auto")
-    throw input_error(fmt::format(
-        "--channels {}: applies to --impl channel only, not --impl sequential", o.channels));
-  if (sequential && o.termination != "phases")
-    throw input_error(fmt::format(
-        "--termination {}: applies to --impl channel only, not --impl sequential", o.termination));
+  // The channel impl's flags, refused off their defaults with --impl sequential.
+  const auto channel_only = [sequential](std::string_view flag, const std::string& value,
+                                         std::string_view fallback, std::string_view what) {
+    if (sequential && value != fallback)
+      throw input_error(fmt::format("{} {}: {} --impl channel only, not --impl sequential", flag,
+                                    value, what));
+  };
+  channel_only("--channels", o.channels, "auto", "applies to");
+  channel_only("--termination", o.termination, "phases", "applies to");
   refuse_unused(o.cache_slots_flag, o.reduce == "dedup", "--reduce dedup");
-  if (sequential && o.routing != "direct")
-    throw input_error(fmt::format(
-        "--routing {}: routing applies to --impl channel only, not --impl sequential", o.routing));
-  if (sequential && o.reduce != "none")
-    throw input_error(fmt::format(
-        "--reduce {}: reductions apply to --impl channel only, not --impl sequential", o.reduce));
+  channel_only("--routing", o.routing, "direct", "routing applies to");
+  channel_only("--reduce", o.reduce, "none", "reductions apply to");
   const permutation::termination how =
       o.termination == "depth" ? permutation::termination::depth : permutation::termination::phases;
   const permutation::route_choice route{shoal::named_routing::from_name(o.routing),
