@@ -79,8 +79,8 @@ void run_permutation(const app_options& o, run_context& ctx) {
   const auto channel_only = [sequential](std::string_view flag, const std::string& value,
                                          std::string_view fallback, std::string_view what) {
     if (sequential && value != fallback)
-      throw input_error(fmt::format("{} {}: {} --impl channel only, not --impl sequential", flag,
-                                    value, what));
+      throw input_error(
+          fmt::format("{} {}: {} --impl channel only, not --impl sequential", flag, value, what));
   };
   channel_only("--channels", o.channels, "auto", "applies to");
   channel_only("--termination", o.termination, "phases", "applies to");
