@@ -109,6 +109,15 @@ class mpi_transport final : public transport {
     MPI_Comm_size(comm_, &ranks_);
     if (ranks_ > 1) watch_ = std::make_unique<mpi_peer_watch>(MPI_COMM_WORLD, mu_, rank_, ranks_);
     g_mpi = this;
+    // MPI_Finalize first deletes the attributes of MPI_COMM_SELF, calling
+    // their delete functions (MPI 4.0, section 11.2.2): the one hook that
+    // runs whoever finalizes, finalize_at_exit or a program that started
+    // MPI itself. shoal's receives stay posted from run to run, and MPI
+    // wants no pending operation at MPI_Finalize (MPICH over UCX warned at
+    // exit about each of them, "not returned to mpool ucp_requests").
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &mpi_transport::at_finalize, &finalize_key_,
+                           nullptr);
+    MPI_Comm_set_attr(MPI_COMM_SELF, finalize_key_, this);
   }
 
   const char* name() const noexcept override { return "mpi"; }
@@ -284,6 +293,12 @@ class mpi_transport final : public transport {
   }
 
   ~mpi_transport() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) {  // the receives end before their buffers go
+      MPI_Comm_delete_attr(MPI_COMM_SELF, finalize_key_);
+      MPI_Comm_free_keyval(&finalize_key_);
+    }
     for (char* p : owned_) std::free(p);
   }
 
@@ -423,6 +438,34 @@ class mpi_transport final : public transport {
     return p;
   }
 
+  static int at_finalize(MPI_Comm, int, void* self, void*) {
+    static_cast<mpi_transport*>(self)->cancel_receives();
+    return MPI_SUCCESS;
+  }
+
+  // Cancels and completes every posted receive. A receive that a message
+  // had already matched completes with it instead: a message that came
+  // after the job's last run, which nothing will handle, so it is named.
+  void cancel_receives() {
+    lock_guard lock(mu_);
+    int arrived = 0;
+    for (const int i : posted_) {
+      MPI_Request& r = recv_requests_[static_cast<std::size_t>(i)];
+      MPI_Cancel(&r);
+      MPI_Status status;
+      MPI_Wait(&r, &status);
+      int cancelled = 0;
+      MPI_Test_cancelled(&status, &cancelled);
+      if (!cancelled) ++arrived;
+    }
+    posted_.clear();
+    if (arrived > 0)
+      std::fprintf(stderr,
+                   "shoal: warning: rank %d: %d message(s) arrived after shoal's last run and "
+                   "were not handled\n",
+                   rank_, arrived);
+  }
+
   void post_receive(int i) {
     MPI_Irecv(recv_buffers_[static_cast<std::size_t>(i)], static_cast<int>(max_bytes_), MPI_BYTE,
               MPI_ANY_SOURCE, message_tag, comm_, &recv_requests_[static_cast<std::size_t>(i)]);
@@ -443,6 +486,7 @@ class mpi_transport final : public transport {
   bool left_ = false;
   MPI_Request collective_ = MPI_REQUEST_NULL;
   MPI_Comm comm_ = MPI_COMM_NULL;
+  int finalize_key_ = MPI_KEYVAL_INVALID;  // MPI_COMM_SELF's attribute: at_finalize
   MPI_Comm node_comm_ = MPI_COMM_NULL;  // processes of this node (shared heap)
   MPI_Win shm_win_ = MPI_WIN_NULL;      // the node-shared heap segments
   MPI_Win win_ = MPI_WIN_NULL;          // RMA window over every rank's heap

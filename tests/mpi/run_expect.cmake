@@ -33,6 +33,12 @@ endif()
 if(EXPECT MATCHES "^[0-9]+$" AND NOT rc STREQUAL EXPECT)
   message(FATAL_ERROR "expected exit status ${EXPECT}, got '${rc}'")
 endif()
+# Requests left pending at MPI_Finalize, as the MPI library reports them
+# (MPICH over UCX: "... was not returned to mpool"), and messages shoal
+# received after its last run: never accepted.
+if("${out}${err}" MATCHES "was not returned to mpool|arrived after shoal's last run")
+  message(FATAL_ERROR "requests or messages were left over at MPI_Finalize")
+endif()
 if(DEFINED REGEX AND NOT "${out}${err}" MATCHES "${REGEX}")
   message(FATAL_ERROR "output does not match: ${REGEX}")
 endif()
