@@ -40,7 +40,7 @@ void complete_in_order(std::deque<std::uint32_t>& unacked, std::uint64_t& done) 
 }
 }  // namespace
 
-std::uint64_t aggregator::make_fence(std::uint32_t stream) {
+aggregator::fence_made aggregator::make_fence(std::uint32_t stream) {
   fence_book& f = fences(stream);
   // The marks go before the markers: send_marker may suspend, and a batch
   // another task of this core starts meanwhile belongs to the next fence.
@@ -51,7 +51,7 @@ std::uint64_t aggregator::make_fence(std::uint32_t stream) {
   f.unacked.push_back(static_cast<std::uint32_t>(dests.size()));
   for (const int d : dests) send_marker(stream, d, number);
   complete_in_order(f.unacked, f.done);  // none to wait for: with the fence before it
-  return number;
+  return {number, dests.size()};
 }
 
 void aggregator::fence_acknowledged(std::uint32_t stream, std::uint64_t number) noexcept {
@@ -108,11 +108,12 @@ bool fence_complete(const void* arg) {
 
 channel_fence make_channel_fence(std::uint32_t id) {
   check_channel_usable(id, "fence");
-  const std::uint64_t number = tls_aggregator->make_fence(id);
+  const aggregator::fence_made f = tls_aggregator->make_fence(id);
   // The markers (and the values before them) leave now, partly filled
   // network buffers included: this core waits on their acknowledgements.
-  push_staged_partial();
-  return channel_fence(id, tls_core, number);
+  // An empty fence sends nothing.
+  if (f.markers != 0) push_staged_partial();
+  return channel_fence(id, tls_core, f.number);
 }
 
 bool channel_fence_ready(std::uint32_t id, int core, std::uint64_t number) {

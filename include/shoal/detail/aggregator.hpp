@@ -216,9 +216,14 @@ class aggregator {
   // before it (at once when none is outstanding). Books are never reset: a
   // closed channel's late acknowledgements land in its own fences.
 
-  /// Makes the next fence of `stream` (markers staged, not pushed to the
-  /// network) and returns its number (1, 2, ...). May suspend like reserve().
-  std::uint64_t make_fence(std::uint32_t stream);
+  /// Makes the next fence of `stream` (markers handed on, but not pushed to
+  /// the network) and returns its number (1, 2, ...) and its markers. May
+  /// suspend like reserve().
+  struct fence_made {
+    std::uint64_t number;
+    std::size_t markers;
+  };
+  fence_made make_fence(std::uint32_t stream);
   /// Fences of `stream` made here that have completed.
   std::uint64_t fences_done(std::uint32_t stream) const noexcept {
     return fences_[stream] != nullptr ? fences_[stream]->done : 0;
