@@ -39,10 +39,11 @@
 // queue) finishes it by the end of its batch for "handled" to mean done.
 // Several fences may be outstanding; they complete in the order made. Unlike
 // end_phase and drain, a fence does not cover cascades: values that
-// handlers send in response are not waited for. Cost: one marker (an empty
-// batch) to each core this core sent to on ch since its previous fence, and
-// one control message back from each once it is handled; nothing per value
-// (a core's destinations are noted when a batch to one starts). A fence
+// handlers send in response are not waited for. Cost, per core this core
+// sent to on ch since its previous fence: a marker, which is the batch
+// staged there (the fence's number rides in its header) or an empty batch
+// when none is staged, and one control message back once it is handled;
+// nothing per value (a destination is noted when a batch to it starts). A fence
 // with no value sent since the previous one sends nothing and completes
 // with it (at once when none is outstanding). Own core and cores of this
 // process are fenced the same way, without the network. From a task only.
@@ -199,9 +200,10 @@ class channel {
   /// Per-sender fence (see Fences above): sends this core's staged values
   /// and returns a fence that completes once every value this core sent on
   /// the channel before the call has been handled (cascades excluded). From
-  /// a task; returns at once (markers may wait for a free buffer like a
-  /// send). Costs one marker per core sent to since the previous fence, and
-  /// one acknowledgement back from each. A closed or default channel, or a
+  /// a task; returns at once (an empty marker may wait for a free buffer
+  /// like a send). Costs one marker per core sent to since the previous
+  /// fence (its staged batch, else an empty one) and one acknowledgement
+  /// back from each. A closed or default channel, or a
   /// call from a handler, ends the job with a message.
   [[nodiscard]] channel_fence fence() const { return detail::make_channel_fence(id()); }
 

@@ -385,7 +385,7 @@ void aggregator::dispatch(buffer* b) {
     // program may close the channel and the entry may be reset or reused
     // (ThreadSanitizer caught the read after delivery racing with close).
     if (b->count == 0 && b->fence != 0) {
-      acknowledge_fence(b);  // a fence marker (channel_fence.cpp)
+      acknowledge_fence(b);  // a fence's empty marker (channel_fence.cpp)
     } else if (b->count == 0) {
       // A round marker of a depth-limited phase (send_marker).
       std::uint64_t*& row = markers_[b->stream];
@@ -396,6 +396,7 @@ void aggregator::dispatch(buffer* b) {
       tls_delivering_stream = b->stream;
       e.deliver(e.state, p, b->count);
       if (bounded) acknowledge(b);
+      if (b->fence != 0) acknowledge_fence(b);  // the last batch before a fence
     }
   }
   if (b->stream != control_stream) {

@@ -49,7 +49,19 @@ aggregator::fence_made aggregator::make_fence(std::uint32_t stream) {
   for (const int d : dests) f.marked[static_cast<std::size_t>(d)] = 0;
   const std::uint64_t number = ++f.made;
   f.unacked.push_back(static_cast<std::uint32_t>(dests.size()));
-  for (const int d : dests) send_marker(stream, d, number);
+  for (const int d : dests) {
+    // The batch staged for d carries the fence when there is one; an
+    // empty batch does otherwise (it left on size or age meanwhile).
+    buffer* staged = slots_[stream][d];
+    if (staged == nullptr) {
+      send_marker(stream, d, number);
+      continue;
+    }
+    slots_[stream][d] = nullptr;
+    unstage(staged);
+    staged->fence = number;
+    deliver(staged);
+  }
   complete_in_order(f.unacked, f.done);  // none to wait for: with the fence before it
   return {number, dests.size()};
 }
@@ -63,9 +75,10 @@ void aggregator::fence_acknowledged(std::uint32_t stream, std::uint64_t number) 
   complete_in_order(f->unacked, f->done);
 }
 
-// One control message per fence marker handled here, to the core that sent
-// it: every value it sent here on the stream before the marker has been
-// handled (batches from one core to one core on one stream run in order).
+// One control message per fence marker (an empty batch, or the last batch
+// before the fence) handled here, to the core that sent it: every value it
+// sent here on the stream before the fence has been handled (batches from
+// one core to one core on one stream run in order).
 void aggregator::acknowledge_fence(const buffer* b) {
   const std::uint32_t stream = b->stream;
   const std::uint64_t number = b->fence;

@@ -206,9 +206,10 @@ class aggregator {
 
   // ---- Fences (channel::fence; owning core only). Each batch a channel
   // stream starts here marks its destination as sent to (once per fence
-  // interval, not per value). A fence sends a fence marker (an empty batch
-  // carrying the fence's number) to each destination marked since the
-  // previous fence and forgets the marks; the receiving core acknowledges it
+  // interval, not per value). A fence sends a fence marker to each
+  // destination marked since the previous fence and forgets the marks: the
+  // batch staged there, carrying the fence's number in its header, or an
+  // empty batch when none is staged. The receiving core acknowledges it
   // with one control message once it is handled, and batches from one core
   // to one core on one stream run in order, so by then every value this core
   // sent there before the fence has been handled. Fences complete in the
