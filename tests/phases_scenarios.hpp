@@ -426,11 +426,13 @@ inline fence_result g_fence;
 
 /// SPMD (one task per core), channel `ch` of fence_msg. Each round sends,
 /// fences and waits, and records when the fence was seen complete:
-///  0: to every core (own included), a different number to each;
-///  1: to its own core only (its handlers' count checked at once);
+///  0: to every core (own included), a different number to each (the
+///     fence rides in the staged batches);
+///  1: to its own core only, flushed first (the fence's marker is an empty
+///     batch; its handlers' count checked at once);
 ///  2, 3: two fences outstanding: round 2 to every other core, round 3 to
 ///     its own core; round 3's wait must find round 2's fence complete;
-///  4: to the next core, then an empty fence right after (made with round
+///  4: to the next core, flushed, then an empty fence right after (made with round
 ///     4's outstanding): waiting for it must find round 4's complete;
 ///  5: an empty fence with nothing outstanding: complete at once, no batch.
 /// After a barrier the job's counts and latest handler times per (round,
@@ -453,6 +455,7 @@ inline void fenced_rounds(shoal::channel<fence_msg> ch) {
   if (t_fence.got[0][mine] != 20 + 7 * ((2 * me) % 3)) ++bad.own_unhandled;
 
   send_to(1, me, 30);
+  ch.flush();  // nothing staged: the fence's marker is an empty batch
   const shoal::channel_fence own = ch.fence();
   own.wait();
   done(1);
@@ -469,6 +472,7 @@ inline void fenced_rounds(shoal::channel<fence_msg> ch) {
   done(3);
 
   send_to(4, (me + 1) % cores, 25);
+  ch.flush();
   const shoal::channel_fence sent = ch.fence();
   const shoal::channel_fence empty = ch.fence();
   empty.wait();
