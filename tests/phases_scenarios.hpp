@@ -416,10 +416,10 @@ struct fence_handler {
 
 /// Failures summed over the job (global core 0 writes them).
 struct fence_result {
-  i64 late = 0;        // (round, sender): a fence complete before a handler it covers ran
-  i64 miscounted = 0;  // (round, sender): values not handled exactly once
-  i64 out_of_order = 0;  // a fence complete before one made before it
-  i64 own_unhandled = 0;  // own-core values not handled when the fence completed
+  i64 late = 0;            // (round, sender): a fence complete before a handler it covers ran
+  i64 miscounted = 0;      // (round, sender): values not handled exactly once
+  i64 out_of_order = 0;    // a fence complete before one made before it
+  i64 own_unhandled = 0;   // own-core values not handled when the fence completed
   i64 empty_not_free = 0;  // an empty fence not complete at once, or one that sent a batch
 };
 inline fence_result g_fence;

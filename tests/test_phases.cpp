@@ -84,9 +84,7 @@ TEST_P(phases_test, ArrivalBarrierHoldsBackEarlyCores) {
   EXPECT_EQ(arrived.load(), 20 * ncores());
 }
 
-TEST_P(phases_test, FencesCompleteAfterTheirHandlersAndInOrder) {
-  phases::check_fences(job());
-}
+TEST_P(phases_test, FencesCompleteAfterTheirHandlersAndInOrder) { phases::check_fences(job()); }
 
 SHOAL_TEST_CORES(phases_test);
 

@@ -47,7 +47,8 @@ struct apply_update {
 
   void deliver_run(const std::uint64_t* values, std::uint32_t n) const {
     receive_state& me = receivers.local();
-    for (std::uint32_t k = 0; k < n; ++k) me.queue.push(t.local_index(values[k] & t.mask()), values[k]);
+    for (std::uint32_t k = 0; k < n; ++k)
+      me.queue.push(t.local_index(values[k] & t.mask()), values[k]);
     if (applied_by_return) me.queue.drain();
   }
 };

@@ -7,7 +7,6 @@
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/phase_barrier.hpp"
 #include "shoal/detail/process_info.hpp"
-#include "tasks/scheduler.hpp"
 
 #include <array>
 #include <string>
@@ -17,6 +16,7 @@
 
 #include "comm/near_control.hpp"
 #include "comm/network.hpp"
+#include "tasks/scheduler.hpp"
 
 namespace shoal::detail {
 
@@ -69,8 +69,8 @@ aggregator::fence_made aggregator::make_fence(std::uint32_t stream) {
 void aggregator::fence_acknowledged(std::uint32_t stream, std::uint64_t number) noexcept {
   fence_book* f = fences_[stream];
   SHOAL_ASSERT(f != nullptr && number > f->done && number - f->done <= f->unacked.size(),
-               "an acknowledgement of fence {} of channel {} that this core did not make",
-               number, stream);
+               "an acknowledgement of fence {} of channel {} that this core did not make", number,
+               stream);
   --f->unacked[static_cast<std::size_t>(number - f->done - 1)];
   complete_in_order(f->unacked, f->done);
 }
@@ -92,7 +92,8 @@ namespace {
 const std::array<std::string, control_stream>& fence_labels() {
   static const std::array<std::string, control_stream> labels = [] {
     std::array<std::string, control_stream> l;
-    for (std::uint32_t id = 1; id < control_stream; ++id) l[id] = fmt::format("channel {} fence", id);
+    for (std::uint32_t id = 1; id < control_stream; ++id)
+      l[id] = fmt::format("channel {} fence", id);
     return l;
   }();
   return labels;
