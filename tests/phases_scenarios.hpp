@@ -17,6 +17,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <span>
 
@@ -378,6 +379,134 @@ inline void flood_from_computing_cores(int per_core) {
   ch.close();
 }
 
+// ---------------------------------------------------------------- fences
+
+/// Rounds of fenced_rounds() (see there); values carry their round and
+/// sender.
+constexpr int fence_rounds = 6;
+struct fence_msg {
+  std::int32_t round;
+  std::int32_t source;
+};
+/// One core's record: what its handlers saw, by round and source core, and
+/// the steady clock (one clock for every process of the host) when each
+/// handler ran and when each of its own fences was seen complete.
+struct fence_counts {
+  std::array<std::array<i64, max_cores>, fence_rounds> got{};
+  std::array<std::array<i64, max_cores>, fence_rounds> last_ns{};
+  std::array<i64, fence_rounds> sent{};
+  std::array<i64, fence_rounds> done_ns{};
+};
+inline thread_local fence_counts t_fence;
+
+inline i64 clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct fence_handler {
+  void operator()(const fence_msg& m) const {
+    const auto r = static_cast<std::size_t>(m.round);
+    const auto s = static_cast<std::size_t>(m.source);
+    ++t_fence.got[r][s];
+    t_fence.last_ns[r][s] = clock_ns();
+  }
+};
+
+/// Failures summed over the job (global core 0 writes them).
+struct fence_result {
+  i64 late = 0;            // (round, sender): a fence complete before a handler it covers ran
+  i64 miscounted = 0;      // (round, sender): values not handled exactly once
+  i64 out_of_order = 0;    // a fence complete before one made before it
+  i64 own_unhandled = 0;   // own-core values not handled when the fence completed
+  i64 empty_not_free = 0;  // an empty fence not complete at once, or one that sent a batch
+};
+inline fence_result g_fence;
+
+/// SPMD (one task per core), channel `ch` of fence_msg. Each round sends,
+/// fences and waits, and records when the fence was seen complete:
+///  0: to every core (own included), a different number to each (the
+///     fence rides in the staged batches);
+///  1: to its own core only, flushed first (the fence's marker is an empty
+///     batch; its handlers' count checked at once);
+///  2, 3: two fences outstanding: round 2 to every other core, round 3 to
+///     its own core; round 3's wait must find round 2's fence complete;
+///  4: to the next core, flushed, then an empty fence right after (made with round
+///     4's outstanding): waiting for it must find round 4's complete;
+///  5: an empty fence with nothing outstanding: complete at once, no batch.
+/// After a barrier the job's counts and latest handler times per (round,
+/// sender) are reduced, and each sender checks its own against its fences.
+inline void fenced_rounds(shoal::channel<fence_msg> ch) {
+  const int me = shoal::mycore();
+  const int cores = shoal::cores();
+  const auto mine = static_cast<std::size_t>(me);
+  fence_result bad;
+  auto send_to = [&](int round, int dest, int n) {
+    for (int i = 0; i < n; ++i) ch.send(dest, fence_msg{round, me});
+    t_fence.sent[static_cast<std::size_t>(round)] += n;
+  };
+  auto done = [](int round) { t_fence.done_ns[static_cast<std::size_t>(round)] = clock_ns(); };
+
+  if (!shoal::channel_fence{}.ready()) ++bad.empty_not_free;
+  for (int d = 0; d < cores; ++d) send_to(0, d, 20 + 7 * ((me + d) % 3));
+  ch.fence().wait();
+  done(0);
+  if (t_fence.got[0][mine] != 20 + 7 * ((2 * me) % 3)) ++bad.own_unhandled;
+
+  send_to(1, me, 30);
+  ch.flush();  // nothing staged: the fence's marker is an empty batch
+  const shoal::channel_fence own = ch.fence();
+  own.wait();
+  done(1);
+  if (t_fence.got[1][mine] != 30) ++bad.own_unhandled;
+
+  for (int d = 0; d < cores; ++d)
+    if (d != me || cores == 1) send_to(2, d, 40);
+  const shoal::channel_fence first = ch.fence();
+  send_to(3, me, 5);
+  const shoal::channel_fence second = ch.fence();
+  second.wait();
+  if (!first.ready()) ++bad.out_of_order;
+  done(2);
+  done(3);
+
+  send_to(4, (me + 1) % cores, 25);
+  ch.flush();
+  const shoal::channel_fence sent = ch.fence();
+  const shoal::channel_fence empty = ch.fence();
+  empty.wait();
+  if (!sent.ready()) ++bad.out_of_order;
+  done(4);
+
+  const auto local = static_cast<std::size_t>(me - shoal::rank_of(me) * shoal::local_cores());
+  const std::uint64_t packets = shoal::stats_per_core()[local].packets_sent;
+  if (!ch.fence().ready()) ++bad.empty_not_free;
+  if (shoal::stats_per_core()[local].packets_sent != packets) ++bad.empty_not_free;
+  done(5);
+
+  shoal::barrier();  // every value handled: the counts are final
+  const std::size_t n = std::size_t{fence_rounds} * max_cores;
+  shoal::allreduce_sum(std::span<i64>(t_fence.got[0].data(), n));
+  shoal::allreduce(std::span<i64>(t_fence.last_ns[0].data(), n),
+                   [](i64 a, i64 b) { return a < b ? b : a; });
+  for (std::size_t r = 0; r < fence_rounds; ++r) {
+    if (t_fence.got[r][mine] != t_fence.sent[r]) ++bad.miscounted;
+    if (t_fence.sent[r] > 0 && t_fence.last_ns[r][mine] > t_fence.done_ns[r]) ++bad.late;
+  }
+  std::array<i64, 5> sums{bad.late, bad.miscounted, bad.out_of_order, bad.own_unhandled,
+                          bad.empty_not_free};
+  shoal::allreduce_sum(std::span<i64>(sums));
+  if (me == 0) g_fence = {sums[0], sums[1], sums[2], sums[3], sums[4]};
+}
+
+/// Root: fenced_rounds on every core of a fresh channel.
+inline void fence_scenario() {
+  auto ch = shoal::make_channel<fence_msg>(fence_handler{});
+  shoal::on_all_cores([ch] { fenced_rounds(ch); });
+  ch.close();
+}
+
 }  // namespace phases
 
 // ------------------------------------------------------------------ checks
@@ -465,6 +594,20 @@ void check_flood(const RunJob& run_job, i64 cores, int per_core) {
   // The bound yields after about 8 + cores batches; the pool lasts 64.
   EXPECT_LT(g_flood.latest_side_task_bytes, g_flood.pool_bytes / 2)
       << "a task of a flooding core waited until the pool ran out (or the flood ended)";
+}
+
+/// Per-sender fences (fenced_rounds): every fence completes after the
+/// handlers of every value it covers and after the fences made before it.
+template <class RunJob>
+void check_fences(const RunJob& run_job) {
+  g_fence = {-1, -1, -1, -1, -1};
+  run_job([] { fence_scenario(); });
+  if (!g_check_here) return;
+  EXPECT_EQ(g_fence.late, 0) << "a fence completed before a handler of a value it covers ran";
+  EXPECT_EQ(g_fence.miscounted, 0) << "values not handled exactly once";
+  EXPECT_EQ(g_fence.out_of_order, 0) << "a fence completed before one made before it";
+  EXPECT_EQ(g_fence.own_unhandled, 0) << "a fence to the own core completed before its handlers";
+  EXPECT_EQ(g_fence.empty_not_free, 0) << "an empty fence waited or sent a batch";
 }
 
 }  // namespace phases

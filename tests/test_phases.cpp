@@ -84,6 +84,8 @@ TEST_P(phases_test, ArrivalBarrierHoldsBackEarlyCores) {
   EXPECT_EQ(arrived.load(), 20 * ncores());
 }
 
+TEST_P(phases_test, FencesCompleteAfterTheirHandlersAndInOrder) { phases::check_fences(job()); }
+
 SHOAL_TEST_CORES(phases_test);
 
 // ------------------------------------------------------------------ misuse
@@ -130,6 +132,47 @@ TEST_F(phases_misuse, EndPhaseFromAHandlerIsNamed) {
                 ch.drain();
               }),
               ExitedWithCode(shoal::exit_status::fatal), "channel::end_phase on channel [0-9]+ called outside a task");
+}
+
+TEST_F(phases_misuse, FenceOnADefaultChannelIsNamed) {
+  EXPECT_EXIT(run_to_death([] {
+                shoal::channel<int> ch;
+                ch.fence().wait();
+              }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "channel::fence on a closed or default-constructed channel");
+}
+
+TEST_F(phases_misuse, FenceOnAClosedChannelIsNamed) {
+  EXPECT_EXIT(run_to_death([] {
+                auto ch = shoal::make_channel<int>([](int) {});
+                ch.close();
+                ch.fence().wait();
+              }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "channel::fence on a closed or default-constructed channel");
+}
+
+TEST_F(phases_misuse, FenceFromAHandlerIsNamed) {
+  EXPECT_EXIT(run_to_death([] {
+                auto ch = shoal::make_channel<int>([](int) {});
+                shoal::send(1, [ch] { (void)ch.fence(); });
+                ch.drain();
+              }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "channel::fence on channel [0-9]+ called outside a task");
+}
+
+TEST_F(phases_misuse, FenceTestedOnAnotherCoreIsNamed) {
+  EXPECT_EXIT(run_to_death([] {
+                auto ch = shoal::make_channel<int>([](int) {});
+                ch.send(1, 7);
+                const shoal::channel_fence f = ch.fence();
+                shoal::send(1, [f] { (void)f.ready(); });
+                shoal::drain_messages();
+              }),
+              ExitedWithCode(shoal::exit_status::fatal),
+              "channel_fence::ready on core 1 for a fence of channel [0-9]+ made on core 0");
 }
 
 TEST_F(phases_misuse, BarrierFromAHandlerIsNamed) {

@@ -122,7 +122,7 @@ void run_gups(const app_options& opts, run_context& ctx) {
   if (opts.routing != "none" && opts.rule() == gups::outstanding_rule::until_applied)
     throw input_error(
         fmt::format("--routing {} with --outstanding applied: routed updates "
-                    "arrive out of order, which applied's markers need; use "
+                    "arrive out of order, which applied's channel fences need; use "
                     "--outstanding sent",
                     opts.routing));
   if (opts.reduce != "none" && opts.routing == "none")

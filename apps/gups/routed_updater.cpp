@@ -7,7 +7,7 @@
 // chunk, returns once every update anywhere has been applied.
 //
 // Only --outstanding sent: routed values from one core to another may
-// arrive in any order, which the channel updater's in-band markers (and so
+// arrive in any order, which the channel updater's fences (and so
 // --outstanding applied) rely on. Each chunk of 1024 is flushed as it is
 // generated, as HPCC's MPI code does.
 //

@@ -31,6 +31,23 @@
 // before the call (by tasks that finished or sent before it), and its
 // cascades on ch, has been handled.
 //
+// Fences (per sender, local view; not collective). f = ch.fence() sends what
+// this core has staged on ch and returns a channel_fence (channel_fence.hpp):
+// f.wait() suspends the task, f.ready() tests, until every value this core
+// sent on ch before the call, to any core, has been handled (its handler
+// returned on its home core). A handler that defers its work (a prefetching
+// queue) finishes it by the end of its batch for "handled" to mean done.
+// Several fences may be outstanding; they complete in the order made. Unlike
+// end_phase and drain, a fence does not cover cascades: values that
+// handlers send in response are not waited for. Cost, per core this core
+// sent to on ch since its previous fence: a marker, which is the batch
+// staged there (the fence's number rides in its header) or an empty batch
+// when none is staged, and one control message back once it is handled;
+// nothing per value (a destination is noted when a batch to it starts). A fence
+// with no value sent since the previous one sends nothing and completes
+// with it (at once when none is outstanding). Own core and cores of this
+// process are fenced the same way, without the network. From a task only.
+//
 // What a phase covers: the channel's own stream only. Values a handler of
 // channel A sends on channel B are sent (flushed) by the time A's phase
 // ends, but not necessarily handled: end B's phase after A's (or call
@@ -54,6 +71,7 @@
 // themselves).
 #pragma once
 
+#include "shoal/channel_fence.hpp"
 #include "shoal/closure.hpp"
 #include "shoal/detail/aggregator.hpp"
 #include "shoal/detail/check.hpp"
@@ -178,6 +196,16 @@ class channel {
   /// Suspends (watchdog: "channel <id> drain"); at least two waves of
   /// P + P*C + P control messages. Not collective.
   void drain() const { detail::drain_channel(id()); }
+
+  /// Per-sender fence (see Fences above): sends this core's staged values
+  /// and returns a fence that completes once every value this core sent on
+  /// the channel before the call has been handled (cascades excluded). From
+  /// a task; returns at once (an empty marker may wait for a free buffer
+  /// like a send). Costs one marker per core sent to since the previous
+  /// fence (its staged batch, else an empty one) and one acknowledgement
+  /// back from each. A closed or default channel, or a
+  /// call from a handler, ends the job with a message.
+  [[nodiscard]] channel_fence fence() const { return detail::make_channel_fence(id()); }
 
   /// Sends the values this core has staged on the channel now (every
   /// destination): on return they are in their cores' queues or handed to

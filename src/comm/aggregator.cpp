@@ -63,6 +63,7 @@ aggregator::~aggregator() {
     if (row != empty_row_.data()) delete[] row;
   for (std::int64_t* row : in_flight_) delete[] row;
   for (std::uint64_t* row : markers_) delete[] row;
+  for (fence_book* f : fences_) delete f;
   std::free(slab_);
 }
 
@@ -120,7 +121,9 @@ char* aggregator::reserve_slow(std::uint32_t stream, int dest, std::uint32_t n) 
     b->bytes = 0;
     b->count = 0;
     b->run_handler = 0;
+    b->fence = 0;
     row[dest] = b;
+    if (!is_closure_stream(stream)) mark_sent_to(stream, dest);
     if (dirty_.empty()) first_staged_ns_ = now_ns();
     b->dirty_index = static_cast<std::int32_t>(dirty_.size());
     dirty_.push_back(b);
@@ -245,7 +248,7 @@ void aggregator::flush_stream(std::uint32_t stream) {
   }
 }
 
-void aggregator::send_marker(std::uint32_t stream, int dest) {
+void aggregator::send_marker(std::uint32_t stream, int dest, std::uint64_t fence) {
   SHOAL_CHECK(dest >= 0 && dest < total_cores_, "destination core {} out of range [0, {})", dest,
               total_cores_);
   // What is staged for dest goes first; acquire() may suspend, and another
@@ -267,6 +270,7 @@ void aggregator::send_marker(std::uint32_t stream, int dest) {
   b->bytes = 0;
   b->count = 0;
   b->run_handler = 0;
+  b->fence = fence;
   b->dirty_index = -1;
   deliver(b);
 }
@@ -380,7 +384,9 @@ void aggregator::dispatch(buffer* b) {
     // Read before the handlers run: once the last value is handled, the
     // program may close the channel and the entry may be reset or reused
     // (ThreadSanitizer caught the read after delivery racing with close).
-    if (b->count == 0) {
+    if (b->count == 0 && b->fence != 0) {
+      acknowledge_fence(b);  // a fence's empty marker (channel_fence.cpp)
+    } else if (b->count == 0) {
       // A round marker of a depth-limited phase (send_marker).
       std::uint64_t*& row = markers_[b->stream];
       if (row == nullptr) row = new std::uint64_t[static_cast<std::size_t>(total_cores_)]();
@@ -390,6 +396,7 @@ void aggregator::dispatch(buffer* b) {
       tls_delivering_stream = b->stream;
       e.deliver(e.state, p, b->count);
       if (bounded) acknowledge(b);
+      if (b->fence != 0) acknowledge_fence(b);  // the last batch before a fence
     }
   }
   if (b->stream != control_stream) {

@@ -35,7 +35,9 @@ const channel_labels& labels() {
   return l;
 }
 
-void check_usable(std::uint32_t id, const char* what) {
+}  // namespace
+
+void check_channel_usable(std::uint32_t id, const char* what) {
   SHOAL_CHECK(id != 0, "channel::{} on a closed or default-constructed channel", what);
   SHOAL_CHECK(id < control_stream && channel_table()[id].deliver != nullptr,
               "channel::{} on channel {}, which is not open (closed through another handle?)",
@@ -44,10 +46,8 @@ void check_usable(std::uint32_t id, const char* what) {
               "channel::{} on channel {} called outside a task", what, id);
 }
 
-}  // namespace
-
 void end_channel_phase(std::uint32_t id) {
-  check_usable(id, "end_phase");
+  check_channel_usable(id, "end_phase");
   // This core's values of the phase leave now, partly filled network
   // buffers included: the other processes' cores wait for them, and the
   // arrival below may be followed by a backlog of arrivals to handle.
@@ -79,7 +79,7 @@ bool round_complete(const void* arg) {
 // handled. A value this core sent during the last round came from a handler
 // at depth `depth` + 1: the caller's depth was too small.
 void end_channel_phase_depth(std::uint32_t id, int depth) {
-  check_usable(id, "end_phase_depth");
+  check_channel_usable(id, "end_phase_depth");
   SHOAL_CHECK(depth >= 1 && depth <= 64,
               "channel::end_phase_depth on channel {}: depth {} outside [1, 64]", id, depth);
   aggregator& a = *tls_aggregator;
@@ -107,7 +107,7 @@ void end_channel_phase_depth(std::uint32_t id, int depth) {
 }
 
 void drain_channel(std::uint32_t id) {
-  check_usable(id, "drain");
+  check_channel_usable(id, "drain");
   wait_drained(id, labels().drain[id].c_str(), phases_completed(id));
 }
 

@@ -46,6 +46,21 @@ TEST(dist_phases, DrainFromOneTaskWaitsForCascades) {
   phases::check_drained_from_root(job(), job_cores());
 }
 
+TEST(dist_phases, FencesCompleteAfterTheirHandlersAndInOrder) { phases::check_fences(job()); }
+
+// Run by tests/CMakeLists.txt at 2 x 2 (expects the job to end, naming the
+// cause): on rank 1 only, a handler makes a fence.
+TEST(dist_phases, DISABLED_FenceFromAHandlerOnRank1) {
+  run_job([] {
+    auto ch = shoal::make_channel<int>([](int) {});
+    shoal::on_all_cores([ch] {
+      if (shoal::myrank() == 1) shoal::send(shoal::mycore(), [ch] { (void)ch.fence(); });
+      shoal::barrier();
+    });
+    ch.close();
+  });
+}
+
 TEST(dist_phases, FlowControlBoundsValuesInFlightPerPair) {
   phases::check_flow_control(job(), job_cores(), 16, 2000);
 }

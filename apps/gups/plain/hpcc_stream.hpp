@@ -6,10 +6,9 @@
 // polynomial over GF(2), element k is x^k mod P(x), so hpcc_starts(n) can
 // jump to element n in O(log n) squarings instead of n steps.
 //
-// A property the apps use: P(1) = 0 (four terms), so every element
+// A property of the stream: P(1) = 0 (four terms), so every element
 // evaluated at x = 1 equals 1^k = 1, i.e. every element has an odd number of
-// set bits. Values of even parity never occur in the stream (0 among them),
-// which leaves them free as in-band markers (see gups/channel_updater.cpp).
+// set bits. Values of even parity never occur in the stream (0 among them).
 //
 // Plain C++: shared by `shoal gups` and shoal-baseline-gups.
 #pragma once

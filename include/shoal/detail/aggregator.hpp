@@ -44,6 +44,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <vector>
 
 namespace shoal::detail {
@@ -192,15 +193,44 @@ class aggregator {
   // core on one stream arrive in order, so once a core has a marker of round
   // k from a source, every value that source sent before it has been handled.
 
-  /// Sends what is staged for `dest` on `stream`, then a round marker.
-  /// May suspend the calling worker like reserve().
-  void send_marker(std::uint32_t stream, int dest);
+  /// Sends what is staged for `dest` on `stream`, then a round marker (or,
+  /// with `fence` > 0, that fence's marker: see Fences below). May suspend
+  /// the calling worker like reserve().
+  void send_marker(std::uint32_t stream, int dest, std::uint64_t fence = 0);
   /// Round markers of `stream` that arrived here from global core `source`.
   std::uint64_t markers_from(std::uint32_t stream, int source) const noexcept {
     return markers_[stream] != nullptr ? markers_[stream][source] : 0;
   }
   /// Rounds of depth-limited phases this core has completed on `stream`.
   std::uint64_t& rounds(std::uint32_t stream) noexcept { return rounds_[stream]; }
+
+  // ---- Fences (channel::fence; owning core only). Each batch a channel
+  // stream starts here marks its destination as sent to (once per fence
+  // interval, not per value). A fence sends a fence marker to each
+  // destination marked since the previous fence and forgets the marks: the
+  // batch staged there, carrying the fence's number in its header, or an
+  // empty batch when none is staged. The receiving core acknowledges it
+  // with one control message once it is handled, and batches from one core
+  // to one core on one stream run in order, so by then every value this core
+  // sent there before the fence has been handled. Fences complete in the
+  // order they were made; one with no destination completes with the one
+  // before it (at once when none is outstanding). Books are never reset: a
+  // closed channel's late acknowledgements land in its own fences.
+
+  /// Makes the next fence of `stream` (markers handed on, but not pushed to
+  /// the network) and returns its number (1, 2, ...) and its markers. May
+  /// suspend like reserve().
+  struct fence_made {
+    std::uint64_t number;
+    std::size_t markers;
+  };
+  fence_made make_fence(std::uint32_t stream);
+  /// Fences of `stream` made here that have completed.
+  std::uint64_t fences_done(std::uint32_t stream) const noexcept {
+    return fences_[stream] != nullptr ? fences_[stream]->done : 0;
+  }
+  /// Fence `number` of `stream` was handled at one of its destinations.
+  void fence_acknowledged(std::uint32_t stream, std::uint64_t number) noexcept;
 
   // ---- Traffic to other processes (owning core writes; relaxed atomics so
   // that another thread may sum them for statistics: routing.hpp).
@@ -267,7 +297,26 @@ class aggregator {
   void dispatch_closures(buffer* b);
   void flow_reserve_slow(std::uint32_t stream, int dest, std::uint32_t bound);
   void acknowledge(const buffer* b);
+  void acknowledge_fence(const buffer* b);
   void poll_before_sending();
+
+  /// One stream's fences on this core (see Fences above).
+  struct fence_book {
+    std::vector<std::uint8_t> marked;  // by destination core: sent to since the last fence
+    std::vector<int> dests;            // those destinations, in the order marked
+    std::uint64_t made = 0;
+    std::uint64_t done = 0;
+    std::deque<std::uint32_t> unacked;  // acknowledgements missing, fences done+1 .. made
+  };
+  fence_book& fences(std::uint32_t stream);
+  /// A batch of channel `stream` for `dest` was started (reserve_slow).
+  void mark_sent_to(std::uint32_t stream, int dest) {
+    fence_book& f = fences(stream);
+    auto& m = f.marked[static_cast<std::size_t>(dest)];
+    if (m != 0) return;
+    m = 1;
+    f.dests.push_back(dest);
+  }
 
   const int local_core_;
   const int rank_base_;
@@ -294,6 +343,7 @@ class aggregator {
   std::array<std::int64_t*, max_streams> in_flight_{};  // bounded channels: row per dest
   std::array<std::uint64_t*, max_streams> markers_{};  // by source core, counted at dispatch
   std::array<std::uint64_t, max_streams> rounds_{};
+  std::array<fence_book*, max_streams> fences_{};  // channels, at their first batch
   std::atomic<std::uint64_t> remote_batches_{0};
   std::atomic<std::uint64_t> remote_messages_{0};
   std::atomic<std::uint64_t> remote_bytes_{0};

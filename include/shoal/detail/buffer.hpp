@@ -22,6 +22,7 @@ struct alignas(64) buffer {
   std::int32_t run_handler = 0;   // stream 0 while staged: handler of the open run (0: none)
   std::uint32_t run_at = 0;       // stream 0 while staged: offset of the open run's header
   void* block = nullptr;          // arrived from another process: the network block holding it
+  std::uint64_t fence = 0;        // channel batch: the fence it ends (0: none / a round marker)
   bool overflow = false;          // allocated beyond the pool
 
   char* data() noexcept { return reinterpret_cast<char*>(this + 1); }

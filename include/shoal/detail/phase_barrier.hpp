@@ -61,6 +61,9 @@ void end_channel_phase(std::uint32_t id);
 void drain_channel(std::uint32_t id);
 /// channel::end_phase_depth (channel_phase.cpp).
 void end_channel_phase_depth(std::uint32_t id, int depth);
+/// Ends the job, naming channel::`what`, unless channel `id` is open and
+/// the caller is a task (channel_phase.cpp; fences use it too).
+void check_channel_usable(std::uint32_t id, const char* what);
 /// Forgets the phase count of channel `id` (it is being reopened).
 void reset_channel_phases(std::uint32_t id) noexcept;
 
