@@ -87,11 +87,8 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-// ---------------------------------------------------------------- defaults
-
-TEST(ConfigDefaults, MemberDefaultsMatchTheContract) {
-  const shoal::config cfg;
-  EXPECT_EQ(cfg.cores, 0);
+// Every field but cores at its documented default.
+void expect_default_fields(const shoal::config& cfg) {
   EXPECT_EQ(cfg.stack_kb, 64);
   EXPECT_EQ(cfg.max_workers_per_core, 8192);
   EXPECT_EQ(cfg.aggregation_bytes, 16384);
@@ -104,20 +101,34 @@ TEST(ConfigDefaults, MemberDefaultsMatchTheContract) {
   EXPECT_FALSE(cfg.verbose);
 }
 
+// Every field as the flags and the variables of the EveryFlag/EveryVariable
+// tests set it.
+void expect_every_field_set(const shoal::config& cfg) {
+  EXPECT_EQ(cfg.cores, 2);
+  EXPECT_EQ(cfg.stack_kb, 256);
+  EXPECT_EQ(cfg.max_workers_per_core, 100);
+  EXPECT_EQ(cfg.aggregation_bytes, 4096);
+  EXPECT_EQ(cfg.flush_us, 7);
+  EXPECT_EQ(cfg.buffers_per_core, 32);
+  EXPECT_EQ(cfg.heap_mb, 2048);
+  EXPECT_EQ(cfg.block_bytes, 128);
+  EXPECT_TRUE(cfg.stats);
+  EXPECT_TRUE(cfg.verbose);
+}
+
+// ---------------------------------------------------------------- defaults
+
+TEST(ConfigDefaults, MemberDefaultsMatchTheContract) {
+  const shoal::config cfg;
+  EXPECT_EQ(cfg.cores, 0);
+  expect_default_fields(cfg);
+}
+
 TEST(ConfigDefaults, ParseWithNothingGivesResolvedDefaults) {
   const auto r = parse({});
   EXPECT_EQ(r.cfg.cores, hardware_cores());
   EXPECT_GE(r.cfg.cores, 1);
-  EXPECT_EQ(r.cfg.stack_kb, 64);
-  EXPECT_EQ(r.cfg.max_workers_per_core, 8192);
-  EXPECT_EQ(r.cfg.aggregation_bytes, 16384);
-  EXPECT_EQ(r.cfg.flush_us, 50);
-  EXPECT_EQ(r.cfg.buffers_per_core, 64);
-  EXPECT_EQ(r.cfg.heap_mb, 1024);
-  EXPECT_EQ(r.cfg.block_bytes, 64);
-  EXPECT_EQ(r.cfg.watchdog_s, 60);
-  EXPECT_FALSE(r.cfg.stats);
-  EXPECT_FALSE(r.cfg.verbose);
+  expect_default_fields(r.cfg);
   EXPECT_EQ(r.rest, std::vector<std::string>{"prog"});
 }
 
@@ -164,16 +175,7 @@ TEST(ConfigFlags, EveryFlagSetsItsField) {
   const auto r = parse({"--cores=2", "--stack-kb", "256", "--max-workers-per-core=100",
                         "--aggregation-bytes", "4096", "--flush-us=7", "--buffers-per-core", "32",
                         "--heap-mb=2048", "--block-bytes", "128", "--stats", "--verbose"});
-  EXPECT_EQ(r.cfg.cores, 2);
-  EXPECT_EQ(r.cfg.stack_kb, 256);
-  EXPECT_EQ(r.cfg.max_workers_per_core, 100);
-  EXPECT_EQ(r.cfg.aggregation_bytes, 4096);
-  EXPECT_EQ(r.cfg.flush_us, 7);
-  EXPECT_EQ(r.cfg.buffers_per_core, 32);
-  EXPECT_EQ(r.cfg.heap_mb, 2048);
-  EXPECT_EQ(r.cfg.block_bytes, 128);
-  EXPECT_TRUE(r.cfg.stats);
-  EXPECT_TRUE(r.cfg.verbose);
+  expect_every_field_set(r.cfg);
   EXPECT_EQ(r.rest, std::vector<std::string>{"prog"});
 }
 
@@ -186,16 +188,7 @@ TEST(ConfigEnv, EveryVariableSetsItsField) {
       {}, {"SHOAL_CORES=2", "SHOAL_STACK_KB=256", "SHOAL_MAX_WORKERS_PER_CORE=100",
            "SHOAL_AGGREGATION_BYTES=4096", "SHOAL_FLUSH_US=7", "SHOAL_BUFFERS_PER_CORE=32",
            "SHOAL_HEAP_MB=2048", "SHOAL_BLOCK_BYTES=128", "SHOAL_STATS=1", "SHOAL_VERBOSE=true"});
-  EXPECT_EQ(r.cfg.cores, 2);
-  EXPECT_EQ(r.cfg.stack_kb, 256);
-  EXPECT_EQ(r.cfg.max_workers_per_core, 100);
-  EXPECT_EQ(r.cfg.aggregation_bytes, 4096);
-  EXPECT_EQ(r.cfg.flush_us, 7);
-  EXPECT_EQ(r.cfg.buffers_per_core, 32);
-  EXPECT_EQ(r.cfg.heap_mb, 2048);
-  EXPECT_EQ(r.cfg.block_bytes, 128);
-  EXPECT_TRUE(r.cfg.stats);
-  EXPECT_TRUE(r.cfg.verbose);
+  expect_every_field_set(r.cfg);
 }
 
 TEST(ConfigEnv, OnlyExactNamesMatchAndTheFirstEntryWins) {
