@@ -131,6 +131,9 @@ class checksum_queue
   static_assert(alignof(T) <= 8, "checksum_queue: an element aligned to more than 8 bytes");
   using base = queue_detail::ring_queue<checksum_queue<T>, T, queue_detail::checksum_slot<T>>;
   friend base;
+  // What ring_queue reads: the name in messages, the counters size() subtracts.
+  static constexpr const char* kind = "checksum_queue";
+  static constexpr int size_top = 0, size_bottom = 1;  // tail, head
 
  public:
   using slot = queue_detail::checksum_slot<T>;
@@ -163,10 +166,10 @@ class checksum_queue
   /// Appends every value of `vals` in order, contiguously; false (nothing
   /// pushed) when they do not fit. Returns once they are remotely complete.
   bool push(std::span<const T> vals) {
-    check("push");
+    this->check("push");
     const std::uint64_t n = vals.size();
     if (n == 0) return true;
-    check_count("push", n);
+    this->check_count("push", n);
     if (this->short_run(n)) return this->short_push(vals);
     std::uint64_t at = 0;
     if (!shoal::detail::bcl_reserve_run(host_, path_ == bcl::path::delegate, tail(), tail_cache_,
@@ -195,10 +198,10 @@ class checksum_queue
   /// Takes the out.size() oldest elements, in order; false (nothing
   /// popped) when fewer were pushed.
   bool pop(std::span<T> out) {
-    check("pop");
+    this->check("pop");
     const std::uint64_t n = out.size();
     if (n == 0) return true;
-    check_count("pop", n);
+    this->check_count("pop", n);
     if (this->short_run(n)) return this->short_pop(out);
     std::uint64_t at = 0;
     if (!shoal::detail::bcl_reserve_run(host_, path_ == bcl::path::delegate, head(), head_cache_,
@@ -240,11 +243,7 @@ class checksum_queue
   using base::destroy;
 
  private:
-  static constexpr const char* kind = "checksum_queue";
-  static constexpr int size_top = 0, size_bottom = 1;  // tail, head
   using base::capacity_;
-  using base::check;
-  using base::check_count;
   using base::data_;
   using base::host_;
   using base::path_;

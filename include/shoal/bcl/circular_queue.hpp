@@ -98,6 +98,10 @@ class circular_queue : public queue_detail::ring_queue<circular_queue<T>, T> {
   static_assert(alignof(T) <= 64, "circular_queue: an element aligned to more than 64 bytes");
   using base = queue_detail::ring_queue<circular_queue<T>, T>;
   friend base;
+  // What ring_queue reads: the name in messages, the counters size() subtracts.
+  static constexpr const char* kind = "circular_queue";
+  static constexpr int tail_i = 0, tail_ready_i = 1, head_i = 2, head_ready_i = 3;
+  static constexpr int size_top = tail_ready_i, size_bottom = head_i;
 
  public:
   /// A handle to nothing (every operation but valid() ends the job).
@@ -132,7 +136,7 @@ class circular_queue : public queue_detail::ring_queue<circular_queue<T>, T> {
     check("push", p == queue_promise::pop);
     const std::uint64_t n = vals.size();
     if (n == 0) return true;
-    check_count("push", n);
+    this->check_count("push", n);
     const bool delegated = path_ == bcl::path::delegate;
     if (this->short_run(n)) return this->short_push(vals);
     std::uint64_t at = 0;
@@ -160,7 +164,7 @@ class circular_queue : public queue_detail::ring_queue<circular_queue<T>, T> {
     check("pop", p == queue_promise::push);
     const std::uint64_t n = out.size();
     if (n == 0) return true;
-    check_count("pop", n);
+    this->check_count("pop", n);
     const bool delegated = path_ == bcl::path::delegate;
     if (this->short_run(n)) return this->short_pop(out);
     std::uint64_t at = 0;
@@ -181,7 +185,7 @@ class circular_queue : public queue_detail::ring_queue<circular_queue<T>, T> {
   /// pop() with plain loads and stores, for a task on the host's process
   /// while no other core pushes or pops. Cost: local.
   bool local_nonatomic_pop(T& v) {
-    check_local("local_nonatomic_pop");
+    this->check_local("local_nonatomic_pop");
     std::uint64_t* c = counter(0).local();
     if (c[head_i] == c[tail_ready_i]) return false;
     v = *(data_ + static_cast<std::int64_t>(c[head_i] % capacity_)).local();
@@ -208,12 +212,7 @@ class circular_queue : public queue_detail::ring_queue<circular_queue<T>, T> {
   using base::destroy;
 
  private:
-  static constexpr const char* kind = "circular_queue";
-  static constexpr int tail_i = 0, tail_ready_i = 1, head_i = 2, head_ready_i = 3;
-  static constexpr int size_top = tail_ready_i, size_bottom = head_i;
   using base::capacity_;
-  using base::check_count;
-  using base::check_local;
   using base::counter;
   using base::data_;
   using base::host_;

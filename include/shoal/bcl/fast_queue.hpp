@@ -113,6 +113,9 @@ class fast_queue : public queue_detail::ring_queue<fast_queue<T>, T> {
   static_assert(alignof(T) <= 64, "fast_queue: an element aligned to more than 64 bytes");
   using base = queue_detail::ring_queue<fast_queue<T>, T>;
   friend base;
+  // What ring_queue reads: the name in messages, the counters size() subtracts.
+  static constexpr const char* kind = "fast_queue";
+  static constexpr int size_top = 0, size_bottom = 1;  // tail, head
 
  public:
   /// A handle to nothing (every operation but valid() ends the job).
@@ -143,10 +146,10 @@ class fast_queue : public queue_detail::ring_queue<fast_queue<T>, T> {
   /// pushed) when they do not fit. Push phase. The values are remotely
   /// complete after the caller's rflush().
   bool push(std::span<const T> vals) {
-    check("push");
+    this->check("push");
     const std::uint64_t n = vals.size();
     if (n == 0) return true;
-    check_count("push", n);
+    this->check_count("push", n);
     if (this->short_run(n)) return this->short_push(vals);
     std::uint64_t at = 0;
     if (!shoal::detail::bcl_reserve_run(host_, path_ == bcl::path::delegate, tail(), tail_cache_,
@@ -162,10 +165,10 @@ class fast_queue : public queue_detail::ring_queue<fast_queue<T>, T> {
   /// Takes the out.size() oldest elements, in order; false (nothing
   /// popped) when fewer are there. Pop phase.
   bool pop(std::span<T> out) {
-    check("pop");
+    this->check("pop");
     const std::uint64_t n = out.size();
     if (n == 0) return true;
-    check_count("pop", n);
+    this->check_count("pop", n);
     if (this->short_run(n)) return this->short_pop(out);
     std::uint64_t at = 0;
     if (!shoal::detail::bcl_reserve_run(host_, path_ == bcl::path::delegate, head(), head_cache_,
@@ -178,7 +181,7 @@ class fast_queue : public queue_detail::ring_queue<fast_queue<T>, T> {
   /// when no other core pushes or pops (after the barrier that ends a push
   /// phase). Cost: local.
   bool local_nonatomic_pop(T& v) {
-    check_local("local_nonatomic_pop");
+    this->check_local("local_nonatomic_pop");
     std::uint64_t* h = head().local();
     if (*h == *tail().local()) return false;
     v = *(data_ + static_cast<std::int64_t>(*h % capacity_)).local();
@@ -190,7 +193,7 @@ class fast_queue : public queue_detail::ring_queue<fast_queue<T>, T> {
   /// copies of at most two runs), under the same rules; returns how many
   /// were taken (0 when empty). Cost: local.
   std::size_t local_nonatomic_pop(std::span<T> out) {
-    check_local("local_nonatomic_pop");
+    this->check_local("local_nonatomic_pop");
     std::uint64_t* h = head().local();
     const std::uint64_t n = std::min<std::uint64_t>(out.size(), *tail().local() - *h);
     runs(*h, n, [&](global_ptr<T> p, std::uint64_t from, std::uint64_t count) {
@@ -207,7 +210,7 @@ class fast_queue : public queue_detail::ring_queue<fast_queue<T>, T> {
   /// call. Returns how many were taken. Cost: local (no copy).
   template <class F>
   std::size_t local_nonatomic_drain(F&& use) {
-    check_local("local_nonatomic_drain");
+    this->check_local("local_nonatomic_drain");
     std::uint64_t* h = head().local();
     const std::uint64_t n = *tail().local() - *h;
     if (n == 0) return 0;  // use is never called with an empty run
@@ -230,7 +233,7 @@ class fast_queue : public queue_detail::ring_queue<fast_queue<T>, T> {
   /// and full and empty stay exact. Returns false, changing nothing, when
   /// the queue is not empty. Cost: local.
   bool local_nonatomic_rewind() {
-    check_local("local_nonatomic_rewind");
+    this->check_local("local_nonatomic_rewind");
     std::uint64_t* h = head().local();
     std::uint64_t* t = tail().local();
     if (*h != *t) return false;
@@ -246,7 +249,7 @@ class fast_queue : public queue_detail::ring_queue<fast_queue<T>, T> {
   /// write, inside the push phase). Returns false, changing nothing, when
   /// the queue is not empty. Cost: local, capacity x sizeof(T) bytes written.
   bool local_nonatomic_touch() {
-    check_local("local_nonatomic_touch");
+    this->check_local("local_nonatomic_touch");
     if (*head().local() != *tail().local()) return false;
     runs(0, capacity_, [](global_ptr<T> p, std::uint64_t, std::uint64_t count) {
       std::memset(static_cast<void*>(p.local()), 0, count * sizeof(T));
@@ -261,7 +264,7 @@ class fast_queue : public queue_detail::ring_queue<fast_queue<T>, T> {
   /// the push phase. (On the host's process the pages are its own:
   /// local_nonatomic_touch.) Blocking; cost: capacity x sizeof(T) / 4096 R.
   void prefault() const {
-    check("prefault");
+    this->check("prefault");
     const std::uint64_t per_page = std::max<std::uint64_t>(1, 4096 / sizeof(T));
     for (std::uint64_t i = 0; i < capacity_; i += per_page)
       (void)rget((data_ + static_cast<std::int64_t>(i)).template reinterpret<char>());
@@ -286,12 +289,7 @@ class fast_queue : public queue_detail::ring_queue<fast_queue<T>, T> {
   using base::destroy;
 
  private:
-  static constexpr const char* kind = "fast_queue";
-  static constexpr int size_top = 0, size_bottom = 1;  // tail, head
   using base::capacity_;
-  using base::check;
-  using base::check_count;
-  using base::check_local;
   using base::data_;
   using base::host_;
   using base::path_;
