@@ -127,16 +127,16 @@ class ring_queue {
   std::string name() const {
     return fmt::format("{}(host core {}, capacity {})", Q::kind, host_, capacity_);
   }
+  // The checks run on every push and pop: their failures out of line, so
+  // that the checks inline into every caller.
   void check(const char* op) const {
     SHOAL_CHECK_ON_CORE(api());
-    if (!valid())
-      shoal::detail::fatal_user(fmt::format(
-          "{}::{} on a queue that was destroyed or never made (default-constructed)", Q::kind, op));
+    if (!valid()) [[unlikely]]
+      destroyed(op);
   }
   void check_count(const char* op, std::uint64_t n) const {
-    if (n > capacity_)
-      shoal::detail::fatal_user(
-          fmt::format("{}: {} of {} elements, more than the capacity", name(), op, n));
+    if (n > capacity_) [[unlikely]]
+      over_capacity(op, n);
   }
   // check(op), and that the caller runs on the host's process.
   void check_local(const char* op) const {
@@ -154,6 +154,14 @@ class ring_queue {
   bcl::path path_ = bcl::path::onesided;
 
  private:
+  [[noreturn, gnu::cold, gnu::noinline]] static void destroyed(const char* op) {
+    shoal::detail::fatal_user(fmt::format(
+        "{}::{} on a queue that was destroyed or never made (default-constructed)", Q::kind, op));
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void over_capacity(const char* op, std::uint64_t n) const {
+    shoal::detail::fatal_user(
+        fmt::format("{}: {} of {} elements, more than the capacity", name(), op, n));
+  }
   Q& derived() noexcept { return static_cast<Q&>(*this); }
   const Q& derived() const noexcept { return static_cast<const Q&>(*this); }
   // "shoal::bcl::<kind>" and "shoal::bcl::<kind>::make" for
