@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -147,13 +148,15 @@ class ring_queue {
                       op, myrank(), rank_of(host_)));
   }
 
+ private:
+  // The handle's fields: Q reads and writes them as its own (friend Q).
+  friend Q;
   global_ptr<Elem> data_;           // 2D: the host's capacity_ elements (counters 64 bytes before)
   global_ptr<std::uint64_t> base_;  // the allocation behind them
   std::uint64_t capacity_ = 0;
   int host_ = -1;
   bcl::path path_ = bcl::path::onesided;
 
- private:
   [[noreturn, gnu::cold, gnu::noinline]] static void destroyed(const char* op) {
     shoal::detail::fatal_user(fmt::format(
         "{}::{} on a queue that was destroyed or never made (default-constructed)", Q::kind, op));
