@@ -2,25 +2,8 @@
 # backend forced, at 1 x 2, 2 x 2 and 3 x 2 processes x cores; misuse ends
 # the job with a clear message. Included from tests/CMakeLists.txt where MPI
 # was found.
-add_executable(bcl_job mpi/bcl_job.cpp)
-target_include_directories(bcl_job PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(bcl_job PRIVATE shoal::shoal)
-shoal_apply_defaults(bcl_job)
-set(bcl_job $<TARGET_FILE:bcl_job>)
-foreach(shape "1;2" "2;2" "3;2")
-  list(GET shape 0 np)
-  list(GET shape 1 cores)
-  set(backends shm rma am)
-  if(np EQUAL 1)
-    list(APPEND backends direct)
-  endif()
-  foreach(backend IN LISTS backends)
-    shoal_mpi_test(bcl_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 120
-      REGEX "bcl ${backend}: 25 checks, 0 wrong values: PASSED"
-      COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores ${cores} --one-sided ${backend}
-              --transport mpi)
-  endforeach()
-endforeach()
+shoal_mpi_program(bcl_job mpi/bcl_job.cpp)
+shoal_one_sided_tests(bcl bcl_job MAX_S 120 CHECKS 25 SHAPES 1:2 2:2 3:2)
 shoal_mpi_test(bcl_hash_map_local_insert_on_another_rank EXPECT nonzero MAX_S 60
   REGEX "insert with promise local of a key whose home core [23] is on rank 1, called on rank 0"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --misuse local-remote)
@@ -91,19 +74,8 @@ shoal_mpi_test(bcl_path_auto_measured_shm_np2_cores2 EXPECT zero MAX_S 120
 # are circular_queue and checksum_queue of strings, fast_queue of vectors);
 # a full arena on the last rank only ends the job, status 2, naming the
 # table and the option.
-add_executable(bcl_object_job mpi/bcl_object_job.cpp)
-target_include_directories(bcl_object_job PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(bcl_object_job PRIVATE shoal::shoal)
-shoal_apply_defaults(bcl_object_job)
-set(bcl_object_job $<TARGET_FILE:bcl_object_job>)
-foreach(np 2 3)
-  foreach(backend shm rma am)
-    shoal_mpi_test(bcl_object_${backend}_np${np}_cores2 EXPECT zero MAX_S 60
-      REGEX "bcl_object ${backend}: 9 checks, 0 wrong values: PASSED"
-      COMMAND ${SHOAL_MPIEXEC} -np ${np} ${bcl_object_job} --cores 2 --one-sided ${backend}
-              --transport mpi)
-  endforeach()
-endforeach()
+shoal_mpi_program(bcl_object_job mpi/bcl_object_job.cpp)
+shoal_one_sided_tests(bcl_object bcl_object_job MAX_S 60 CHECKS 9 SHAPES 2:2 3:2)
 foreach(run "2;1;shm" "2;2;rma" "2;2;am")
   list(GET run 0 np)
   list(GET run 1 cores)

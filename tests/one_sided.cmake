@@ -2,25 +2,8 @@
 # backend forced by --one-sided, at 1 x 2, 2 x 1, 2 x 2 and 3 x 2 processes
 # x cores; misuse and impossible choices end the job with a clear message.
 # Included from tests/CMakeLists.txt where MPI was found.
-add_executable(one_sided_job mpi/one_sided_job.cpp)
-target_include_directories(one_sided_job PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(one_sided_job PRIVATE shoal::shoal)
-shoal_apply_defaults(one_sided_job)
-set(one_sided_job $<TARGET_FILE:one_sided_job>)
-foreach(shape "1;2" "2;1" "2;2" "3;2")
-  list(GET shape 0 np)
-  list(GET shape 1 cores)
-  set(backends shm rma am)
-  if(np EQUAL 1)
-    list(APPEND backends direct)
-  endif()
-  foreach(backend IN LISTS backends)
-    shoal_mpi_test(one_sided_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 90
-      REGEX "one_sided ${backend}: (11|12) checks, 0 wrong values: PASSED"
-      COMMAND ${SHOAL_MPIEXEC} -np ${np} ${one_sided_job} --cores ${cores} --one-sided ${backend}
-              --transport mpi)
-  endforeach()
-endforeach()
+shoal_mpi_program(one_sided_job mpi/one_sided_job.cpp)
+shoal_one_sided_tests(one_sided one_sided_job MAX_S 90 CHECKS "(11|12)" SHAPES 1:2 2:1 2:2 3:2)
 # --one-sided auto: am for several processes (a node-shared heap has no
 # transparent huge pages). --one-sided node: shm when every process is on one
 # node and /dev/shm holds the heaps (--heap-mb 16: 2 x 16 MiB fits even a

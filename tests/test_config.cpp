@@ -87,37 +87,49 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
+// What a test expects of the fields besides cores and watchdog_s.
+struct expected_fields {
+  int stack_kb;
+  int max_workers_per_core;
+  std::int64_t aggregation_bytes;
+  std::int64_t flush_us;
+  int buffers_per_core;
+  std::int64_t heap_mb;
+  std::int64_t block_bytes;
+  bool stats;
+  bool verbose;
+};
+// The documented defaults, and what the EveryFlag and EveryVariable tests set.
+constexpr expected_fields documented_defaults{64, 8192, 16384, 50, 64, 1024, 64, false, false};
+constexpr expected_fields every_field_set{256, 100, 4096, 7, 32, 2048, 128, true, true};
+
+void expect_fields(const shoal::config& cfg, const expected_fields& e) {
+  EXPECT_EQ(cfg.stack_kb, e.stack_kb);
+  EXPECT_EQ(cfg.max_workers_per_core, e.max_workers_per_core);
+  EXPECT_EQ(cfg.aggregation_bytes, e.aggregation_bytes);
+  EXPECT_EQ(cfg.flush_us, e.flush_us);
+  EXPECT_EQ(cfg.buffers_per_core, e.buffers_per_core);
+  EXPECT_EQ(cfg.heap_mb, e.heap_mb);
+  EXPECT_EQ(cfg.block_bytes, e.block_bytes);
+  EXPECT_EQ(cfg.stats, e.stats);
+  EXPECT_EQ(cfg.verbose, e.verbose);
+}
+
 // ---------------------------------------------------------------- defaults
 
 TEST(ConfigDefaults, MemberDefaultsMatchTheContract) {
   const shoal::config cfg;
   EXPECT_EQ(cfg.cores, 0);
-  EXPECT_EQ(cfg.stack_kb, 64);
-  EXPECT_EQ(cfg.max_workers_per_core, 8192);
-  EXPECT_EQ(cfg.aggregation_bytes, 16384);
-  EXPECT_EQ(cfg.flush_us, 50);
-  EXPECT_EQ(cfg.buffers_per_core, 64);
-  EXPECT_EQ(cfg.heap_mb, 1024);
-  EXPECT_EQ(cfg.block_bytes, 64);
+  expect_fields(cfg, documented_defaults);
   EXPECT_EQ(cfg.watchdog_s, 60);
-  EXPECT_FALSE(cfg.stats);
-  EXPECT_FALSE(cfg.verbose);
 }
 
 TEST(ConfigDefaults, ParseWithNothingGivesResolvedDefaults) {
   const auto r = parse({});
   EXPECT_EQ(r.cfg.cores, hardware_cores());
   EXPECT_GE(r.cfg.cores, 1);
-  EXPECT_EQ(r.cfg.stack_kb, 64);
-  EXPECT_EQ(r.cfg.max_workers_per_core, 8192);
-  EXPECT_EQ(r.cfg.aggregation_bytes, 16384);
-  EXPECT_EQ(r.cfg.flush_us, 50);
-  EXPECT_EQ(r.cfg.buffers_per_core, 64);
-  EXPECT_EQ(r.cfg.heap_mb, 1024);
-  EXPECT_EQ(r.cfg.block_bytes, 64);
+  expect_fields(r.cfg, documented_defaults);
   EXPECT_EQ(r.cfg.watchdog_s, 60);
-  EXPECT_FALSE(r.cfg.stats);
-  EXPECT_FALSE(r.cfg.verbose);
   EXPECT_EQ(r.rest, std::vector<std::string>{"prog"});
 }
 
@@ -165,15 +177,7 @@ TEST(ConfigFlags, EveryFlagSetsItsField) {
                         "--aggregation-bytes", "4096", "--flush-us=7", "--buffers-per-core", "32",
                         "--heap-mb=2048", "--block-bytes", "128", "--stats", "--verbose"});
   EXPECT_EQ(r.cfg.cores, 2);
-  EXPECT_EQ(r.cfg.stack_kb, 256);
-  EXPECT_EQ(r.cfg.max_workers_per_core, 100);
-  EXPECT_EQ(r.cfg.aggregation_bytes, 4096);
-  EXPECT_EQ(r.cfg.flush_us, 7);
-  EXPECT_EQ(r.cfg.buffers_per_core, 32);
-  EXPECT_EQ(r.cfg.heap_mb, 2048);
-  EXPECT_EQ(r.cfg.block_bytes, 128);
-  EXPECT_TRUE(r.cfg.stats);
-  EXPECT_TRUE(r.cfg.verbose);
+  expect_fields(r.cfg, every_field_set);
   EXPECT_EQ(r.rest, std::vector<std::string>{"prog"});
 }
 
@@ -187,15 +191,7 @@ TEST(ConfigEnv, EveryVariableSetsItsField) {
            "SHOAL_AGGREGATION_BYTES=4096", "SHOAL_FLUSH_US=7", "SHOAL_BUFFERS_PER_CORE=32",
            "SHOAL_HEAP_MB=2048", "SHOAL_BLOCK_BYTES=128", "SHOAL_STATS=1", "SHOAL_VERBOSE=true"});
   EXPECT_EQ(r.cfg.cores, 2);
-  EXPECT_EQ(r.cfg.stack_kb, 256);
-  EXPECT_EQ(r.cfg.max_workers_per_core, 100);
-  EXPECT_EQ(r.cfg.aggregation_bytes, 4096);
-  EXPECT_EQ(r.cfg.flush_us, 7);
-  EXPECT_EQ(r.cfg.buffers_per_core, 32);
-  EXPECT_EQ(r.cfg.heap_mb, 2048);
-  EXPECT_EQ(r.cfg.block_bytes, 128);
-  EXPECT_TRUE(r.cfg.stats);
-  EXPECT_TRUE(r.cfg.verbose);
+  expect_fields(r.cfg, every_field_set);
 }
 
 TEST(ConfigEnv, OnlyExactNamesMatchAndTheFirstEntryWins) {

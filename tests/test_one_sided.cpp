@@ -8,18 +8,10 @@
 namespace {
 
 using namespace one_sided_checks;
-using shoal_test::cores_test;
 using shoal_test::run_to_death;
 using ::testing::ExitedWithCode;
 
-class one_sided : public cores_test {
- protected:
-  shoal::config with(shoal::one_sided_kind k) const {
-    shoal::config c = config();
-    c.one_sided = k;
-    return c;
-  }
-};
+class one_sided : public shoal_test::backends_test {};
 
 TEST_P(one_sided, AutoIsDirectOnOneProcess) {
   std::string name;
@@ -28,54 +20,31 @@ TEST_P(one_sided, AutoIsDirectOnOneProcess) {
 }
 
 TEST_P(one_sided, PutFlushBarrierThenGetSeesTheValue) {
-  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-    u64 wrong = 1;
-    run(with(k), [&] { wrong = put_flush_barrier_get(); });
-    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
-  }
+  each_backend([] { return put_flush_barrier_get(); });
 }
 
 TEST_P(one_sided, BulkRangesBlockingAndAsync) {
-  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-    u64 wrong = 1;
-    run(with(k), [&] { wrong = bulk_ranges(); });
-    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
-  }
+  each_backend([] { return bulk_ranges(); });
 }
 
 TEST_P(one_sided, FetchOpsFromEveryCoreGiveExactTotals) {
-  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-    u64 wrong = 1;
+  each_backend([](shoal::one_sided_kind k) {
     // Direct: enough adds that the cores overlap for milliseconds (a
     // non-atomic add loses some then: seen when it was made one).
-    const int per_core = k == shoal::one_sided_kind::direct ? 1000000 : 5000;
-    run(with(k), [&] { wrong = fetch_ops_exact(per_core); });
-    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
-  }
+    return fetch_ops_exact(k == shoal::one_sided_kind::direct ? 1000000 : 5000);
+  });
 }
 
 TEST_P(one_sided, CompareAndSwapLockLosesNoIncrement) {
-  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-    u64 wrong = 1;
-    run(with(k), [&] { wrong = cas_lock(300); });
-    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
-  }
+  each_backend([] { return cas_lock(300); });
 }
 
 TEST_P(one_sided, TwoDPointersReachTheSameMemory) {
-  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-    u64 wrong = 1;
-    run(with(k), [&] { wrong = two_d_pointers(); });
-    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
-  }
+  each_backend([] { return two_d_pointers(); });
 }
 
 TEST_P(one_sided, PlainAddressReachesTheElementsUnderDirectOnly) {
-  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-    u64 wrong = 1;
-    run(with(k), [&] { wrong = plain_addresses(); });
-    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
-  }
+  each_backend([] { return plain_addresses(); });
 }
 
 TEST_P(one_sided, UnderAmAtomicsAndDelegatesOnOneWordAreAtomicTogether) {

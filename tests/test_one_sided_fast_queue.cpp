@@ -9,49 +9,25 @@
 namespace {
 
 using namespace fast_queue_checks;
-using shoal_test::cores_test;
 using shoal_test::run_to_death;
 using ::testing::ExitedWithCode;
 
-class fast_queue : public cores_test {
- protected:
-  shoal::config with(shoal::one_sided_kind k) const {
-    shoal::config c = config();
-    c.one_sided = k;
-    return c;
-  }
-};
+class fast_queue : public shoal_test::backends_test {};
 
 TEST_P(fast_queue, EveryValuePoppedExactlyOnce) {
-  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-    u64 wrong = 1;
-    run(with(k), [&] { wrong = redistribute(2000, false); });
-    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
-  }
+  each_backend([] { return redistribute(2000, false); });
 }
 
 TEST_P(fast_queue, HostDrainsWithLocalNonatomicPop) {
-  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-    u64 wrong = 1;
-    run(with(k), [&] { wrong = redistribute(2000, true); });
-    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
-  }
+  each_backend([] { return redistribute(2000, true); });
 }
 
 TEST_P(fast_queue, FullAndEmptyReportedOrderKeptAcrossTheWrap) {
-  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-    u64 wrong = 1;
-    run(with(k), [&] { wrong = full_empty_and_wrap(); });
-    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
-  }
+  each_backend([] { return full_empty_and_wrap(); });
 }
 
 TEST_P(fast_queue, BulkLocalPopTakesTheOldestInOrderAcrossTheWrap) {
-  for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-    u64 wrong = 1;
-    run(with(k), [&] { wrong = local_bulk_pop_in_order(); });
-    EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
-  }
+  each_backend([] { return local_bulk_pop_in_order(); });
 }
 
 SHOAL_TEST_CORES(fast_queue);

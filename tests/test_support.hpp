@@ -26,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include <unistd.h>
@@ -186,13 +187,24 @@ class cores_test : public ::testing::TestWithParam<int> {
 /// (direct and am); each check returns the wrong values it saw.
 class backends_test : public cores_test {
  protected:
+  /// This test's configuration with one-sided backend k.
+  shoal::config with(shoal::one_sided_kind k) const {
+    shoal::config c = config();
+    c.one_sided = k;
+    return c;
+  }
+  /// Runs check() (or check(k), where it takes the backend) under each
+  /// backend k; expects 0 wrong values from each.
   template <class F>
   void each_backend(F check) {
     for (auto k : {shoal::one_sided_kind::direct, shoal::one_sided_kind::am}) {
-      shoal::config c = config();
-      c.one_sided = k;
       std::uint64_t wrong = 1;
-      run(c, [&] { wrong = check(); });
+      run(with(k), [&] {
+        if constexpr (std::is_invocable_v<F&, shoal::one_sided_kind>)
+          wrong = check(k);
+        else
+          wrong = check();
+      });
       EXPECT_EQ(wrong, 0u) << "backend " << static_cast<int>(k);
     }
   }

@@ -13,68 +13,11 @@ if(NOT TARGET shoal-driver OR NOT "indexgather" IN_LIST SHOAL_BUILT_APPS)
   return()
 endif()
 
-# The JSON report of a validated run (keys in JSON order).
-function(indexgather_ok out cores impl ranks n t)
-  set(${out} "\"cores\":${cores},\"impl\":\"${impl}\",.*\"ranks\":${ranks},.*\"requests_per_core\":${n},.*\"table_per_core\":${t},.*\"validated\":true,.*\"wrong_values\":0" PARENT_SCOPE)
-endfunction()
-
-foreach(cores 1 2 3)
-  indexgather_ok(re ${cores} channel 1 200000 1000)
-  shoal_app_test(indexgather_channel_1x${cores} EXPECT zero MAX_S 30 REGEX "${re}"
-    COMMAND shoal-driver indexgather --cores ${cores} --requests-per-core 200000
-            --table-per-core 1000 --json)
-endforeach()
-indexgather_ok(re 2 channel 2 200000 5000)
-shoal_app_test(indexgather_channel_2x1 NP 2 EXPECT zero MAX_S 30 REGEX "${re}"
-  COMMAND shoal-driver indexgather --cores 1 --requests-per-core 200000 --table-per-core 5000
-          --seed 7 --json)
-indexgather_ok(re 4 channel 2 100000 1000)
-shoal_app_test(indexgather_channel_2x2 NP 2 EXPECT zero MAX_S 30 REGEX "${re}"
-  COMMAND shoal-driver indexgather --cores 2 --requests-per-core 100000 --table-per-core 1000 --json)
-indexgather_ok(re 3 channel 1 50000 1)
-shoal_app_test(indexgather_tiny_table_1x3 EXPECT zero MAX_S 30 REGEX "${re}"
-  COMMAND shoal-driver indexgather --cores 3 --requests-per-core 50000 --table-per-core 1 --json)
-shoal_app_test(indexgather_summary EXPECT zero MAX_S 30
-  REGEX "indexgather \\(channel\\).*problem +2000 entries \\(1000 per core\\), 200000 reads.*rate +[0-9.e+-]+ M reads/s.*validation +PASSED"
-  COMMAND shoal-driver indexgather --cores 2 --requests-per-core 100000)
-
-# Fault injection: one counter spoiled after the timed phase must be caught.
-shoal_app_test(indexgather_corrupt_fails EXPECT 1 MAX_S 30
-  REGEX "\"validated\":false,\"validation\":\"1 of 20000 gathered values differ"
-  COMMAND shoal-driver indexgather --cores 2 --requests-per-core 10000 --corrupt --json)
-shoal_app_test(indexgather_corrupt_fails_2x1 NP 2 EXPECT 1 MAX_S 30
-  REGEX "\"validated\":false"
-  COMMAND shoal-driver indexgather --cores 1 --requests-per-core 10000 --corrupt --json)
-
-# Bad input: a clear message naming the flag and exit status 2.
-shoal_app_test(indexgather_bad_table_zero EXPECT 2 MAX_S 30
-  REGEX "shoal indexgather: error: --table-per-core 0: out of range; expected an integer in \\[1, 2147483648\\]"
-  COMMAND shoal-driver indexgather --cores 2 --table-per-core 0)
-shoal_app_test(indexgather_bad_requests_negative NP 2 EXPECT 2 MAX_S 30
-  REGEX "shoal indexgather: error: --requests-per-core -5: out of range"
-  COMMAND shoal-driver indexgather --cores 1 --requests-per-core -5)
-shoal_app_test(indexgather_bad_requests_text EXPECT 2 MAX_S 30 REGEX "--requests-per-core"
-  COMMAND shoal-driver indexgather --requests-per-core many)
-shoal_app_test(indexgather_table_exceeds_memory EXPECT 2 MAX_S 30
-  REGEX "shoal indexgather: error: --table-per-core 2147483648 --requests-per-core 1000000: needs 32 GiB per process \\(2 participants\\), more than this machine's"
-  COMMAND shoal-driver indexgather --cores 2 --table-per-core 2147483648)
-
-if(TARGET shoal-baseline-indexgather)
-  foreach(np 1 2)
-    indexgather_ok(re ${np} mpi-alltoallv ${np} 200000 1000)
-    shoal_app_test(indexgather_baseline_np${np} NP ${np} EXPECT zero MAX_S 30 REGEX "${re}"
-      COMMAND shoal-baseline-indexgather --requests-per-core 200000 --round 777 --impl channel --json)
-  endforeach()
-  shoal_app_test(indexgather_baseline_corrupt_fails NP 2 EXPECT 1 MAX_S 30
-    REGEX "\"validated\":false,\"validation\":\"1 of 20000 gathered values differ"
-    COMMAND shoal-baseline-indexgather --requests-per-core 10000 --corrupt --json)
-  shoal_app_test(indexgather_baseline_bad_table EXPECT 2 MAX_S 30
-    REGEX "shoal-baseline-indexgather: error: --table-per-core 2147483649: out of range"
-    COMMAND shoal-baseline-indexgather --table-per-core 2147483649)
-  shoal_app_test(indexgather_baseline_bad_round EXPECT 2 MAX_S 30
-    REGEX "shoal-baseline-indexgather: error: --round 0: out of range"
-    COMMAND shoal-baseline-indexgather --round 0)
-endif()
+# The runs both bale table apps share (tests/apps/CMakeLists.txt).
+bale_table_tests(indexgather WRONG wrong_values
+  SUMMARY "indexgather \\(channel\\).*problem +2000 entries \\(1000 per core\\), 200000 reads.*rate +[0-9.e+-]+ M reads/s.*validation +PASSED"
+  CORRUPT "1 of 20000 gathered values differ"
+  MEMORY "32 GiB")
 
 # The 12-byte requests that sizes too large to pack into 8 bytes would use
 # (forced, since such sizes do not fit in a test machine's memory).

@@ -78,7 +78,7 @@ shoal_app_test(isx_fault_lose_channel_1x2 EXPECT 1 MAX_S 60
   COMMAND shoal-driver isx --impl channel --cores 2 --keys-per-core 2000 --inject-fault lose)
 
 # Bad input: exit 2, the flag named.
-foreach(case IN ITEMS
+shoal_app_bad_input_tests(isx
     "kpc_0|--keys-per-core 0: out of range|--keys-per-core|0"
     "kpc_negative|--keys-per-core: expected an integer 0 .. 18446744073709551615, got '-1'|--keys-per-core|-1"
     "kpc_huge|--keys-per-core 4294967296: out of range|--keys-per-core|4294967296"
@@ -91,12 +91,6 @@ foreach(case IN ITEMS
     "impl_bogus|--impl: bogus not in|--impl|bogus"
     "memory|--keys-per-core 2147483648 --max-key [0-9]+ on 2 cores: the sort needs .*more than this machine's|--keys-per-core|2147483648"
     "heap|--keys-per-core 134217728: the 4 queues need 2.* of each core's global heap slice.*raise --heap-mb|--keys-per-core|134217728")
-  string(REPLACE "|" ";" words "${case}")
-  list(POP_FRONT words label)
-  list(POP_FRONT words re)
-  shoal_app_test(isx_bad_${label} EXPECT 2 MAX_S 20 REGEX "shoal isx: error: .*${re}"
-    COMMAND shoal-driver isx --cores 2 ${words})
-endforeach()
 # Only rank 1 is wrong: the whole job ends at once, naming it.
 if(SHOAL_HAVE_MPI)
   shoal_app_test(isx_bad_rank1_only EXPECT 2 MAX_S 20

@@ -95,7 +95,7 @@ shoal_app_test(kmer_fault_sequential EXPECT 1 MAX_S 60
   COMMAND shoal-driver kmer --impl sequential --cores 1 ${kmer_small} --inject-fault count --json)
 
 # Bad input: exit 2, the flag or file:line named.
-foreach(case IN ITEMS
+shoal_app_bad_input_tests(kmer
     "k_0|--k 0: out of range.*expected 1 .. 31|--k|0"
     "k_32|--k 32: out of range.*expected 1 .. 31|--k|32"
     "k_text|--k: expected an integer.*got 'abc'|--k|abc"
@@ -110,12 +110,6 @@ foreach(case IN ITEMS
     "impl_bogus|--impl: bogus not in|--impl|bogus"
     "memory|--read-count 10000000000 --read-length 100: the count needs .*more than this machine's|--read-count|10000000000"
     "heap|2000000 k-mer windows: the filter and table need .* of each core's global heap slice.*raise --heap-mb|--heap-mb|16|--read-count|25000")
-  string(REPLACE "|" ";" words "${case}")
-  list(POP_FRONT words label)
-  list(POP_FRONT words re)
-  shoal_app_test(kmer_bad_${label} EXPECT 2 MAX_S 20 REGEX "shoal kmer: error: .*${re}"
-    COMMAND shoal-driver kmer --cores 2 ${words})
-endforeach()
 shoal_app_test(kmer_bad_reads_empty EXPECT 2 MAX_S 20 REGEX "shoal kmer: error: --reads: empty value"
   COMMAND sh -c "exec \"$0\" kmer --cores 1 --reads ''" $<TARGET_FILE:shoal-driver>)
 # Only rank 1 is wrong: the whole job ends at once, naming it.

@@ -77,36 +77,26 @@ set_tests_properties(permutation_layout PROPERTIES LABELS apps TIMEOUT 60)
 function(permutation_routed_ok out cores routing reduce)
   set(${out} "\"arrivals\":40006,\"cores\":${cores},\"duplicate_arrivals\":0,\"duplicate_fraction\":0\\.0,.*\"messages_removed\":0,.*\"reduce\":\"${reduce}\",.*\"routing\":\"${routing}\",.*\"validated\":true,.*\"writes\":20003,\"wrong\":0" PARENT_SCOPE)
 endfunction()
-foreach(shape "1x2;1;2" "2x2;2;2" "4x1;4;1" "8x1;8;1")
-  list(GET shape 0 tag)
-  list(GET shape 1 np)
-  list(GET shape 2 cores)
+function(permutation_routed_test tag np cores case)
+  string(REPLACE ":" "_" name "${case}")
+  string(REPLACE ":" ";" c "${case}")
+  list(GET c 0 routing)
+  list(GET c 1 reduce)
+  list(GET c 2 term)
   math(EXPR all "${np} * ${cores}")
-  # (8 x 1: the deepest case only; direct dedup, the cache's cost, at 1 x 2.)
-  set(cases "hypercube:dedup:depth")
-  if(NOT tag STREQUAL "8x1")
-    list(APPEND cases "hypercube:none:phases" "node:none:depth")
+  permutation_routed_ok(re ${all} ${routing} ${reduce})
+  if(tag STREQUAL "4x1" AND routing STREQUAL "hypercube" AND term STREQUAL "depth")
+    # Hypercube forwards at the middle hop; depth termination takes 2 x 2 rounds.
+    string(REPLACE ".*\"validated\"" ".*\"stats_mpi_messages\":[1-9][0-9]*,.*\"stats_values_forwarded\":[1-9][0-9]*,\"termination\":\"depth\",\"termination_depth\":4,.*\"validated\"" re "${re}")
   endif()
-  if(tag STREQUAL "1x2")
-    list(APPEND cases "direct:dedup:phases")
-  endif()
-  foreach(c IN LISTS cases)
-    string(REPLACE ":" "_" name "${c}")
-    string(REPLACE ":" ";" c "${c}")
-    list(GET c 0 routing)
-    list(GET c 1 reduce)
-    list(GET c 2 term)
-    permutation_routed_ok(re ${all} ${routing} ${reduce})
-    if(tag STREQUAL "4x1" AND routing STREQUAL "hypercube" AND term STREQUAL "depth")
-      # Hypercube forwards at the middle hop; depth termination takes 2 x 2 rounds.
-      string(REPLACE ".*\"validated\"" ".*\"stats_mpi_messages\":[1-9][0-9]*,.*\"stats_values_forwarded\":[1-9][0-9]*,\"termination\":\"depth\",\"termination_depth\":4,.*\"validated\"" re "${re}")
-    endif()
-    shoal_app_test(permutation_routed_${name}_${tag} NP ${np} EXPECT zero MAX_S 20 REGEX "${re}"
-      COMMAND ${CMAKE_COMMAND} -E env RANKS_PER_NODE=2 $<TARGET_FILE:shoal-driver> permutation
-              --cores ${cores} --elements 20003 --routing ${routing} --reduce ${reduce}
-              --termination ${term} --stats --json)
-  endforeach()
-endforeach()
+  shoal_app_test(permutation_routed_${name}_${tag} NP ${np} EXPECT zero MAX_S 20 REGEX "${re}"
+    COMMAND ${CMAKE_COMMAND} -E env RANKS_PER_NODE=2 $<TARGET_FILE:shoal-driver> permutation
+            --cores ${cores} --elements 20003 --routing ${routing} --reduce ${reduce}
+            --termination ${term} --stats --json)
+endfunction()
+# (8 x 1: the deepest case only; direct dedup, the cache's cost, at 1 x 2.)
+shoal_routed_shapes(permutation_routed_test "hypercube:dedup:depth"
+  "hypercube:none:phases;node:none:depth" "direct:dedup:phases")
 shoal_app_test(permutation_routed_fault_caught EXPECT 1 MAX_S 20
   REGEX "\"routing\":\"hypercube\",.*\"validated\":false,.*\"wrong\":1"
   COMMAND shoal-driver permutation --cores 2 --elements 5000 --routing hypercube --inject-fault-for-test --json)

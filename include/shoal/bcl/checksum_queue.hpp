@@ -96,6 +96,7 @@
 #include "shoal/bcl/path.hpp"
 #include "shoal/bcl/queue_path.hpp"
 #include "shoal/bcl/ring.hpp"
+#include "shoal/bcl/ring_queue.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/one_sided.hpp"
 #include "shoal/runtime.hpp"
@@ -112,18 +113,30 @@
 
 namespace shoal::bcl {
 
+namespace queue_detail {
+/// A slot of checksum_queue<T>'s ring.
+template <class T>
+struct checksum_slot {
+  T value;
+  std::uint64_t check;  // even 2r: free for round r; odd: checksum(value, counter)
+};
+}  // namespace queue_detail
+
 // The primary template takes trivially copyable T (stored in the slots);
 // the specialisation at the end takes serialised T (bcl/object_queue.hpp).
 template <class T>
 requires storable<T>
-class checksum_queue {
+class checksum_queue
+    : public queue_detail::ring_queue<checksum_queue<T>, T, queue_detail::checksum_slot<T>> {
   static_assert(alignof(T) <= 8, "checksum_queue: an element aligned to more than 8 bytes");
+  using base = queue_detail::ring_queue<checksum_queue<T>, T, queue_detail::checksum_slot<T>>;
+  friend base;
+  // What ring_queue reads: the name in messages, the counters size() subtracts.
+  static constexpr const char* kind = "checksum_queue";
+  static constexpr int size_top = 0, size_bottom = 1;  // tail, head
 
  public:
-  struct slot {
-    T value;
-    std::uint64_t check;  // even 2r: free for round r; odd: checksum(value, counter)
-  };
+  using slot = queue_detail::checksum_slot<T>;
 
   /// A handle to nothing (every operation but valid() ends the job).
   checksum_queue() = default;
@@ -132,31 +145,20 @@ class checksum_queue {
   /// one allocation (a round trip to rank 0) and one delegate to the host,
   /// which clears the slots.
   static checksum_queue make(int host, std::uint64_t capacity) {
-    SHOAL_CHECK_ON_CORE("shoal::bcl::checksum_queue::make");
-    if (host < 0 || host >= cores())
-      shoal::detail::fatal_user(fmt::format(
-          "checksum_queue::make: host core {} is outside the job ({} cores)", host, cores()));
-    if (capacity == 0) shoal::detail::fatal_user("checksum_queue::make: a capacity of 0 elements");
-    checksum_queue q;
-    q.host_ = host;
-    q.capacity_ = capacity;
+    typename base::made m = base::allocate(host, capacity);
     const std::uint64_t words = 8 + (capacity * sizeof(slot) + 7) / 8;
-    const path_mode mode = path_setting();
-    const shoal::detail::bcl_hosted_memory mem = shoal::detail::bcl_host_alloc(host, words, mode);
-    q.base_ = mem.base;
-    q.data_ = (mem.words + 8).template reinterpret<slot>();
-    const global_ptr<std::uint64_t> all = mem.words;
+    const global_ptr<std::uint64_t> all = m.mem.words;
     delegate::call(host, [all, words] { std::memset(all.local(), 0, words * 8); });
-    q.path_ = choose_container_path(mode, mem.probe, q.name(), "push+pop", "2A+2R+2W+2F", 2,
-                                    [](const op_costs& c) { return 2 * (c.A + c.R + c.W + c.F); });
-    return q;
+    m.q.choose_path(m, "push+pop", "2A+2R+2W+2F", 2,
+                    [](const op_costs& c) { return 2 * (c.A + c.R + c.W + c.F); });
+    return m.q;
   }
 
-  bool valid() const noexcept { return static_cast<bool>(data_); }
-  int host() const noexcept { return host_; }
-  std::uint64_t capacity() const noexcept { return capacity_; }
+  using base::capacity;
+  using base::host;
+  using base::valid;
   /// How push, pop and size reach the queue (bcl/path.hpp).
-  bcl::path path() const noexcept { return path_; }
+  using base::path;
 
   /// Appends v; false (nothing pushed) when full.
   bool push(const T& v) { return push(std::span<const T>(&v, 1)); }
@@ -164,16 +166,11 @@ class checksum_queue {
   /// Appends every value of `vals` in order, contiguously; false (nothing
   /// pushed) when they do not fit. Returns once they are remotely complete.
   bool push(std::span<const T> vals) {
-    check("push");
+    this->check("push");
     const std::uint64_t n = vals.size();
     if (n == 0) return true;
-    check_count("push", n);
-    if constexpr (shoal::detail::bcl_batch < T >> 0)
-      if (path_ == bcl::path::delegate && n <= shoal::detail::bcl_batch<T>)
-        return shoal::detail::bcl_short_run<T>(*this, vals, {},
-                                               [](const checksum_queue& q, const auto& b) {
-                                                 return q.push_owned(b.values(), b.n);
-                                               }) == shoal::detail::bcl_owned::done;
+    this->check_count("push", n);
+    if (this->short_run(n)) return this->short_push(vals);
     std::uint64_t at = 0;
     if (!shoal::detail::bcl_reserve_run(host_, path_ == bcl::path::delegate, tail(), tail_cache_,
                                         head(), head_cache_, capacity_, n, at))
@@ -201,18 +198,11 @@ class checksum_queue {
   /// Takes the out.size() oldest elements, in order; false (nothing
   /// popped) when fewer were pushed.
   bool pop(std::span<T> out) {
-    check("pop");
+    this->check("pop");
     const std::uint64_t n = out.size();
     if (n == 0) return true;
-    check_count("pop", n);
-    if constexpr (shoal::detail::bcl_batch < T >> 0)
-      if (path_ == bcl::path::delegate && n <= shoal::detail::bcl_batch<T>)
-        return shoal::detail::bcl_short_run<T>(*this, {}, out,
-                                               [](const checksum_queue& q, const auto& b) {
-                                                 auto r = b;
-                                                 r.status = q.pop_owned(r.values(), r.n);
-                                                 return r;
-                                               }) == shoal::detail::bcl_owned::done;
+    this->check_count("pop", n);
+    if (this->short_run(n)) return this->short_pop(out);
     std::uint64_t at = 0;
     if (!shoal::detail::bcl_reserve_run(host_, path_ == bcl::path::delegate, head(), head_cache_,
                                         tail(), tail_cache_, 0, n, at))
@@ -236,39 +226,28 @@ class checksum_queue {
 
   /// Elements reserved by pushes and not by pops (2 reads, or one delegate
   /// on the delegate path; exact when nothing runs concurrently).
-  std::uint64_t size() {
-    check("size");
-    if (path_ == bcl::path::delegate)
-      return delegate::call(host_, [t = tail(), h = head()] { return *t.local() - *h.local(); });
-    return rget(tail()) - rget(head());
-  }
+  using base::size;
 
   /// Collective (every core, with its handle; nothing else running on the
   /// queue, pushers rflush()ed): the queue gets room for `capacity`
   /// elements, keeping its elements in order. Cost: B + a make + R(n) + W(n).
-  void resize(std::uint64_t capacity) {
-    check("resize");
-    if (capacity == 0) shoal::detail::fatal_user(fmt::format("{}: resize to 0 elements", name()));
-    shoal::detail::bcl_rebuild<checksum_queue, T>(*this, "resize", host_, capacity);
-  }
+  using base::resize;
   /// Collective, as resize(): the queue moves to core `host`, keeping its
   /// elements in order. Cost: B + a make + R(n) + W(n).
-  void migrate(int host) {
-    check("migrate");
-    shoal::detail::bcl_rebuild<checksum_queue, T>(*this, "migrate", host, capacity_);
-  }
+  using base::migrate;
   /// The queue's name in messages: its kind, host and capacity.
-  std::string describe() const { return name(); }
+  using base::describe;
 
   /// Frees the queue. Once, when no core uses it; this handle becomes
   /// invalid (copies do not know).
-  void destroy() {
-    check("destroy");
-    global_free(base_);
-    *this = checksum_queue();
-  }
+  using base::destroy;
 
  private:
+  using base::capacity_;
+  using base::data_;
+  using base::host_;
+  using base::path_;
+
   static constexpr std::uint64_t chunk = 16;
 
   global_ptr<std::uint64_t> check_word(std::uint64_t counter) const {
@@ -304,7 +283,8 @@ class checksum_queue {
                                  });
   }
 
-  global_ptr<std::uint64_t> tail() const { return data_.template reinterpret<std::uint64_t>() - 8; }
+  global_ptr<std::uint64_t> tail() const { return this->counter(0); }
+  global_ptr<std::uint64_t> head() const { return this->counter(1); }
 
   // The delegate path's short runs, on the host (bcl/queue_path.hpp): the
   // slots' checks as a pop or push on the one-sided path reads them, busy
@@ -348,31 +328,9 @@ class checksum_queue {
     return std::atomic_ref<std::uint64_t>(*check_word(counter).local())
         .load(std::memory_order_acquire);
   }
-  global_ptr<std::uint64_t> head() const { return tail() + 1; }
 
-  std::string name() const {
-    return fmt::format("checksum_queue(host core {}, capacity {})", host_, capacity_);
-  }
-  void check(const char* op) const {
-    SHOAL_CHECK_ON_CORE("shoal::bcl::checksum_queue");
-    if (!valid())
-      shoal::detail::fatal_user(fmt::format(
-          "checksum_queue::{} on a queue that was destroyed or never made (default-constructed)",
-          op));
-  }
-  void check_count(const char* op, std::uint64_t n) const {
-    if (n > capacity_)
-      shoal::detail::fatal_user(
-          fmt::format("{}: {} of {} elements, more than the capacity", name(), op, n));
-  }
-
-  global_ptr<slot> data_;           // 2D: the host's capacity_ slots (tail, head 64 bytes before)
-  global_ptr<std::uint64_t> base_;  // the allocation behind them
-  std::uint64_t capacity_ = 0;
   std::uint64_t head_cache_ = 0;  // guesses of the counters, only growing
   std::uint64_t tail_cache_ = 0;
-  int host_ = -1;
-  bcl::path path_ = bcl::path::onesided;
 };
 
 /// checksum_queue<T> for serialised T (std::string, std::vector<U>, a type

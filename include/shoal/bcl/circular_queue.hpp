@@ -72,6 +72,7 @@
 #include "shoal/bcl/path.hpp"
 #include "shoal/bcl/queue_path.hpp"
 #include "shoal/bcl/ring.hpp"
+#include "shoal/bcl/ring_queue.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/one_sided.hpp"
 #include "shoal/runtime.hpp"
@@ -93,8 +94,14 @@ enum class queue_promise { push_pop, push, pop };
 // object_queue.hpp specialises it for serialised T (bcl/object.hpp).
 template <class T>
 requires storable<T>
-class circular_queue {
+class circular_queue : public queue_detail::ring_queue<circular_queue<T>, T> {
   static_assert(alignof(T) <= 64, "circular_queue: an element aligned to more than 64 bytes");
+  using base = queue_detail::ring_queue<circular_queue<T>, T>;
+  friend base;
+  // What ring_queue reads: the name in messages, the counters size() subtracts.
+  static constexpr const char* kind = "circular_queue";
+  static constexpr int tail_i = 0, tail_ready_i = 1, head_i = 2, head_ready_i = 3;
+  static constexpr int size_top = tail_ready_i, size_bottom = head_i;
 
  public:
   /// A handle to nothing (every operation but valid() ends the job).
@@ -103,32 +110,20 @@ class circular_queue {
   /// Makes a queue of `capacity` elements hosted on core `host`. Any task;
   /// one allocation (a round trip to rank 0) and one delegate to the host.
   static circular_queue make(int host, std::uint64_t capacity) {
-    SHOAL_CHECK_ON_CORE("shoal::bcl::circular_queue::make");
-    if (host < 0 || host >= cores())
-      shoal::detail::fatal_user(fmt::format(
-          "circular_queue::make: host core {} is outside the job ({} cores)", host, cores()));
-    if (capacity == 0) shoal::detail::fatal_user("circular_queue::make: a capacity of 0 elements");
-    circular_queue q;
-    q.host_ = host;
-    q.capacity_ = capacity;
-    const path_mode mode = path_setting();
-    const shoal::detail::bcl_hosted_memory mem =
-        shoal::detail::bcl_host_alloc(host, 8 + (capacity * sizeof(T) + 7) / 8, mode);
-    q.base_ = mem.base;
-    q.data_ = (mem.words + 8).template reinterpret<T>();
+    typename base::made m = base::allocate(host, capacity);
     const std::uint64_t zeros[4] = {};
-    rput(mem.words, zeros, 4);
+    rput(m.mem.words, zeros, 4);
     rflush();
-    q.path_ = choose_container_path(mode, mem.probe, q.name(), "push+pop", "4A+W+R+F", 2,
-                                    [](const op_costs& c) { return 4 * c.A + c.W + c.R + c.F; });
-    return q;
+    m.q.choose_path(m, "push+pop", "4A+W+R+F", 2,
+                    [](const op_costs& c) { return 4 * c.A + c.W + c.R + c.F; });
+    return m.q;
   }
 
-  bool valid() const noexcept { return static_cast<bool>(data_); }
-  int host() const noexcept { return host_; }
-  std::uint64_t capacity() const noexcept { return capacity_; }
+  using base::capacity;
+  using base::host;
+  using base::valid;
   /// How push, pop and size reach the queue (bcl/path.hpp).
-  bcl::path path() const noexcept { return path_; }
+  using base::path;
 
   /// Appends v; false (nothing pushed) when full.
   bool push(const T& v, queue_promise p = queue_promise::push_pop) {
@@ -141,14 +136,9 @@ class circular_queue {
     check("push", p == queue_promise::pop);
     const std::uint64_t n = vals.size();
     if (n == 0) return true;
-    check_count("push", n);
+    this->check_count("push", n);
     const bool delegated = path_ == bcl::path::delegate;
-    if constexpr (shoal::detail::bcl_batch < T >> 0)
-      if (delegated && n <= shoal::detail::bcl_batch<T>)
-        return shoal::detail::bcl_short_run<T>(*this, vals, {},
-                                               [](const circular_queue& q, const auto& b) {
-                                                 return q.push_owned(b.values(), b.n);
-                                               }) == shoal::detail::bcl_owned::done;
+    if (this->short_run(n)) return this->short_push(vals);
     std::uint64_t at = 0;
     if (!shoal::detail::bcl_reserve_run(host_, delegated, counter(tail_i), tail_cache_,
                                         counter(head_ready_i), head_ready_cache_, capacity_, n, at))
@@ -174,16 +164,9 @@ class circular_queue {
     check("pop", p == queue_promise::push);
     const std::uint64_t n = out.size();
     if (n == 0) return true;
-    check_count("pop", n);
+    this->check_count("pop", n);
     const bool delegated = path_ == bcl::path::delegate;
-    if constexpr (shoal::detail::bcl_batch < T >> 0)
-      if (delegated && n <= shoal::detail::bcl_batch<T>)
-        return shoal::detail::bcl_short_run<T>(*this, {}, out,
-                                               [](const circular_queue& q, const auto& b) {
-                                                 auto r = b;
-                                                 r.status = q.pop_owned(r.values(), r.n);
-                                                 return r;
-                                               }) == shoal::detail::bcl_owned::done;
+    if (this->short_run(n)) return this->short_pop(out);
     std::uint64_t at = 0;
     if (!shoal::detail::bcl_reserve_run(host_, delegated, counter(head_i), head_cache_,
                                         counter(tail_ready_i), tail_ready_cache_, 0, n, at))
@@ -202,11 +185,7 @@ class circular_queue {
   /// pop() with plain loads and stores, for a task on the host's process
   /// while no other core pushes or pops. Cost: local.
   bool local_nonatomic_pop(T& v) {
-    check("local_nonatomic_pop", false);
-    if (rank_of(host_) != myrank())
-      shoal::detail::fatal_user(fmt::format(
-          "{}: local_nonatomic_pop called on rank {}, but the queue lives on rank {}; use pop()",
-          name(), myrank(), rank_of(host_)));
+    this->check_local("local_nonatomic_pop");
     std::uint64_t* c = counter(0).local();
     if (c[head_i] == c[tail_ready_i]) return false;
     v = *(data_ + static_cast<std::int64_t>(c[head_i] % capacity_)).local();
@@ -216,45 +195,30 @@ class circular_queue {
 
   /// Elements published and not reserved by a pop (2 reads, or one
   /// delegate on the delegate path; exact when nothing runs concurrently).
-  std::uint64_t size() {
-    check("size", false);
-    if (path_ == bcl::path::delegate)
-      return delegate::call(
-          host_, [c = counter(0)] { return c.local()[tail_ready_i] - c.local()[head_i]; });
-    return rget(counter(tail_ready_i)) - rget(counter(head_i));
-  }
+  using base::size;
 
   /// Collective (every core, with its handle; nothing else running on the
   /// queue, pushers rflush()ed): the queue gets room for `capacity`
   /// elements, keeping its elements in order. Cost: B + a make + R(n) + W(n).
-  void resize(std::uint64_t capacity) {
-    check("resize", false);
-    if (capacity == 0) shoal::detail::fatal_user(fmt::format("{}: resize to 0 elements", name()));
-    shoal::detail::bcl_rebuild<circular_queue, T>(*this, "resize", host_, capacity);
-  }
+  using base::resize;
   /// Collective, as resize(): the queue moves to core `host`, keeping its
   /// elements in order. Cost: B + a make + R(n) + W(n).
-  void migrate(int host) {
-    check("migrate", false);
-    shoal::detail::bcl_rebuild<circular_queue, T>(*this, "migrate", host, capacity_);
-  }
+  using base::migrate;
   /// The queue's name in messages: its kind, host and capacity.
-  std::string describe() const { return name(); }
+  using base::describe;
 
   /// Frees the queue. Once, when no core uses it; this handle becomes
   /// invalid (copies do not know).
-  void destroy() {
-    check("destroy", false);
-    global_free(base_);
-    *this = circular_queue();
-  }
+  using base::destroy;
 
  private:
-  static constexpr int tail_i = 0, tail_ready_i = 1, head_i = 2, head_ready_i = 3;
+  using base::capacity_;
+  using base::counter;
+  using base::data_;
+  using base::host_;
+  using base::name;
+  using base::path_;
 
-  global_ptr<std::uint64_t> counter(int i) const {
-    return data_.template reinterpret<std::uint64_t>() - 8 + i;
-  }
   // Moves a publishing counter over [at, at + n). In order (CAS from `at`,
   // waiting for the runs before it) unless the promise allows fetch_add.
   static void publish(global_ptr<std::uint64_t> ready, std::uint64_t at, std::uint64_t n,
@@ -286,36 +250,19 @@ class circular_queue {
     return shoal::detail::bcl_owned::done;
   }
 
-  std::string name() const {
-    return fmt::format("circular_queue(host core {}, capacity {})", host_, capacity_);
-  }
   void check(const char* op, bool wrong_promise) const {
-    SHOAL_CHECK_ON_CORE("shoal::bcl::circular_queue");
-    if (!valid())
-      shoal::detail::fatal_user(fmt::format(
-          "circular_queue::{} on a queue that was destroyed or never made (default-constructed)",
-          op));
+    base::check(op);
     if (wrong_promise)
       shoal::detail::fatal_user(fmt::format(
           "{}: {} with promise {}: a promise names what runs at the same time and must allow "
           "this call itself",
           name(), op, op[1] == 'u' ? "pop" : "push"));
   }
-  void check_count(const char* op, std::uint64_t n) const {
-    if (n > capacity_)
-      shoal::detail::fatal_user(
-          fmt::format("{}: {} of {} elements, more than the capacity", name(), op, n));
-  }
 
-  global_ptr<T> data_;              // 2D: the host's capacity_ elements (counters 64 bytes before)
-  global_ptr<std::uint64_t> base_;  // the allocation behind them
-  std::uint64_t capacity_ = 0;
   std::uint64_t tail_cache_ = 0;  // guesses of the counters, only growing
   std::uint64_t head_ready_cache_ = 0;
   std::uint64_t head_cache_ = 0;
   std::uint64_t tail_ready_cache_ = 0;
-  int host_ = -1;
-  bcl::path path_ = bcl::path::onesided;
 };
 
 /// circular_queue<T> for serialised T: a circular_queue<serial_ptr> and an

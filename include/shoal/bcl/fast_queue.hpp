@@ -86,6 +86,7 @@
 #include "shoal/bcl/path.hpp"
 #include "shoal/bcl/queue_path.hpp"
 #include "shoal/bcl/ring.hpp"
+#include "shoal/bcl/ring_queue.hpp"
 #include "shoal/delegate.hpp"
 #include "shoal/detail/check.hpp"
 #include "shoal/global_heap.hpp"
@@ -108,8 +109,13 @@ namespace shoal::bcl {
 // specialisation at the end takes serialised T (bcl/object_queue.hpp).
 template <class T>
 requires storable<T>
-class fast_queue {
+class fast_queue : public queue_detail::ring_queue<fast_queue<T>, T> {
   static_assert(alignof(T) <= 64, "fast_queue: an element aligned to more than 64 bytes");
+  using base = queue_detail::ring_queue<fast_queue<T>, T>;
+  friend base;
+  // What ring_queue reads: the name in messages, the counters size() subtracts.
+  static constexpr const char* kind = "fast_queue";
+  static constexpr int size_top = 0, size_bottom = 1;  // tail, head
 
  public:
   /// A handle to nothing (every operation but valid() ends the job).
@@ -118,35 +124,20 @@ class fast_queue {
   /// Makes a queue of `capacity` elements hosted on core `host`. Any task;
   /// two allocations (round trips to rank 0) and one delegate to the host.
   static fast_queue make(int host, std::uint64_t capacity) {
-    SHOAL_CHECK_ON_CORE("shoal::bcl::fast_queue::make");
-    const int n = cores();
-    if (host < 0 || host >= n)
-      detail::fatal_user(
-          fmt::format("fast_queue::make: host core {} is outside the job ({} cores)", host, n));
-    if (capacity == 0) detail::fatal_user("fast_queue::make: a capacity of 0 elements");
-    fast_queue q;
-    q.host_ = host;
-    q.capacity_ = capacity;
-    // The tail and head in the first 64 bytes, then the elements.
-    const path_mode mode = path_setting();
-    const shoal::detail::bcl_hosted_memory mem =
-        shoal::detail::bcl_host_alloc(host, 8 + (capacity * sizeof(T) + 7) / 8, mode);
-    q.base_ = mem.base;
-    const global_ptr<std::uint64_t> counters = mem.words;
-    q.data_ = (counters + 8).template reinterpret<T>();
+    typename base::made m = base::allocate(host, capacity);
+    fast_queue& q = m.q;
     rput(q.tail(), std::uint64_t{0});
     rput(q.head(), std::uint64_t{0});
     rflush();
-    q.path_ = choose_container_path(mode, mem.probe, q.name(), "push", "A+W", 1,
-                                    [](const op_costs& c) { return c.A + c.W; });
-    return q;
+    q.choose_path(m, "push", "A+W", 1, [](const op_costs& c) { return c.A + c.W; });
+    return m.q;
   }
 
-  bool valid() const noexcept { return static_cast<bool>(data_); }
-  int host() const noexcept { return host_; }
-  std::uint64_t capacity() const noexcept { return capacity_; }
+  using base::capacity;
+  using base::host;
+  using base::valid;
   /// How push, pop and size reach the queue (bcl/path.hpp).
-  bcl::path path() const noexcept { return path_; }
+  using base::path;
 
   /// Appends v; false (nothing pushed) when full. Push phase.
   bool push(const T& v) { return push(std::span<const T>(&v, 1)); }
@@ -155,16 +146,11 @@ class fast_queue {
   /// pushed) when they do not fit. Push phase. The values are remotely
   /// complete after the caller's rflush().
   bool push(std::span<const T> vals) {
-    check("push");
+    this->check("push");
     const std::uint64_t n = vals.size();
     if (n == 0) return true;
-    check_count("push", n);
-    if constexpr (shoal::detail::bcl_batch < T >> 0)
-      if (path_ == bcl::path::delegate && n <= shoal::detail::bcl_batch<T>)
-        return shoal::detail::bcl_short_run<T>(*this, vals, {},
-                                               [](const fast_queue& q, const auto& b) {
-                                                 return q.push_owned(b.values(), b.n);
-                                               }) == shoal::detail::bcl_owned::done;
+    this->check_count("push", n);
+    if (this->short_run(n)) return this->short_push(vals);
     std::uint64_t at = 0;
     if (!shoal::detail::bcl_reserve_run(host_, path_ == bcl::path::delegate, tail(), tail_cache_,
                                         head(), head_cache_, capacity_, n, at))
@@ -179,18 +165,11 @@ class fast_queue {
   /// Takes the out.size() oldest elements, in order; false (nothing
   /// popped) when fewer are there. Pop phase.
   bool pop(std::span<T> out) {
-    check("pop");
+    this->check("pop");
     const std::uint64_t n = out.size();
     if (n == 0) return true;
-    check_count("pop", n);
-    if constexpr (shoal::detail::bcl_batch < T >> 0)
-      if (path_ == bcl::path::delegate && n <= shoal::detail::bcl_batch<T>)
-        return shoal::detail::bcl_short_run<T>(*this, {}, out,
-                                               [](const fast_queue& q, const auto& b) {
-                                                 auto r = b;
-                                                 r.status = q.pop_owned(r.values(), r.n);
-                                                 return r;
-                                               }) == shoal::detail::bcl_owned::done;
+    this->check_count("pop", n);
+    if (this->short_run(n)) return this->short_pop(out);
     std::uint64_t at = 0;
     if (!shoal::detail::bcl_reserve_run(host_, path_ == bcl::path::delegate, head(), head_cache_,
                                         tail(), tail_cache_, 0, n, at))
@@ -198,12 +177,11 @@ class fast_queue {
     transfer_in(at, out);
     return true;
   }
-
   /// pop() with plain loads and stores, for a task on the host's process
   /// when no other core pushes or pops (after the barrier that ends a push
   /// phase). Cost: local.
   bool local_nonatomic_pop(T& v) {
-    check_local("local_nonatomic_pop");
+    this->check_local("local_nonatomic_pop");
     std::uint64_t* h = head().local();
     if (*h == *tail().local()) return false;
     v = *(data_ + static_cast<std::int64_t>(*h % capacity_)).local();
@@ -215,7 +193,7 @@ class fast_queue {
   /// copies of at most two runs), under the same rules; returns how many
   /// were taken (0 when empty). Cost: local.
   std::size_t local_nonatomic_pop(std::span<T> out) {
-    check_local("local_nonatomic_pop");
+    this->check_local("local_nonatomic_pop");
     std::uint64_t* h = head().local();
     const std::uint64_t n = std::min<std::uint64_t>(out.size(), *tail().local() - *h);
     runs(*h, n, [&](global_ptr<T> p, std::uint64_t from, std::uint64_t count) {
@@ -232,7 +210,7 @@ class fast_queue {
   /// call. Returns how many were taken. Cost: local (no copy).
   template <class F>
   std::size_t local_nonatomic_drain(F&& use) {
-    check_local("local_nonatomic_drain");
+    this->check_local("local_nonatomic_drain");
     std::uint64_t* h = head().local();
     const std::uint64_t n = *tail().local() - *h;
     if (n == 0) return 0;  // use is never called with an empty run
@@ -255,7 +233,7 @@ class fast_queue {
   /// and full and empty stay exact. Returns false, changing nothing, when
   /// the queue is not empty. Cost: local.
   bool local_nonatomic_rewind() {
-    check_local("local_nonatomic_rewind");
+    this->check_local("local_nonatomic_rewind");
     std::uint64_t* h = head().local();
     std::uint64_t* t = tail().local();
     if (*h != *t) return false;
@@ -271,7 +249,7 @@ class fast_queue {
   /// write, inside the push phase). Returns false, changing nothing, when
   /// the queue is not empty. Cost: local, capacity x sizeof(T) bytes written.
   bool local_nonatomic_touch() {
-    check_local("local_nonatomic_touch");
+    this->check_local("local_nonatomic_touch");
     if (*head().local() != *tail().local()) return false;
     runs(0, capacity_, [](global_ptr<T> p, std::uint64_t, std::uint64_t count) {
       std::memset(static_cast<void*>(p.local()), 0, count * sizeof(T));
@@ -286,7 +264,7 @@ class fast_queue {
   /// the push phase. (On the host's process the pages are its own:
   /// local_nonatomic_touch.) Blocking; cost: capacity x sizeof(T) / 4096 R.
   void prefault() const {
-    check("prefault");
+    this->check("prefault");
     const std::uint64_t per_page = std::max<std::uint64_t>(1, 4096 / sizeof(T));
     for (std::uint64_t i = 0; i < capacity_; i += per_page)
       (void)rget((data_ + static_cast<std::int64_t>(i)).template reinterpret<char>());
@@ -294,61 +272,30 @@ class fast_queue {
 
   /// Elements pushed and not popped (2 reads, or one delegate on the
   /// delegate path; exact between phases).
-  std::uint64_t size() {
-    check("size");
-    if (path_ == bcl::path::delegate)
-      return delegate::call(host_, [t = tail(), h = head()] { return *t.local() - *h.local(); });
-    return rget(tail()) - rget(head());
-  }
+  using base::size;
 
   /// Collective (every core, with its handle; nothing else running on the
   /// queue, pushers rflush()ed): the queue gets room for `capacity`
   /// elements, keeping its elements in order. Cost: B + a make + R(n) + W(n).
-  void resize(std::uint64_t capacity) {
-    check("resize");
-    if (capacity == 0) shoal::detail::fatal_user(fmt::format("{}: resize to 0 elements", name()));
-    shoal::detail::bcl_rebuild<fast_queue, T>(*this, "resize", host_, capacity);
-  }
+  using base::resize;
   /// Collective, as resize(): the queue moves to core `host`, keeping its
   /// elements in order. Cost: B + a make + R(n) + W(n).
-  void migrate(int host) {
-    check("migrate");
-    shoal::detail::bcl_rebuild<fast_queue, T>(*this, "migrate", host, capacity_);
-  }
+  using base::migrate;
   /// The queue's name in messages: its kind, host and capacity.
-  std::string describe() const { return name(); }
+  using base::describe;
 
   /// Frees the queue. Once, when no core uses it; this handle becomes
   /// invalid (copies do not know).
-  void destroy() {
-    check("destroy");
-    global_free(base_);
-    *this = fast_queue();
-  }
+  using base::destroy;
 
  private:
-  std::string name() const {
-    return fmt::format("fast_queue(host core {}, capacity {})", host_, capacity_);
-  }
-  void check(const char* op) const {
-    SHOAL_CHECK_ON_CORE("shoal::bcl::fast_queue");
-    if (!valid())
-      detail::fatal_user(fmt::format(
-          "fast_queue::{} on a queue that was destroyed or never made (default-constructed)", op));
-  }
-  void check_count(const char* op, std::uint64_t n) const {
-    if (n > capacity_)
-      detail::fatal_user(
-          fmt::format("{}: {} of {} elements, more than the capacity", name(), op, n));
-  }
-  void check_local(const char* op) const {
-    check(op);
-    if (host_ / detail::g_info.local_cores != myrank())
-      detail::fatal_user(
-          fmt::format("{}: {} called on rank {}, but the queue lives on rank {}; use pop()", name(),
-                      op, myrank(), host_ / detail::g_info.local_cores));
-  }
-  global_ptr<std::uint64_t> tail() const { return data_.template reinterpret<std::uint64_t>() - 8; }
+  using base::capacity_;
+  using base::data_;
+  using base::host_;
+  using base::path_;
+
+  global_ptr<std::uint64_t> tail() const { return this->counter(0); }
+  global_ptr<std::uint64_t> head() const { return this->counter(1); }
 
   // The delegate path's short runs, on the host (bcl/queue_path.hpp).
   shoal::detail::bcl_owned push_owned(const T* vals, std::uint64_t n) const {
@@ -365,7 +312,6 @@ class fast_queue {
     h += n;
     return shoal::detail::bcl_owned::done;
   }
-  global_ptr<std::uint64_t> head() const { return tail() + 1; }
 
   template <class F>
   void runs(std::uint64_t at, std::uint64_t n, const F& f) const {
@@ -382,13 +328,8 @@ class fast_queue {
     });
   }
 
-  global_ptr<T> data_;  // 2D: the host's capacity_ elements (tail, head 64 bytes before)
-  global_ptr<std::uint64_t> base_;  // the allocation behind them
-  std::uint64_t capacity_ = 0;
   std::uint64_t head_cache_ = 0;  // a head seen earlier (only grows)
   std::uint64_t tail_cache_ = 0;  // a tail seen earlier (only grows within a pop phase)
-  int host_ = -1;
-  bcl::path path_ = bcl::path::onesided;
 };
 
 /// fast_queue<T> for serialised T (std::string, std::vector<U>, a type with
