@@ -63,7 +63,14 @@ aggregator::fence_made aggregator::make_fence(std::uint32_t stream) {
     deliver(staged);
   }
   complete_in_order(f.unacked, f.done);  // none to wait for: with the fence before it
-  return {number, dests.size()};
+  const std::size_t markers = dests.size();
+  // The list's room goes back for the next interval (unless a task of this
+  // core marked a destination while a marker waited for a buffer).
+  if (f.dests.empty()) {
+    dests.clear();
+    f.dests.swap(dests);
+  }
+  return {number, markers};
 }
 
 void aggregator::fence_acknowledged(std::uint32_t stream, std::uint64_t number) noexcept {
