@@ -41,6 +41,12 @@ intsort::fault_kind parse_fault(const std::string& f) {
   return intsort::fault_kind::none;
 }
 
+intsort::route_kind route_of(const std::string& impl) {
+  if (impl == "run") return intsort::route_kind::run;
+  if (impl == "key") return intsort::route_kind::key;
+  return intsort::route_kind::block;
+}
+
 /// Runs on every rank; fills the report on rank 0, where the root runs.
 void run_intsort(const app_options& opts, run_context& ctx) {
   const intsort::is_class& c = intsort::find_class(opts.class_name);
@@ -50,7 +56,7 @@ void run_intsort(const app_options& opts, run_context& ctx) {
     const intsort::is_outcome o =
         ctx.impl == "sequential"
             ? intsort::run_sequential(c, fault == intsort::fault_kind::none ? "" : opts.fault)
-            : intsort::run_channel(c.name, ctx.impl == "block", fault);
+            : intsort::run_channel(c.name, route_of(ctx.impl), fault);
     intsort::fill_report(ctx.out, c, o);
   });
 }
@@ -60,7 +66,7 @@ void run_intsort(const app_options& opts, run_context& ctx) {
 app_spec intsort_app() {
   return {"intsort",
           "NAS Parallel Benchmarks IS: bucket sort of NPB keys, ranked 10 times (Mop/s)",
-          {"block", "key", "sequential"},
+          {"block", "run", "key", "sequential"},
           [](CLI::App& cmd) -> runner {
             auto opts = std::make_shared<app_options>();
             cmd.add_option("--class", opts->class_name,

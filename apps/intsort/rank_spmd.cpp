@@ -116,11 +116,11 @@ void setup_core(core_state& st, char class_name) {
 }
 
 /// Every held key counted here or sent to its ranking core. Keys are first
-/// staged per destination in small buffers (L1-resident), then each full
-/// buffer is either counted here or sent. `send(dest, run, n)` sends n
-/// staged keys to another core.
+/// staged per destination in small buffers (L1-resident), ORed with `tag`
+/// (0, or the parity tag), then each full buffer is either counted here or
+/// sent. `send(dest, run, n)` sends n staged keys to another core.
 template <class Send>
-void route_keys(core_state& st, int parity, const Send& send) {
+void route_keys(core_state& st, int parity, std::int32_t tag, const Send& send) {
   // Locals, so that stores into the histogram cannot alias what the loop reads.
   const int me = st.me;
   const int shift = st.cls->bucket_shift();
@@ -139,12 +139,12 @@ void route_keys(core_state& st, int parity, const Send& send) {
     const int dest = owner[k >> shift];
     std::int32_t* run = stage + static_cast<std::ptrdiff_t>(dest) * stage_keys;
     const int n = fill[dest];
-    run[n] = k;
+    run[n] = k | tag;
     fill[dest] = n + 1;
     if (n + 1 == stage_keys) {
       fill[dest] = 0;
       if (dest == me) {
-        for (int j = 0; j < stage_keys; ++j) ++count[run[j] - lo];
+        for (int j = 0; j < stage_keys; ++j) ++count[(run[j] & key_mask) - lo];
         continue;
       }
       send(dest, run, stage_keys);
@@ -152,7 +152,7 @@ void route_keys(core_state& st, int parity, const Send& send) {
     }
   }
   const std::int32_t* mine = stage + static_cast<std::ptrdiff_t>(me) * stage_keys;
-  for (int j = 0; j < fill[me]; ++j) ++count[mine[j] - lo];
+  for (int j = 0; j < fill[me]; ++j) ++count[(mine[j] & key_mask) - lo];
   fill[me] = 0;
   for (int dest = 0; dest < shoal::cores(); ++dest) {
     if (fill[dest] > 0)
@@ -161,18 +161,25 @@ void route_keys(core_state& st, int parity, const Send& send) {
   }
 }
 
-/// Routing with bare keys: one channel value per key.
-void route_bare(core_state& st, int parity, const shoal::channel<std::int32_t>& ch) {
+/// Routing with bare keys (parity-tagged while staged): one channel send
+/// per key, or with `runs` one send_run per staged run.
+void route_bare(core_state& st, int parity, const shoal::channel<std::int32_t>& ch, bool runs) {
   const std::int32_t tag = parity << parity_shift;
-  route_keys(st, parity, [&ch, tag](int dest, const std::int32_t* run, int n) {
-    for (int i = 0; i < n; ++i) ch.send(dest, run[i] | tag);
-  });
+  if (runs) {
+    route_keys(st, parity, tag, [&ch](int dest, const std::int32_t* run, int n) {
+      ch.send_run(dest, std::span<const std::int32_t>(run, static_cast<std::size_t>(n)));
+    });
+  } else {
+    route_keys(st, parity, tag, [&ch](int dest, const std::int32_t* run, int n) {
+      for (int i = 0; i < n; ++i) ch.send(dest, run[i]);
+    });
+  }
   ch.end_phase();
 }
 
 /// Routing with blocks: one channel value per key_block::capacity keys.
 void route_blocks(core_state& st, int parity, const shoal::channel<key_block>& ch) {
-  route_keys(st, parity, [&ch, parity](int dest, const std::int32_t* run, int n) {
+  route_keys(st, parity, 0, [&ch, parity](int dest, const std::int32_t* run, int n) {
     for (int i = 0; i < n; i += key_block::capacity) {
       key_block b;
       b.count = static_cast<std::int16_t>(std::min(key_block::capacity, n - i));
@@ -275,6 +282,24 @@ struct run_channels {
   shoal::channel<std::int32_t> bare;
   shoal::channel<key_block> blocks;
   shoal::channel<std::int32_t> place;
+  bool runs = false;  ///< bare keys go by send_run
+};
+
+/// Counts a bare parity-tagged key into its iteration's histogram: per value,
+/// or a whole batch at once (the runs' receiving side).
+struct count_bare {
+  void operator()(std::int32_t v) const {
+    core_state& st = *t_state;
+    ++st.counts[static_cast<std::size_t>(v >> parity_shift)]
+               [static_cast<std::size_t>((v & key_mask) - st.lo)];
+  }
+  void deliver_run(const std::int32_t* v, std::uint32_t n) const {
+    core_state& st = *t_state;
+    const std::int32_t lo = st.lo;
+    std::uint16_t* const count[2] = {st.counts[0].data(), st.counts[1].data()};
+    for (std::uint32_t i = 0; i < n; ++i)
+      ++count[v[i] >> parity_shift][(v[i] & key_mask) - lo];
+  }
 };
 
 /// The whole run on one core. SPMD (one task per core).
@@ -291,7 +316,7 @@ void run_core(char class_name, fault_kind fault, const run_channels& chs) {
     if (chs.blocks)
       route_blocks(st, parity, chs.blocks);
     else
-      route_bare(st, parity, chs.bare);
+      route_bare(st, parity, chs.bare, chs.runs);
     finish_iteration(st, iteration, parity, fault, into);
   };
   iterate(0, untimed);
@@ -313,21 +338,22 @@ void run_core(char class_name, fault_kind fault, const run_channels& chs) {
 
 }  // namespace
 
-is_outcome run_channel(char class_name, bool blocks, fault_kind fault) {
+is_outcome run_channel(char class_name, route_kind route, fault_kind fault) {
   run_channels chs;
-  if (blocks) {
+  if (route == route_kind::block) {
     chs.blocks = shoal::make_channel<key_block>([](const key_block& b) {
       core_state& st = *t_state;
       std::uint16_t* count = st.counts[static_cast<std::size_t>(b.parity)].data();
       const std::int32_t lo = st.lo;
       for (int i = 0; i < b.count; ++i) ++count[b.keys[static_cast<std::size_t>(i)] - lo];
     });
+  } else if (route == route_kind::run) {
+    chs.bare = shoal::make_channel<std::int32_t>(count_bare{});
+    chs.runs = true;
   } else {
-    chs.bare = shoal::make_channel<std::int32_t>([](std::int32_t v) {
-      core_state& st = *t_state;
-      ++st.counts[static_cast<std::size_t>(v >> parity_shift)]
-                 [static_cast<std::size_t>((v & key_mask) - st.lo)];
-    });
+    // Per value, as Grappa's key-at-a-time handler would.
+    chs.bare = shoal::make_channel<std::int32_t>(
+        [](std::int32_t v) { count_bare{}(v); });
   }
   chs.place = shoal::make_channel<std::int32_t>([](std::int32_t v) {
     core_state& st = *t_state;
