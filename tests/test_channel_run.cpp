@@ -56,20 +56,20 @@ TEST(channel_runDeathTest, SendRunOnAClosedChannelIsNamed) {
               "shoal::channel::send_run on a default-constructed or closed channel handle");
 }
 
+// A handle kept from a run, used after it: no shoal core on the thread.
+void send_run_after_the_run() {
+  shoal::channel<int> ch;
+  shoal_test::run_to_death(shoal_test::make_config(1),
+                           [&ch] { ch = shoal::make_channel<int>([](const int&) {}); });
+  const std::array<int, 2> v{1, 2};
+  ch.send_run(0, std::span<const int>(v));
+}
+
 TEST(channel_runDeathTest, SendRunOutsideRunIsNamed) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        shoal::channel<int> ch;
-        shoal_test::run_to_death(shoal_test::make_config(1), [&ch] {
-          ch = shoal::make_channel<int>([](const int&) {});
-        });
-        const std::array<int, 2> v{1, 2};
-        ch.send_run(0, std::span<const int>(v));
-      },
-      ExitedWithCode(shoal::exit_status::fatal),
-      "shoal::channel::send_run called outside shoal::run\\(\\) \\(no shoal core on this "
-      "thread\\)");
+  EXPECT_EXIT(send_run_after_the_run(), ExitedWithCode(shoal::exit_status::fatal),
+              "shoal::channel::send_run called outside shoal::run\\(\\) \\(no shoal core on "
+              "this thread\\)");
 }
 
 }  // namespace
