@@ -72,8 +72,9 @@ struct run_handler {
       next = v[i].seq + 1;
       ++t_books.got;
       if (v[i].round >= 0)
-        t_books.last_ns[static_cast<std::size_t>(v[i].round)]
-                       [static_cast<std::size_t>(v[i].source)] = clock_ns();
+        t_books
+            .last_ns[static_cast<std::size_t>(v[i].round)][static_cast<std::size_t>(v[i].source)] =
+            clock_ns();
     }
   }
 };

@@ -13,7 +13,6 @@ namespace shoal_apps::intsort {
 
 namespace {
 
-
 /// An empty slot of a core's sorted slice (keys >= 0).
 constexpr std::int32_t unfilled = -1;
 
@@ -158,9 +157,9 @@ void route_keys(core_state& st, int parity, const Send& send) {
         for (int j = 0; j < stage_keys; ++j) ++count[run[j]];
         continue;
       }
-      // No yield of the app's here: the channel's send bound yields to the
-      // poll once per few batches (channel.hpp, Floods), a yield per run
-      // cost a switch and a poll per stage_keys keys.
+      // The runs' sender does not yield here: the channel's send bound
+      // yields to the poll once per few batches (channel.hpp, Floods), and
+      // a yield per run cost a switch and a poll per stage_keys keys.
       send(dest, run, stage_keys);
     }
   }
@@ -185,6 +184,7 @@ void route_bare(core_state& st, int parity, const shoal::channel<std::int32_t>& 
   } else {
     route_keys(st, parity, [&ch](int dest, const std::int32_t* run, int n) {
       for (int i = 0; i < n; ++i) ch.send(dest, run[i]);
+      shoal::yield();  // let this core handle what others sent it meanwhile
     });
   }
   ch.end_phase();
@@ -199,6 +199,7 @@ void route_blocks(core_state& st, int parity, const shoal::channel<key_block>& c
       std::copy_n(run + i, b.count, b.keys.begin());
       ch.send(dest, b);
     }
+    shoal::yield();  // let this core handle what others sent it meanwhile
   });
   ch.end_phase();
 }
@@ -356,8 +357,7 @@ is_outcome run_channel(char class_name, route_kind route, fault_kind fault) {
     chs.runs = true;
   } else {
     // Per value, as Grappa's key-at-a-time handler would.
-    chs.bare = shoal::make_channel<std::int32_t>(
-        [](std::int32_t v) { count_bare{}(v); });
+    chs.bare = shoal::make_channel<std::int32_t>([](std::int32_t v) { count_bare{}(v); });
   }
   chs.place = shoal::make_channel<std::int32_t>([](std::int32_t v) {
     core_state& st = *t_state;

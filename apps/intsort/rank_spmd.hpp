@@ -1,6 +1,7 @@
-// The shoal implementation of NPB IS (--impl channel): SPMD ranking where
-// every key travels to the core that ranks it as a bare 32-bit value on a
-// typed channel (aggregated asynchronous messages).
+// The shoal implementations of NPB IS (--impl block, run, key): SPMD
+// ranking where every key travels to the core that ranks it on a typed
+// channel (aggregated asynchronous messages), as the index of its counter
+// in that core's histogram (route_kind says how the values are packed).
 //
 // Keys are block-distributed over all cores of the job (core c holds the
 // indices [share_begin(N, c, C), share_begin(N, c+1, C))) and generated in
