@@ -16,8 +16,9 @@
 //   run         the default: sends the staged run whole as bare 32-bit
 //               values (channel::send_run: one reserve and copy per batch
 //               piece), and the receiver counts each batch whole
-//               (deliver_run); 1.1-1.2x `block` at 2 x 1 on the AMD
-//               machine (bench/results/quiet_checks.md, 2026-11-28 hrun).
+//               (deliver_run); against the former `block` default,
+//               1.06-1.16x at 2 x 1 and about 1.2x at 1 x 2 on the AMD
+//               machine, loaded (bench/results/quiet_checks.md, hrun).
 //   block       sends them 15 to a 64-byte channel value (one
 //               channel::send per 15 keys); about 1.5x the throughput of
 //               `key` (less work per key on both sides).

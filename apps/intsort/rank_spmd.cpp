@@ -64,7 +64,7 @@ struct core_state {
   std::int64_t base = 0;             ///< keys below lo, over all cores
   std::int64_t ranked = 0;           ///< keys in [lo, hi) (all ranked here)
   std::vector<std::int32_t> stage;   ///< route_keys: stage_keys keys per destination
-  std::vector<int> fill;             ///< route_keys: keys staged per lane and destination
+  std::vector<int> fill;             ///< route_keys: keys staged per destination
   std::vector<std::int32_t> sorted;  ///< full verification: ranks [base, base + ranked)
   std::int64_t misplaced = 0;        ///< full verification: keys with no valid slot
   is_outcome out;                    ///< this core's partial verification counts
@@ -195,7 +195,7 @@ void route_blocks(core_state& st, int parity, const shoal::channel<key_block>& c
   route_keys(st, parity, [&ch](int dest, const std::int32_t* run, int n) {
     for (int i = 0; i < n; i += key_block::capacity) {
       key_block b;
-      b.count = static_cast<std::int16_t>(std::min(key_block::capacity, n - i));
+      b.count = std::min(key_block::capacity, n - i);
       std::copy_n(run + i, b.count, b.keys.begin());
       ch.send(dest, b);
     }
