@@ -13,20 +13,14 @@ namespace shoal_apps::intsort {
 
 namespace {
 
-/// Keys of iteration s travel tagged with s's parity (the histogram they
-/// count into, see core_state::counts): bit 30 of a bare key (keys < 2^21).
-constexpr int parity_shift = 30;
-constexpr std::int32_t key_mask = (std::int32_t{1} << parity_shift) - 1;
-
 /// An empty slot of a core's sorted slice (keys >= 0).
 constexpr std::int32_t unfilled = -1;
 
-/// Up to `capacity` keys for one core: the value of the blocks channel (64
-/// bytes).
+/// Up to `capacity` keys for one core (their counters' indices there):
+/// the value of the blocks channel (64 bytes).
 struct key_block {
   static constexpr int capacity = 15;
-  std::int16_t count = 0;
-  std::int16_t parity = 0;
+  std::int32_t count = 0;
   std::array<std::int32_t, capacity> keys;
 };
 
@@ -55,11 +49,16 @@ struct core_state {
   std::vector<std::int32_t> owner;  ///< bucket -> ranking core
   std::int32_t lo = 0;              ///< this core ranks the key values [lo, hi)
   std::int32_t hi = 0;
-  /// Histograms of [lo, hi), one per iteration parity: keys of the next
-  /// iteration may arrive while this core still reads this one's ranks.
-  /// 16-bit counters halve the histogram's cache footprint; no NPB class
-  /// puts more than about 100 keys on one value.
-  std::array<std::vector<std::uint16_t>, 2> counts;
+  /// Histograms of [lo, hi), one per iteration parity, one after the other:
+  /// keys of the next iteration may arrive while this core still reads this
+  /// one's ranks. 16-bit counters halve the histogram's cache footprint; no
+  /// NPB class puts more than about 100 keys on one value. A key of
+  /// iteration s travels as its counter's index here (see code), so that
+  /// the receiver's count is one increment.
+  std::vector<std::uint16_t> hist;
+  /// code[p][c]: added to a key ranked by core c in an iteration of parity
+  /// p gives its counter's index in c's hist: p * (c's range) - (c's lo).
+  std::array<std::vector<std::int32_t>, 2> code;
   /// After the prefix sum, ranks[v - lo] = keys in [lo, v] (ranks minus base).
   std::vector<std::int32_t> ranks;
   std::int64_t base = 0;             ///< keys below lo, over all cores
@@ -107,8 +106,16 @@ void setup_core(core_state& st, char class_name) {
               st.owner.begin() + bounds[static_cast<std::size_t>(o) + 1], o);
   st.lo = bounds[static_cast<std::size_t>(st.me)] << c.bucket_shift();
   st.hi = bounds[static_cast<std::size_t>(st.me) + 1] << c.bucket_shift();
-  for (std::vector<std::uint16_t>& h : st.counts)
-    h.assign(static_cast<std::size_t>(st.hi - st.lo), 0);
+  st.hist.assign(2 * static_cast<std::size_t>(st.hi - st.lo), 0);
+  for (int p = 0; p < 2; ++p) {
+    std::vector<std::int32_t>& code = st.code[static_cast<std::size_t>(p)];
+    code.resize(static_cast<std::size_t>(cores));
+    for (int o = 0; o < cores; ++o) {
+      const std::int32_t lo = bounds[static_cast<std::size_t>(o)] << c.bucket_shift();
+      const std::int32_t hi = bounds[static_cast<std::size_t>(o) + 1] << c.bucket_shift();
+      code[static_cast<std::size_t>(o)] = p * (hi - lo) - lo;
+    }
+  }
   st.ranks.assign(static_cast<std::size_t>(st.hi - st.lo), 0);
   st.stage.resize(static_cast<std::size_t>(cores) * stage_keys);
   st.fill.assign(static_cast<std::size_t>(cores), 0);
@@ -116,19 +123,22 @@ void setup_core(core_state& st, char class_name) {
 }
 
 /// Every held key counted here or sent to its ranking core. Keys are first
-/// staged per destination in small buffers (L1-resident), then each full
-/// buffer is either counted here or sent. `send(dest, run, n)` sends n
-/// staged keys to another core.
+/// staged per destination in small buffers (L1-resident) as their counters'
+/// indices there (core_state::code), then each full buffer is either
+/// counted here or sent. `send(dest, run, n)` sends n staged keys to
+/// another core.
 template <class Send>
 void route_keys(core_state& st, int parity, const Send& send) {
   // Locals, so that stores into the histogram cannot alias what the loop reads.
   const int me = st.me;
+  const int cores = shoal::cores();
   const int shift = st.cls->bucket_shift();
-  const std::int32_t lo = st.lo;
   const std::int32_t* owner = st.owner.data();
-  std::uint16_t* count = st.counts[static_cast<std::size_t>(parity)].data();
-  if (shoal::cores() == 1) {
-    for (const std::int32_t k : st.keys) ++count[k - lo];
+  const std::int32_t* code = st.code[static_cast<std::size_t>(parity)].data();
+  std::uint16_t* count = st.hist.data();
+  if (cores == 1) {
+    const std::int32_t at = code[0];
+    for (const std::int32_t k : st.keys) ++count[k + at];
     return;
   }
   std::int32_t* stage = st.stage.data();
@@ -139,47 +149,57 @@ void route_keys(core_state& st, int parity, const Send& send) {
     const int dest = owner[k >> shift];
     std::int32_t* run = stage + static_cast<std::ptrdiff_t>(dest) * stage_keys;
     const int n = fill[dest];
-    run[n] = k;
+    run[n] = k + code[dest];
     fill[dest] = n + 1;
     if (n + 1 == stage_keys) {
       fill[dest] = 0;
       if (dest == me) {
-        for (int j = 0; j < stage_keys; ++j) ++count[run[j] - lo];
+        for (int j = 0; j < stage_keys; ++j) ++count[run[j]];
         continue;
       }
+      // The runs' sender does not yield here: the channel's send bound
+      // yields to the poll once per few batches (channel.hpp, Floods), and
+      // a yield per run cost a switch and a poll per stage_keys keys.
       send(dest, run, stage_keys);
-      shoal::yield();  // let this core handle what others sent it meanwhile
     }
   }
-  const std::int32_t* mine = stage + static_cast<std::ptrdiff_t>(me) * stage_keys;
-  for (int j = 0; j < fill[me]; ++j) ++count[mine[j] - lo];
-  fill[me] = 0;
-  for (int dest = 0; dest < shoal::cores(); ++dest) {
-    if (fill[dest] > 0)
-      send(dest, stage + static_cast<std::ptrdiff_t>(dest) * stage_keys, fill[dest]);
+  for (int dest = 0; dest < cores; ++dest) {
+    const std::int32_t* run = stage + static_cast<std::ptrdiff_t>(dest) * stage_keys;
+    if (dest == me) {
+      for (int j = 0; j < fill[dest]; ++j) ++count[run[j]];
+    } else if (fill[dest] > 0) {
+      send(dest, run, fill[dest]);
+    }
     fill[dest] = 0;
   }
 }
 
-/// Routing with bare keys: one channel value per key.
-void route_bare(core_state& st, int parity, const shoal::channel<std::int32_t>& ch) {
-  const std::int32_t tag = parity << parity_shift;
-  route_keys(st, parity, [&ch, tag](int dest, const std::int32_t* run, int n) {
-    for (int i = 0; i < n; ++i) ch.send(dest, run[i] | tag);
-  });
+/// Routing with bare keys (their counters' indices): one channel send per
+/// key, or with `runs` one send_run per staged run.
+void route_bare(core_state& st, int parity, const shoal::channel<std::int32_t>& ch, bool runs) {
+  if (runs) {
+    route_keys(st, parity, [&ch](int dest, const std::int32_t* run, int n) {
+      ch.send_run(dest, std::span<const std::int32_t>(run, static_cast<std::size_t>(n)));
+    });
+  } else {
+    route_keys(st, parity, [&ch](int dest, const std::int32_t* run, int n) {
+      for (int i = 0; i < n; ++i) ch.send(dest, run[i]);
+      shoal::yield();  // let this core handle what others sent it meanwhile
+    });
+  }
   ch.end_phase();
 }
 
 /// Routing with blocks: one channel value per key_block::capacity keys.
 void route_blocks(core_state& st, int parity, const shoal::channel<key_block>& ch) {
-  route_keys(st, parity, [&ch, parity](int dest, const std::int32_t* run, int n) {
+  route_keys(st, parity, [&ch](int dest, const std::int32_t* run, int n) {
     for (int i = 0; i < n; i += key_block::capacity) {
       key_block b;
-      b.count = static_cast<std::int16_t>(std::min(key_block::capacity, n - i));
-      b.parity = static_cast<std::int16_t>(parity);
+      b.count = std::min(key_block::capacity, n - i);
       std::copy_n(run + i, b.count, b.keys.begin());
       ch.send(dest, b);
     }
+    shoal::yield();  // let this core handle what others sent it meanwhile
   });
   ch.end_phase();
 }
@@ -191,15 +211,16 @@ void route_blocks(core_state& st, int parity, const shoal::channel<key_block>& c
 void finish_iteration(core_state& st, int iteration, int parity, fault_kind fault,
                       is_outcome& into) {
   const is_class& c = *st.cls;
-  const std::vector<std::uint16_t>& count = st.counts[static_cast<std::size_t>(parity)];
+  const auto range = static_cast<std::size_t>(st.hi - st.lo);
+  const std::span<const std::uint16_t> count(st.hist.data() + parity * range, range);
   std::vector<std::int32_t>& cum = st.ranks;
   std::int32_t running = 0;
   for (std::size_t v = 0; v < count.size(); ++v) {
     running += count[v];
     cum[v] = running;
   }
-  std::vector<std::uint16_t>& next = st.counts[static_cast<std::size_t>(parity ^ 1)];
-  std::fill(next.begin(), next.end(), 0);
+  std::uint16_t* next = st.hist.data() + (parity ^ 1) * range;
+  std::fill(next, next + range, 0);
   scan_part mine;
   mine.keys = running;
   for (int i = 0; i < test_keys; ++i) {
@@ -275,6 +296,17 @@ struct run_channels {
   shoal::channel<std::int32_t> bare;
   shoal::channel<key_block> blocks;
   shoal::channel<std::int32_t> place;
+  bool runs = false;  ///< bare keys go by send_run
+};
+
+/// Counts a key sent as its counter's index (core_state::code): per value,
+/// or a whole batch at once (the runs' receiving side).
+struct count_bare {
+  void operator()(std::int32_t v) const { ++t_state->hist[static_cast<std::size_t>(v)]; }
+  void deliver_run(const std::int32_t* v, std::uint32_t n) const {
+    std::uint16_t* const count = t_state->hist.data();
+    for (std::uint32_t i = 0; i < n; ++i) ++count[v[i]];
+  }
 };
 
 /// The whole run on one core. SPMD (one task per core).
@@ -291,7 +323,7 @@ void run_core(char class_name, fault_kind fault, const run_channels& chs) {
     if (chs.blocks)
       route_blocks(st, parity, chs.blocks);
     else
-      route_bare(st, parity, chs.bare);
+      route_bare(st, parity, chs.bare, chs.runs);
     finish_iteration(st, iteration, parity, fault, into);
   };
   iterate(0, untimed);
@@ -313,21 +345,19 @@ void run_core(char class_name, fault_kind fault, const run_channels& chs) {
 
 }  // namespace
 
-is_outcome run_channel(char class_name, bool blocks, fault_kind fault) {
+is_outcome run_channel(char class_name, route_kind route, fault_kind fault) {
   run_channels chs;
-  if (blocks) {
+  if (route == route_kind::block) {
     chs.blocks = shoal::make_channel<key_block>([](const key_block& b) {
-      core_state& st = *t_state;
-      std::uint16_t* count = st.counts[static_cast<std::size_t>(b.parity)].data();
-      const std::int32_t lo = st.lo;
-      for (int i = 0; i < b.count; ++i) ++count[b.keys[static_cast<std::size_t>(i)] - lo];
+      std::uint16_t* count = t_state->hist.data();
+      for (int i = 0; i < b.count; ++i) ++count[b.keys[static_cast<std::size_t>(i)]];
     });
+  } else if (route == route_kind::run) {
+    chs.bare = shoal::make_channel<std::int32_t>(count_bare{});
+    chs.runs = true;
   } else {
-    chs.bare = shoal::make_channel<std::int32_t>([](std::int32_t v) {
-      core_state& st = *t_state;
-      ++st.counts[static_cast<std::size_t>(v >> parity_shift)]
-                 [static_cast<std::size_t>((v & key_mask) - st.lo)];
-    });
+    // Per value, as Grappa's key-at-a-time handler would.
+    chs.bare = shoal::make_channel<std::int32_t>([](std::int32_t v) { count_bare{}(v); });
   }
   chs.place = shoal::make_channel<std::int32_t>([](std::int32_t v) {
     core_state& st = *t_state;

@@ -1,6 +1,7 @@
-// The shoal implementation of NPB IS (--impl channel): SPMD ranking where
-// every key travels to the core that ranks it as a bare 32-bit value on a
-// typed channel (aggregated asynchronous messages).
+// The shoal implementations of NPB IS (--impl block, run, key): SPMD
+// ranking where every key travels to the core that ranks it on a typed
+// channel (aggregated asynchronous messages), as the index of its counter
+// in that core's histogram (route_kind says how the values are packed).
 //
 // Keys are block-distributed over all cores of the job (core c holds the
 // indices [share_begin(N, c, C), share_begin(N, c+1, C))) and generated in
@@ -34,10 +35,19 @@ namespace shoal_apps::intsort {
 /// Which verification the hidden --inject-fault option breaks (for tests).
 enum class fault_kind : std::int8_t { none, partial, full };
 
+/// How keys travel to their ranking core (--impl).
+enum class route_kind : std::int8_t {
+  /// Bare 32-bit keys, each run staged for a core sent by one
+  /// channel::send_run; the receiver counts each batch whole (deliver_run).
+  run,
+  /// 64-byte blocks of up to 15 keys, one channel value per block.
+  block,
+  /// Bare 32-bit keys, one channel::send per key, handled one by one.
+  key,
+};
+
 /// Runs the benchmark on every core of the job and returns the outcome.
-/// With `blocks`, keys travel in 64-byte blocks of up to 15 keys (one channel
-/// value per block) instead of one channel value per key. Root task
-/// (blocking: opens two channels, runs on_all_cores, closes them).
-is_outcome run_channel(char class_name, bool blocks, fault_kind fault);
+/// Root task (blocking: opens two channels, runs on_all_cores, closes them).
+is_outcome run_channel(char class_name, route_kind route, fault_kind fault);
 
 }  // namespace shoal_apps::intsort

@@ -9,6 +9,11 @@
 // Delivery, ordering, flushing and back-pressure are those of send()
 // (message.hpp). The handler runs in handler context: no suspension.
 //
+// Runs. A sender that holds several values for one core calls
+// ch.send_run(core, std::span<const T>(values)): exactly n sends' meaning,
+// at one reserve and one memcpy per batch the run touches instead of one
+// per value (see send_run).
+//
 // Floods from a computing core. A task may send on a channel in a loop
 // without a window of its own: the sending core keeps receiving. Once it
 // has handed on a few batches (aggregator.hpp's poll_after_batches, 8)
@@ -77,10 +82,12 @@
 #include "shoal/detail/check.hpp"
 #include "shoal/detail/phase_barrier.hpp"
 
+#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <span>
 #include <type_traits>
 
 namespace shoal {
@@ -162,6 +169,44 @@ class channel {
     std::memcpy(p, &value, sizeof(T));
   }
 
+  /// Sends the values of `run`, in order, to global core `core`: the same as
+  /// send(core, v) for each v of `run` in turn (the same ordering with the
+  /// sends before and after it, phases, fences, flushes, back-pressure and
+  /// yields once per few batches, max_in_flight bound), but each piece of
+  /// the run that fits the batch staged for `core` is reserved and copied
+  /// at once: one reserve and one memcpy per batch it touches (a batch of
+  /// the channel's size, coalesce_values or --aggregation-bytes, holds
+  /// capacity / sizeof(T) values), instead of one per value. On a bounded
+  /// channel (max_in_flight) a piece is also at most the room the bound
+  /// leaves; once none is left the task flushes and suspends as send does.
+  /// The receiving side is unchanged: the handler sees the values one by
+  /// one, or whole batches through deliver_run. An empty run sends nothing.
+  /// Any core, inside run(), from a task or a handler; a default-constructed
+  /// or closed handle ends the job naming send_run, even with an empty run.
+  void send_run(int core, std::span<const T> run) const {
+    detail::aggregator* agg = detail::tls_aggregator;
+    if (__builtin_expect((id() == 0) | (agg == nullptr), 0))
+      detail::fatal_channel_send(id(), "shoal::channel::send_run");
+    const T* next = run.data();
+    std::size_t left = run.size();
+    while (left != 0) {
+      auto want = static_cast<std::uint32_t>(std::min<std::size_t>(left, max_run_piece));
+      if (bits_ >= id_span) [[unlikely]] {
+        want = agg->flow_reserve_run(id(), core, max_in_flight(), want);  // may suspend
+        agg = detail::tls_aggregator;
+      }
+      left -= want;
+      while (want != 0) {
+        const detail::aggregator::run_room room =
+            agg->reserve_run(id(), core, static_cast<std::uint32_t>(sizeof(T)), want);
+        agg = detail::tls_aggregator;  // reserve_run may suspend: read agg again
+        std::memcpy(room.at, next, std::size_t{room.values} * sizeof(T));
+        next += room.values;
+        want -= room.values;
+      }
+    }
+  }
+
   /// Removes the channel from every process and releases its id. Call
   /// once, from a task, when no message of it is in flight (after the work
   /// using it has been waited for). Blocking in a job of several processes.
@@ -228,6 +273,9 @@ class channel {
   template <class U, class H>
   friend channel<U> detail::open_typed_channel(const H& handler, const channel_options& options,
                                                std::uint32_t cache_slots);
+
+  // Values send_run takes per round (a batch's count is 32-bit).
+  static constexpr std::size_t max_run_piece = std::size_t{1} << 30;
 
   // The handle stays 4 bytes (closures capture it): the id in the low 8
   // bits, the flow-control bound above.

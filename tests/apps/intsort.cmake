@@ -4,7 +4,7 @@
 # in each of the 10 iterations (partial verification) and, at the end, every
 # key placed at its rank must give a sorted array (full verification); the
 # JSON says "partial_verified":"50/50" and "full_verified":true when both
-# pass. Class S on 1, 2 and 3 cores and on 2 processes, both shoal
+# pass. Class S on 1, 2 and 3 cores and on 2 processes, the three shoal
 # implementations and the sequential reference; class W on 1 process x 2
 # cores; the hidden --inject-fault option proves that each verification
 # fails (exit status 1) when a rank or the order is wrong; bad input.
@@ -20,11 +20,11 @@ endfunction()
 foreach(cores 1 2 3)
   intsort_ok(re S ${cores} block 1)
   shoal_app_test(intsort_block_S_1x${cores} EXPECT zero MAX_S 20 REGEX "${re}"
-    COMMAND shoal-driver intsort --cores ${cores} --class S --json)
+    COMMAND shoal-driver intsort --cores ${cores} --class S --impl block --json)
 endforeach()
 intsort_ok(re S 2 block 2)
 shoal_app_test(intsort_block_S_2x1 NP 2 EXPECT zero MAX_S 20 REGEX "${re}"
-  COMMAND shoal-driver intsort --cores 1 --class S --json)
+  COMMAND shoal-driver intsort --cores 1 --class S --impl block --json)
 intsort_ok(re S 4 block 2)
 shoal_app_test(intsort_block_S_2x2 NP 2 EXPECT zero MAX_S 20 REGEX "${re}"
   COMMAND shoal-driver intsort --cores 2 --class S --impl block --json)
@@ -34,17 +34,33 @@ shoal_app_test(intsort_key_S_1x2 EXPECT zero MAX_S 20 REGEX "${re}"
 intsort_ok(re S 2 key 2)
 shoal_app_test(intsort_key_S_2x1 NP 2 EXPECT zero MAX_S 20 REGEX "${re}"
   COMMAND shoal-driver intsort --cores 1 --class S --impl key --json)
+# --impl run (channel::send_run of the staged keys; the default) on every
+# shape: one process of 1, 2 and 3 cores, 2 x 1, 2 x 2, and class W at 1 x 2.
+foreach(cores 1 2 3)
+  intsort_ok(re S ${cores} run 1)
+  shoal_app_test(intsort_run_S_1x${cores} EXPECT zero MAX_S 20 REGEX "${re}"
+    COMMAND shoal-driver intsort --cores ${cores} --class S --json)
+endforeach()
+foreach(cores 1 2)
+  math(EXPR all "2 * ${cores}")
+  intsort_ok(re S ${all} run 2)
+  shoal_app_test(intsort_run_S_2x${cores} NP 2 EXPECT zero MAX_S 20 REGEX "${re}"
+    COMMAND shoal-driver intsort --cores ${cores} --class S --impl run --json)
+endforeach()
+intsort_ok(re W 2 run 1)
+shoal_app_test(intsort_run_W_1x2 EXPECT zero MAX_S 20 REGEX "${re}"
+  COMMAND shoal-driver intsort --cores 2 --class W --impl run --json)
 intsort_ok(re S 1 sequential 1)
 shoal_app_test(intsort_sequential_S EXPECT zero MAX_S 20 REGEX "${re}"
   COMMAND shoal-driver intsort --cores 1 --class S --impl sequential --json)
 intsort_ok(re W 2 block 1)
 shoal_app_test(intsort_block_W_1x2 EXPECT zero MAX_S 20 REGEX "${re}"
-  COMMAND shoal-driver intsort --cores 2 --class W --json)
+  COMMAND shoal-driver intsort --cores 2 --class W --impl block --json)
 intsort_ok(re W 1 sequential 1)
 shoal_app_test(intsort_sequential_W EXPECT zero MAX_S 20 REGEX "${re}"
   COMMAND shoal-driver intsort --cores 1 --class W --impl sequential --json)
 shoal_app_test(intsort_summary EXPECT zero MAX_S 20
-  REGEX "intsort \\(block\\).*problem +class S: 2\\^16 keys in .0, 2\\^11., 2\\^9 buckets, 10 iterations.*rate +[0-9.e+-]+ Mop/s.*validation +PASSED"
+  REGEX "intsort \\(run\\).*problem +class S: 2\\^16 keys in .0, 2\\^11., 2\\^9 buckets, 10 iterations.*rate +[0-9.e+-]+ Mop/s.*validation +PASSED"
   COMMAND shoal-driver intsort --cores 2 --class s)
 
 # The verifications can fail: a rank off by one in iteration 3 fails the 5
@@ -58,6 +74,12 @@ shoal_app_test(intsort_fault_full_2x1 NP 2 EXPECT 1 MAX_S 20
 shoal_app_test(intsort_fault_key_partial_2x1 NP 2 EXPECT 1 MAX_S 20
   REGEX "\"partial_verified\":\"45/50\",.*\"validated\":false"
   COMMAND shoal-driver intsort --cores 1 --class S --impl key --inject-fault partial --json)
+shoal_app_test(intsort_fault_run_partial_2x1 NP 2 EXPECT 1 MAX_S 20
+  REGEX "\"partial_verified\":\"45/50\",.*\"validated\":false"
+  COMMAND shoal-driver intsort --cores 1 --class S --impl run --inject-fault partial --json)
+shoal_app_test(intsort_fault_run_full_1x2 EXPECT 1 MAX_S 20
+  REGEX "\"full_verified\":false,.*\"validated\":false"
+  COMMAND shoal-driver intsort --cores 2 --class S --impl run --inject-fault full --json)
 shoal_app_test(intsort_fault_sequential_full EXPECT 1 MAX_S 20
   REGEX "\"full_verified\":false,.*\"validated\":false"
   COMMAND shoal-driver intsort --class S --impl sequential --inject-fault full --json)

@@ -41,6 +41,7 @@
 #include "shoal/detail/mpsc_ring.hpp"
 #include "shoal/stats.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -106,6 +107,28 @@ class aggregator {
     if (b != nullptr && b->bytes + n <= limit_[stream]) [[likely]]
       return append(b, n);
     return reserve_slow(stream, dest, n);
+  }
+
+  /// Room for up to `want` (>= 1) values of `value_bytes` bytes each, to
+  /// global core `dest` on channel `stream`, in the batch staged there: the
+  /// first value is reserved as reserve() does (starting a batch when none
+  /// is staged or the staged one is full, with reserve()'s suspensions), the
+  /// others only while they fit that batch (the channel's batch size).
+  /// Returns where to write them and how many fit (1 .. want), counted as
+  /// that many messages of the batch.
+  struct run_room {
+    char* at;
+    std::uint32_t values;
+  };
+  run_room reserve_run(std::uint32_t stream, int dest, std::uint32_t value_bytes,
+                       std::uint32_t want) {
+    char* const at = reserve(stream, dest, value_bytes);
+    // No suspension since: the batch staged for the pair holds `at` last.
+    buffer* b = slots_[stream][dest];
+    const std::uint32_t more = std::min(want - 1, (limit_[stream] - b->bytes) / value_bytes);
+    b->bytes += more * value_bytes;
+    b->count += more;
+    return {at, more + 1};
   }
 
   /// `n` bytes at `offset` of the batch staged for (`stream`, `dest`), while
@@ -266,6 +289,22 @@ class aggregator {
       return;
     }
     flow_reserve_slow(stream, dest, bound);
+  }
+  /// flow_reserve for up to `want` (>= 1) values at once: counts as many as
+  /// the bound leaves room for now (at least one, after waiting as
+  /// flow_reserve does when none is left) and returns that number. A
+  /// handler counts one value at a time past the bound.
+  std::uint32_t flow_reserve_run(std::uint32_t stream, int dest, std::uint32_t bound,
+                                 std::uint32_t want) {
+    std::int64_t* row = in_flight_[stream];
+    if (row != nullptr && row[dest] < static_cast<std::int64_t>(bound)) [[likely]] {
+      const auto room = static_cast<std::int64_t>(bound) - row[dest];
+      const auto take = static_cast<std::uint32_t>(std::min<std::int64_t>(want, room));
+      row[dest] += take;
+      return take;
+    }
+    flow_reserve_slow(stream, dest, bound);
+    return 1;
   }
   /// `n` values to `dest` on `stream` have been handled there.
   void flow_acknowledged(std::uint32_t stream, int dest, std::uint32_t n) noexcept;
