@@ -17,7 +17,10 @@
 //   4. each held key is counted into the local histogram if this core ranks
 //      it, else sent on the channel to the core that does, whose handler
 //      counts it; the channel's phase ends the step (channel::end_phase:
-//      every key sent anywhere has been counted);
+//      every key sent anywhere has been counted). Keys are staged first:
+//      per stream (a run of buckets of one ranking core whose counters fit
+//      an L1 cache), or in a job of two cores split into this core's and the
+//      other's in registers, a chunk at a time;
 //   5. a prefix sum turns the histogram into ranks; the owners of the test
 //      keys check them against NPB's published values.
 // After the timed iterations, full verification sends every key again (on a
