@@ -17,7 +17,8 @@
 //   3. The iterations (timed), SPMD, one task per core: each core pushes
 //      rank[v] / outdeg(v) of each of its vertices v to every out-neighbour
 //      w: added at once when it owns w, else sent to w's owner as a bare
-//      12-byte value {local index of w, double increment} on a typed channel,
+//      12-byte value {local index of w, double increment} on a typed channel
+//      (staged per owner, 256 at a time, and sent by channel::send_run),
 //      whose handler adds it to the owner's accumulator. A core ends its
 //      push with the channel's end_phase(), which returns once every core
 //      has pushed and every increment of the iteration has been added.
@@ -139,6 +140,10 @@ struct core_state {
   out_rows rows;
   std::vector<double> rank;
   std::vector<double> acc;  ///< the increments to this core's vertices
+  /// push: increments staged per other core (stage_increments each) and how
+  /// many each holds.
+  std::vector<increment> stage;
+  std::vector<std::uint32_t> fill;
   /// Where they land: acc, or (--impl combining) the combiner's own slots
   /// (target_channel::local_own_values), which then are the accumulator.
   double* into = nullptr;
@@ -167,7 +172,17 @@ struct add_increments {
     if (tls_state == nullptr) [[unlikely]]
       tls_state = &g_state.local();
     double* acc = tls_state->acc.data();
-    for (std::uint32_t i = 0; i < n; ++i) acc[values[i].local] += values[i].value;
+    // Each increment's target is a random vertex of the core's block (a
+    // cache miss at scale 22): its line is asked for `ahead` increments
+    // early, so that the misses overlap (+4% to +18% at 2 x 1 and 1 x 2,
+    // bench/results/recheck_amd.md).
+    constexpr std::uint32_t ahead = 16;
+    std::uint32_t i = 0;
+    for (; i + ahead < n; ++i) {
+      __builtin_prefetch(&acc[values[i + ahead].local], 1);
+      acc[values[i].local] += values[i].value;
+    }
+    for (; i < n; ++i) acc[values[i].local] += values[i].value;
   }
 };
 
@@ -251,30 +266,61 @@ void construct_core(std::int64_t vertices) {
   st.dangling = totals[1];
 }
 
+/// Increments staged for one other core before they leave in one
+/// channel::send_run (3 KiB).
+constexpr std::uint32_t stage_increments = 256;
+
 /// Pushes every increment of this core's vertices: own targets added at
-/// once, the others sent. `drop_first` loses the first link (test hook).
+/// once, the others staged per owner and sent a run at a time. A row's
+/// targets are sorted packed ids, so each owner's targets are one stretch
+/// of the row: the loop over a stretch has no test of the owner per link,
+/// and its stage's fill count stays in a register. `drop_first` loses the
+/// first link (test hook).
 void push(core_state& st, const shoal::channel<increment>& channel, bool drop_first) {
-  // Locals, so that stores into acc and into the channel's batches cannot
-  // alias what the loop reads (the handle too: the compiler keeps it in a
-  // register instead of reloading it after every send).
   const block_layout layout = st.layout;
   const int me = st.me;
   double* acc = st.acc.data();
   const shoal::channel<increment> ch = channel;
   const auto count = static_cast<std::size_t>(layout.count(me));
-  // Kept although the channel's send bound also polls: without it the rate
-  // at 2 x 1, scale 22, was 0.96x (bench/results/quiet_checks.md, h15d).
-  yield_every pacing;
-  for_each_share(st.rows, st.rank.data(), count, drop_first, [&](std::uint32_t t, double share) {
-    const int owner = layout.packed_owner(t);
-    const std::uint32_t l = layout.packed_local(t);
-    if (owner == me) {
-      acc[l] += share;
-      return;
+  const std::uint64_t* offsets = st.rows.offsets.data();
+  const std::uint32_t* targets = st.rows.targets.data();
+  const double* rank = st.rank.data();
+  st.stage.resize(static_cast<std::size_t>(layout.parts()) * stage_increments);
+  st.fill.assign(static_cast<std::size_t>(layout.parts()), 0);
+  increment* const stage = st.stage.data();
+  std::uint32_t* const fill = st.fill.data();
+  for (std::size_t v = 0; v < count; ++v) {
+    std::uint64_t i = offsets[v];
+    const std::uint64_t end = offsets[v + 1];
+    if (i == end) continue;
+    const double share = rank[v] / static_cast<double>(end - i);
+    if (drop_first) {
+      ++i;
+      drop_first = false;
     }
-    ch.send(owner, increment{l, share});
-    pacing.tick();
-  });
+    while (i < end) {
+      const int owner = layout.packed_owner(targets[i]);
+      const std::uint64_t next = layout.packed(owner + 1, 0);  // the next owner's first id
+      if (owner == me) {
+        for (; i < end && targets[i] < next; ++i) acc[layout.packed_local(targets[i])] += share;
+        continue;
+      }
+      increment* run = stage + static_cast<std::size_t>(owner) * stage_increments;
+      std::uint32_t n = fill[owner];
+      for (; i < end && targets[i] < next; ++i) {
+        run[n] = increment{layout.packed_local(targets[i]), share};
+        if (++n == stage_increments) {
+          ch.send_run(owner, std::span<const increment>(run, n));
+          n = 0;
+        }
+      }
+      fill[owner] = n;
+    }
+  }
+  for (int o = 0; o < layout.parts(); ++o)
+    if (fill[o] > 0)
+      ch.send_run(o, std::span<const increment>(
+                         stage + static_cast<std::size_t>(o) * stage_increments, fill[o]));
 }
 
 /// The reducing push: every increment sent to its target vertex on the

@@ -24,6 +24,14 @@ shoal_app_test(pagerank_scale11_1x3 EXPECT zero MAX_S 10
 shoal_app_test(pagerank_scale12_2x1 NP 2 EXPECT zero MAX_S 10
   REGEX "\"edges_per_s\":[0-9].*\"iterations\":[0-9]+.*${pr_ok}"
   COMMAND shoal-driver pagerank --cores 1 --scale 12 --json)
+# Several cores per process and three processes: the push stages each other
+# core's increments apart and sends them a run at a time (send_run).
+shoal_app_test(pagerank_scale12_2x2 NP 2 EXPECT zero MAX_S 20
+  REGEX "\"iterations\":[0-9]+.*${pr_ok}"
+  COMMAND shoal-driver pagerank --cores 2 --scale 12 --json)
+shoal_app_test(pagerank_scale11_3x2 NP 3 EXPECT zero MAX_S 30
+  REGEX "\"iterations\":[0-9]+.*${pr_ok}"
+  COMMAND shoal-driver pagerank --cores 2 --scale 11 --json)
 # --iterations stops a run before convergence; the reference runs as many.
 shoal_app_test(pagerank_iteration_cap_2x1 NP 2 EXPECT zero MAX_S 10
   REGEX "\"converged\":false.*\"iterations\":3,.*${pr_ok}"
@@ -78,6 +86,9 @@ shoal_app_test(pagerank_corrupt_fails EXPECT 1 MAX_S 10
 shoal_app_test(pagerank_corrupt_fails_2x1 NP 2 EXPECT 1 MAX_S 10
   REGEX "\"validated\":false"
   COMMAND shoal-driver pagerank --cores 1 --scale 10 --corrupt-for-test --json)
+shoal_app_test(pagerank_corrupt_fails_2x2 NP 2 EXPECT 1 MAX_S 20
+  REGEX "\"validated\":false"
+  COMMAND shoal-driver pagerank --cores 2 --scale 10 --corrupt-for-test --json)
 
 # Bad input: a message naming the flag (and file:line), status 2.
 shoal_app_test(pagerank_malformed_file EXPECT 2 MAX_S 10
