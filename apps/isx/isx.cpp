@@ -12,7 +12,8 @@
 // then the counts are written out in order. The implementations:
 //   queue       BCL's way (its figure 5.2): bcl::fast_queues on every core
 //               (two sets, used by alternate sorts);
-//               a core stages K keys per destination and pushes each full
+//               a core stages K keys per destination (in a job of two
+//               cores: splits each chunk of K keys in registers) and pushes each full
 //               stage into the destination's queue (one remote atomic and
 //               one remote write of K keys); rflush and an arrival
 //               barrier end the stage; each core then takes its queue's
@@ -99,7 +100,8 @@ void setup_core(core_state& st) {
   st.input.resize(static_cast<std::size_t>(p.keys_per_core()));
   isx::make_keys(p, st.me, st.input);
   st.counts.assign(static_cast<std::size_t>(st.hi - st.lo), 0);
-  st.stage.resize(static_cast<std::size_t>(shoal::cores()) *
+  // distribute_pair (two cores) takes 3 message_keys.
+  st.stage.resize(static_cast<std::size_t>(std::max(shoal::cores(), 3)) *
                   static_cast<std::size_t>(p.message_keys()));
   st.fill.assign(static_cast<std::size_t>(shoal::cores()), 0);
 }
@@ -111,11 +113,54 @@ void take(core_state& st, std::span<const std::uint32_t> keys) {
   st.counted += keys.size() - outside;
 }
 
+/// distribute() in a job of two cores: each chunk of message_keys keys split
+/// into this core's and the other's with both fill counts in registers
+/// (every key stored to both lists, each count advanced by a comparison);
+/// this core's are counted a chunk at a time, the other's sent message_keys
+/// at a time as before. The general staging keeps each destination's fill
+/// count in memory, and with two destinations every key's store waited on
+/// the last key's count (intsort measured 3 ns against 1.7 ns a key).
+template <class Send>
+void distribute_pair(core_state& st, const Send& send) {
+  const auto k = static_cast<std::size_t>(st.problem->message_keys());
+  const int other = st.me ^ 1;
+  const std::uint64_t lo = st.lo;
+  const std::uint64_t width = st.hi - st.lo;
+  std::uint32_t* mine = st.stage.data();  // k keys, then 2 k for the other core
+  std::uint32_t* theirs = mine + k;
+  std::size_t waiting = 0;  // the other's keys in theirs (< k between chunks)
+  const std::uint32_t* keys = st.input.data();
+  const std::size_t total = st.input.size();
+  for (std::size_t at = 0; at < total; at += k) {
+    const std::size_t n = std::min(k, total - at);
+    std::size_t own = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::uint32_t v = keys[at + j];
+      const bool is_mine = static_cast<std::uint64_t>(v) - lo < width;
+      mine[own] = v;
+      theirs[waiting] = v;
+      own += static_cast<std::size_t>(is_mine);
+      waiting += static_cast<std::size_t>(!is_mine);
+    }
+    take(st, std::span<const std::uint32_t>(mine, own));
+    if (waiting >= k) {
+      send(other, theirs, static_cast<int>(k));
+      std::copy(theirs + k, theirs + waiting, theirs);
+      waiting -= k;
+    }
+  }
+  if (waiting > 0) send(other, theirs, static_cast<int>(waiting));
+}
+
 /// The distribution stage's sending side: each key staged for its owner;
 /// a full stage is sent with `send(dest, keys, n)` (or kept, for this core);
 /// at the end every partial stage goes too.
 template <class Send>
 void distribute(core_state& st, const Send& send) {
+  if (shoal::cores() == 2) {
+    distribute_pair(st, send);
+    return;
+  }
   const isx_problem& p = *st.problem;
   const int k = p.message_keys();
   std::uint32_t* stage = st.stage.data();

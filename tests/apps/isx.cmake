@@ -33,7 +33,14 @@ foreach(impl queue channel)
   isx_ok(re ${impl} 4 2)
   shoal_app_test(isx_${impl}_few_values_2x2 NP 2 EXPECT zero MAX_S 60 REGEX "${re}"
     COMMAND shoal-driver isx --impl ${impl} --cores 2 --keys-per-core 5000 --max-key 5 --json)
+  # Two cores split each chunk of keys in registers (distribute_pair):
+  # messages of one key, and ranges of 2 and 3 values.
+  isx_ok(re ${impl} 2 2)
+  shoal_app_test(isx_${impl}_one_key_messages_2x1 NP 2 EXPECT zero MAX_S 60 REGEX "${re}"
+    COMMAND shoal-driver isx --impl ${impl} --cores 1 --keys-per-core 3000 --message-keys 1 --json)
   isx_ok(re ${impl} 2 1)
+  shoal_app_test(isx_${impl}_few_values_1x2 EXPECT zero MAX_S 60 REGEX "${re}"
+    COMMAND shoal-driver isx --impl ${impl} --cores 2 --keys-per-core 5000 --max-key 5 --json)
   shoal_app_test(isx_${impl}_one_key_1x2 EXPECT zero MAX_S 60 REGEX "${re}"
     COMMAND shoal-driver isx --impl ${impl} --cores 2 --keys-per-core 1 --json)
 endforeach()
