@@ -91,8 +91,16 @@ void serve_steal(int thief) {
 
 }  // namespace
 
-// Release: pairs with poll_hook()'s acquire load of the switch.
-void set_remote_stealing(bool on) noexcept { g_enabled.store(on, std::memory_order_release); }
+// The fence after the store pairs with poll_hook()'s fence between marking
+// its core busy and its second look at the switch (a store-load pair, as in
+// Dekker's algorithm): either that core sees stealing off and sends
+// nothing, or the termination waves, which read the cores' idle flags after
+// this returns, see it busy and look again, by when its request is counted
+// as sent.
+void set_remote_stealing(bool on) noexcept {
+  g_enabled.store(on, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 
 bool remote_stealer::poll_hook(void* self) {
   auto& st = *static_cast<remote_stealer*>(self);
@@ -109,6 +117,16 @@ bool remote_stealer::poll_hook(void* self) {
   // Busy before sending: the request must never be staged while this core
   // looks idle (quiescence checks read the idle flag).
   st.sched_.leave_idle();
+  // Then look at the switch again (see set_remote_stealing). The first look
+  // came while this core still looked idle: a core preempted between that
+  // look and the send (4 ranks on 2 CPUs) sent its request after the
+  // termination waves had turned stealing off and agreed the job was done;
+  // it arrived after the victim's last run ("1 message(s) arrived after
+  // shoal's last run", gups_idle_spin_4x1, about 1 run in 50 under ctest -j).
+  // Stopped meanwhile: no request; the core goes idle again in its next
+  // idle round.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!g_enabled.load(std::memory_order_relaxed)) return false;
   st.outstanding_ = true;
   ++st.sched_.stats.steal_attempts;
   const int thief = mycore();
