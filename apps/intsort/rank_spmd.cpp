@@ -172,8 +172,9 @@ void setup_core(core_state& st, char class_name) {
 /// stored to both lists, each count advanced by a comparison), then this
 /// core's counted and the other's sent as one run. The staging of the
 /// general path keeps each fill count in memory, and with one other core
-/// every key's store waited on the last key's count (3 ns per key against
-/// 1.7 ns for this, on both the Xeon and the EPYC of bench/results).
+/// every key's store waited on the last key's count (3.05 ns per key
+/// against 1.59 ns for this: bench-key-staging on the EPYC of
+/// bench/results/recheck_amd.md).
 template <class Send>
 void route_pair(core_state& st, int parity, const Send& send) {
   const int other = st.me ^ 1;

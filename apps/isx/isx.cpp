@@ -119,7 +119,7 @@ void take(core_state& st, std::span<const std::uint32_t> keys) {
 /// this core's are counted a chunk at a time, the other's sent message_keys
 /// at a time as before. The general staging keeps each destination's fill
 /// count in memory, and with two destinations every key's store waited on
-/// the last key's count (intsort measured 3 ns against 1.7 ns a key).
+/// the last key's count (bench-key-staging: 3.05 ns against 1.59 ns a key).
 template <class Send>
 void distribute_pair(core_state& st, const Send& send) {
   const auto k = static_cast<std::size_t>(st.problem->message_keys());
