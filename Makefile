@@ -73,6 +73,10 @@ BENCH_MPI_ARGS ?=
 
 CMAKE ?= cmake
 CTEST ?= ctest
+empty :=
+space := $(empty) $(empty)
+# $(call cmake_list,a b c): a;b;c, a CMake list (quoted on the command line).
+cmake_list = $(subst $(space),;,$(strip $(1)))
 CTEST_FLAGS = --output-on-failure -j$(CTEST_JOBS) --timeout 600 $(CTEST_ARGS)
 
 DEB_PACKAGES := cmake g++ make pkg-config \
@@ -245,7 +249,8 @@ bench-mpi: configure
 # One configuration for `make asan` and `make asan-ci`, so they share build-asan/.
 asan-configure: deps
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug \
-	  -DSHOAL_SANITIZE=address,undefined -DSHOAL_BUILD_BENCHMARKS=OFF $(CMAKE_ARGS)
+	  -DSHOAL_SANITIZE=address,undefined -DSHOAL_BUILD_BENCHMARKS=OFF \
+	  "-DSHOAL_TARGET_GROUP=$(call cmake_list,$(ASAN_CI_TARGETS))" $(CMAKE_ARGS)
 
 asan: asan-configure
 	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS)
@@ -255,7 +260,7 @@ asan: asan-configure
 # Tests whose programs are not built here are listed by ctest as <name>_NOT_BUILT
 # and left out by the regex.
 asan-ci: asan-configure
-	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS) --target $(ASAN_CI_TARGETS)
+	$(CMAKE) --build $(ASAN_DIR) -j$(JOBS) --target shoal-target-group
 	ASAN_OPTIONS='$(ASAN_OPTIONS)' UBSAN_OPTIONS='$(UBSAN_OPTIONS)' \
 	  $(CTEST) --test-dir $(ASAN_DIR) $(CTEST_FLAGS) -R '$(ASAN_CI_TESTS)'
 
@@ -267,7 +272,8 @@ asan-ci: asan-configure
 tsan-configure: deps
 	$(CMAKE) -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_SANITIZE=thread \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
-	  -DSHOAL_BUILD_BENCHMARKS=OFF -DSHOAL_BUILD_APPS=OFF -DSHOAL_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
+	  -DSHOAL_BUILD_BENCHMARKS=OFF -DSHOAL_BUILD_APPS=OFF -DSHOAL_BUILD_EXAMPLES=OFF \
+	  "-DSHOAL_TARGET_GROUP=$(call cmake_list,$(TSAN_CI_TARGETS))" $(CMAKE_ARGS)
 
 tsan: tsan-configure
 	$(CMAKE) --build $(TSAN_DIR) -j$(JOBS) --target $(TSAN_TARGETS)
@@ -278,7 +284,7 @@ tsan: tsan-configure
 # their gtest suites (ctest names carry no program, and an earlier `make tsan`
 # may have left the others built, perhaps stale).
 tsan-ci: tsan-configure
-	$(CMAKE) --build $(TSAN_DIR) -j$(JOBS) --target $(TSAN_CI_TARGETS)
+	$(CMAKE) --build $(TSAN_DIR) -j$(JOBS) --target shoal-target-group
 	@suites=$$(for t in $(TSAN_CI_TARGETS); do $(TSAN_DIR)/bin/$$t --gtest_list_tests || exit 1; \
 	  done | awk '/^[^ ]/ && /\.$$/ { sub(/\.$$/, "", $$1); print $$1 }' | paste -sd'|') && \
 	  [ -n "$$suites" ] && \
@@ -308,7 +314,8 @@ fuzz-configure:
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
 	  -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DSHOAL_FUZZ=ON -DSHOAL_FUZZ_SECONDS=$(FUZZ_SECONDS) \
 	  -DSHOAL_SANITIZE=address,undefined,fuzzer-no-link -DSHOAL_WITH_MPI=OFF \
-	  -DSHOAL_BUILD_TESTS=OFF -DSHOAL_BUILD_BENCHMARKS=OFF -DSHOAL_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
+	  -DSHOAL_BUILD_TESTS=OFF -DSHOAL_BUILD_BENCHMARKS=OFF -DSHOAL_BUILD_EXAMPLES=OFF \
+	  "-DSHOAL_TARGET_GROUP=$(call cmake_list,$(FUZZ_CI_TARGETS))" $(CMAKE_ARGS)
 
 fuzz: fuzz-configure
 	$(CMAKE) --build $(FUZZ_DIR) -j$(JOBS) --target $(FUZZ_TARGETS)
@@ -319,7 +326,7 @@ fuzz: fuzz-configure
 # readers and the buffer check need only apps/common/plain and one source file.
 fuzz-ci: FUZZ_SECONDS = $(FUZZ_CI_SECONDS)
 fuzz-ci: fuzz-configure
-	$(CMAKE) --build $(FUZZ_DIR) -j$(JOBS) --target $(FUZZ_CI_TARGETS)
+	$(CMAKE) --build $(FUZZ_DIR) -j$(JOBS) --target shoal-target-group
 	$(CTEST) --test-dir $(FUZZ_DIR) $(CTEST_FLAGS) -L fuzz -E command_line
 
 # Needs root (network namespaces): sudo when not root.
