@@ -47,6 +47,7 @@ struct app_options {
 intsort::fault_kind parse_fault(const std::string& f) {
   if (f == "partial") return intsort::fault_kind::partial;
   if (f == "full") return intsort::fault_kind::full;
+  if (f == "overflow") return intsort::fault_kind::overflow;
   return intsort::fault_kind::none;
 }
 
@@ -61,6 +62,10 @@ void run_intsort(const app_options& opts, run_context& ctx) {
   const intsort::is_class& c = intsort::find_class(opts.class_name);
   if (ctx.impl != "sequential") intsort::check_shape(c, shoal::cores(), "--cores");
   const intsort::fault_kind fault = parse_fault(opts.fault);
+  if (fault == intsort::fault_kind::overflow && ctx.impl == "sequential")
+    throw input_error(
+        "--inject-fault overflow: the sequential impl counts in 32 bits; "
+        "use a parallel --impl (run, block or key)");
   shoal::run([&] {
     const intsort::is_outcome o =
         ctx.impl == "sequential"
@@ -88,7 +93,7 @@ app_spec intsort_app() {
                 ->capture_default_str();
             // For the tests: makes one verification fail, to prove it can.
             cmd.add_option("--inject-fault", opts->fault, "break a verification (tests)")
-                ->check(CLI::IsMember({"none", "partial", "full"}))
+                ->check(CLI::IsMember({"none", "partial", "full", "overflow"}))
                 ->group("");
             return [opts](run_context& ctx) { run_intsort(*opts, ctx); };
           }};

@@ -36,7 +36,11 @@
 namespace shoal_apps::intsort {
 
 /// Which verification the hidden --inject-fault option breaks (for tests).
-enum class fault_kind : std::int8_t { none, partial, full };
+/// overflow: 300 keys of core 0's slice get one value before the first
+/// iteration, so that value's 8-bit histogram counter wraps and the job
+/// must end saying so (the parallel impls only: NPB's keys never put more
+/// than about 90 keys on one value, see rank_spmd.cpp).
+enum class fault_kind : std::int8_t { none, partial, full, overflow };
 
 /// How keys travel to their ranking core (--impl).
 enum class route_kind : std::int8_t {

@@ -80,6 +80,22 @@ shoal_app_test(intsort_fault_run_partial_2x1 NP 2 EXPECT 1 MAX_S 20
 shoal_app_test(intsort_fault_run_full_1x2 EXPECT 1 MAX_S 20
   REGEX "\"full_verified\":false,.*\"validated\":false"
   COMMAND shoal-driver intsort --cores 2 --class S --impl run --inject-fault full --json)
+# 8-bit histogram counters: a value with 256 keys or more wraps its counter,
+# and the job must end naming that, never report a wrong sort (the hidden
+# fault gives 300 keys of core 0 one value; each counting path, and the
+# sequential impl, which counts in 32 bits, refuses the fault by name).
+set(wrap_re "failed: 65280 keys ranked in iteration 1 of 65536: an 8-bit counter of the histogram overflowed")
+shoal_app_test(intsort_fault_overflow_run_1x2 EXPECT 1 MAX_S 20 REGEX "${wrap_re}"
+  COMMAND shoal-driver intsort --cores 2 --class S --inject-fault overflow --json)
+shoal_app_test(intsort_fault_overflow_run_2x1 NP 2 EXPECT nonzero MAX_S 20 REGEX "${wrap_re}"
+  COMMAND shoal-driver intsort --cores 1 --class S --inject-fault overflow --json)
+shoal_app_test(intsort_fault_overflow_block_2x2 NP 2 EXPECT nonzero MAX_S 20 REGEX "${wrap_re}"
+  COMMAND shoal-driver intsort --cores 2 --class S --impl block --inject-fault overflow --json)
+shoal_app_test(intsort_fault_overflow_key_1x3 EXPECT 1 MAX_S 20 REGEX "${wrap_re}"
+  COMMAND shoal-driver intsort --cores 3 --class S --impl key --inject-fault overflow --json)
+shoal_app_test(intsort_fault_overflow_sequential_refused EXPECT 2 MAX_S 20
+  REGEX "error: --inject-fault overflow: the sequential impl counts in 32 bits"
+  COMMAND shoal-driver intsort --class S --impl sequential --inject-fault overflow)
 shoal_app_test(intsort_fault_sequential_full EXPECT 1 MAX_S 20
   REGEX "\"full_verified\":false,.*\"validated\":false"
   COMMAND shoal-driver intsort --class S --impl sequential --inject-fault full --json)
