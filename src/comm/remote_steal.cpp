@@ -104,7 +104,8 @@ void set_remote_stealing(bool on) noexcept {
 
 bool remote_stealer::poll_hook(void* self) {
   auto& st = *static_cast<remote_stealer*>(self);
-  // Acquire: pairs with set_remote_stealing()'s release.
+  // A first, cheap look (acquire is enough: a stale "on" is caught by the
+  // second look below, after the core is marked busy).
   if (st.outstanding_ || !st.sched_.idling() || !g_enabled.load(std::memory_order_acquire))
     return false;
   const std::uint64_t now = now_ns();
