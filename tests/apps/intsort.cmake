@@ -96,6 +96,19 @@ shoal_app_test(intsort_fault_overflow_key_1x3 EXPECT 1 MAX_S 20 REGEX "${wrap_re
 shoal_app_test(intsort_fault_overflow_sequential_refused EXPECT 2 MAX_S 20
   REGEX "error: --inject-fault overflow: the sequential impl counts in 32 bits"
   COMMAND shoal-driver intsort --class S --impl sequential --inject-fault overflow)
+# The hidden option's wrong values: a misspelt fault and a missing one exit 2
+# naming what was wrong (CLI11 drops a hidden option's name from its message), and
+# a core 0 with too few keys for the fault (class S on 200 cores: 327) ends
+# the job saying so rather than injecting less.
+shoal_app_test(intsort_fault_unknown_refused EXPECT 2 MAX_S 20
+  REGEX "error: .*overflw not in \\{none,partial,full,overflow\\}"
+  COMMAND shoal-driver intsort --class S --inject-fault overflw)
+shoal_app_test(intsort_fault_missing_refused EXPECT 2 MAX_S 20
+  REGEX "error: .*required TEXT:\\{none,partial,full,overflow\\} missing"
+  COMMAND shoal-driver intsort --class S --inject-fault)
+shoal_app_test(intsort_fault_overflow_too_few_keys EXPECT 2 MAX_S 20
+  REGEX "--inject-fault overflow needs 332 keys on core 0"
+  COMMAND shoal-driver intsort --cores 200 --class S --inject-fault overflow)
 shoal_app_test(intsort_fault_sequential_full EXPECT 1 MAX_S 20
   REGEX "\"full_verified\":false,.*\"validated\":false"
   COMMAND shoal-driver intsort --class S --impl sequential --inject-fault full --json)
