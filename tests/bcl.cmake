@@ -3,7 +3,7 @@
 # the job with a clear message. Included from tests/CMakeLists.txt where MPI
 # was found.
 shoal_mpi_program(bcl_job mpi/bcl_job.cpp)
-shoal_one_sided_tests(bcl bcl_job MAX_S 120 CHECKS 25 SHAPES 1:2 2:2 3:2)
+shoal_one_sided_tests(bcl bcl_job MAX_S 120 CHECKS 26 SHAPES 1:2 2:2 3:2)
 shoal_mpi_test(bcl_hash_map_local_insert_on_another_rank EXPECT nonzero MAX_S 60
   REGEX "insert with promise local of a key whose home core [23] is on rank 1, called on rank 0"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --misuse local-remote)
@@ -26,7 +26,7 @@ foreach(run "1;2;shm" "2;1;shm" "2;2;shm" "2;2;rma" "2;2;am" "3;2;rma")
   list(GET run 2 backend)
   foreach(way onesided delegate)
     shoal_mpi_test(bcl_path_${way}_${backend}_np${np}_cores${cores} EXPECT zero MAX_S 120
-      REGEX "bcl ${backend}: 25 checks, 0 wrong values: PASSED.*path ${way}, find_only path ${way}.*insert path ${way}, find path ${way}.*bcl circular_queue\\([^)]*\\) made on core 0: path ${way}.*bcl checksum_queue\\([^)]*\\) made on core 0: path ${way}.*bcl fast_queue\\([^)]*\\) made on core 0: path ${way}"
+      REGEX "bcl ${backend}: 26 checks, 0 wrong values: PASSED.*path ${way}, find_only path ${way}.*insert path ${way}, find path ${way}.*bcl circular_queue\\([^)]*\\) made on core 0: path ${way}.*bcl checksum_queue\\([^)]*\\) made on core 0: path ${way}.*bcl fast_queue\\([^)]*\\) made on core 0: path ${way}"
       COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_PATH=${way}
               ${SHOAL_MPIEXEC} -np ${np} ${bcl_job} --cores ${cores} --one-sided ${backend}
               --transport mpi --verbose)
@@ -43,7 +43,7 @@ shoal_mpi_test(bcl_path_differs_between_ranks EXPECT 2 MAX_S 60
 # The calibration file make bench-bcl writes (bench/bcl_costs.py) is what
 # auto reads: every check passes with the table's choice from its figures.
 shoal_mpi_test(bcl_path_auto_from_calibration_file EXPECT zero MAX_S 120
-  REGEX "bcl shm: 25 checks, 0 wrong values: PASSED.*auto, costs [^ ]*bench/results/bcl_calibration.txt: insert\\+find one-sided"
+  REGEX "bcl shm: 26 checks, 0 wrong values: PASSED.*auto, costs [^ ]*bench/results/bcl_calibration.txt: insert\\+find one-sided"
   COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_CALIBRATION=${PROJECT_SOURCE_DIR}/bench/results/bcl_calibration.txt
           ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
 # fast_queue's choice under auto (a push, A + W, against D) from a
@@ -58,14 +58,14 @@ foreach(way onesided delegate)
     set(figures "A\\+W = 3168 ns, delegate D = 2258 ns")
   endif()
   shoal_mpi_test(bcl_path_fast_queue_calibrated_${way}_np2 EXPECT zero MAX_S 120
-    REGEX "bcl shm: 25 checks, 0 wrong values: PASSED.*bcl fast_queue\\(host core 0, capacity [0-9]+\\) made on core 0: path ${way} \\(auto, costs [^ ]*bcl_costs_fast_queue_${way}.txt: push one-sided ${figures}\\)"
+    REGEX "bcl shm: 26 checks, 0 wrong values: PASSED.*bcl fast_queue\\(host core 0, capacity [0-9]+\\) made on core 0: path ${way} \\(auto, costs [^ ]*bcl_costs_fast_queue_${way}.txt: push one-sided ${figures}\\)"
     COMMAND ${CMAKE_COMMAND} -E env
             SHOAL_BCL_CALIBRATION=${CMAKE_CURRENT_SOURCE_DIR}/mpi/bcl_costs_fast_queue_${way}.txt
             ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
 endforeach()
 # Neither variable set: auto measures the costs at the first make and says so.
 shoal_mpi_test(bcl_path_auto_measured_shm_np2_cores2 EXPECT zero MAX_S 120
-  REGEX "bcl shm: 25 checks, 0 wrong values: PASSED.*auto, costs measured at start-up: insert\\+find one-sided 4A\\+W\\+R\\+F = [0-9]+ ns, delegate 2D = [0-9]+ ns.*bcl circular_queue\\(host core 3, capacity 8\\) made on core 0: path (onesided|delegate) \\(auto, costs measured at start-up: push\\+pop one-sided 4A\\+W\\+R\\+F = [0-9]+ ns, delegate 2D = [0-9]+ ns\\)"
+  REGEX "bcl shm: 26 checks, 0 wrong values: PASSED.*auto, costs measured at start-up: insert\\+find one-sided 4A\\+W\\+R\\+F = [0-9]+ ns, delegate 2D = [0-9]+ ns.*bcl circular_queue\\(host core 3, capacity 8\\) made on core 0: path (onesided|delegate) \\(auto, costs measured at start-up: push\\+pop one-sided 4A\\+W\\+R\\+F = [0-9]+ ns, delegate 2D = [0-9]+ ns\\)"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
 # Serialised values (bcl/object.hpp, mpi/bcl_object_job.cpp): strings,
 # vectors and a user type through serial pointers, at 2 x 2 and 3 x 2 under

@@ -110,17 +110,20 @@ inline u64 full_table_reported(u64 per_core, u64 per) {
 /// adds 1 to keys 0 .. keys-1 (each key from every core),
 /// then adds 1 to keys 0 .. 2 keys-1 if present. The totals and every count
 /// are exact (n, then 2 n; the absent half untouched). `message` small:
-/// many stages fill before each flush.
-inline u64 counter_phases(u64 keys, u64 message) {
+/// many stages fill before each flush. `queue` (0: room for every entry)
+/// as small as `message`: later pushes find it full, and those entries
+/// take the atomic add and add_existing at flush.
+inline u64 counter_phases(u64 keys, u64 message, u64 queue = 0) {
   const map m = map::make(4 * keys);
   const auto cnt = counters(1);
   const auto k32 = static_cast<std::uint32_t>(keys), m32 = static_cast<std::uint32_t>(message);
-  shoal::on_all_cores([m, cnt, k32, m32] {
+  const auto q32 = static_cast<std::uint32_t>(queue);
+  shoal::on_all_cores([m, cnt, k32, m32, q32] {
     const u64 keys = k32, message = m32;
     map h = m;
     const auto n = static_cast<u64>(shoal::cores());
     u64 wrong = 0;
-    buffer buf(h, 4 * keys * n, message);
+    buffer buf(h, q32 != 0 ? u64{q32} : 4 * keys * n, message);
     for (u64 k = 0; k < keys; ++k) buf.add(k, 1);
     buffer::flush_result r = buf.flush_as(shoal::bcl::hash_apply::add);
     if (r.inserted != keys || r.updated != keys * (n - 1) || r.full != 0) ++wrong;

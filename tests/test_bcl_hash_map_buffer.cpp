@@ -26,6 +26,10 @@ TEST_P(bcl_hash_map_buffer, CounterPhasesExact) {
   each_backend([] { return counter_phases(200, 8); });
 }
 
+TEST_P(bcl_hash_map_buffer, CounterPhasesExactThroughAFullQueue) {
+  each_backend([] { return counter_phases(200, 8, 8); });
+}
+
 TEST_P(bcl_hash_map_buffer, FullTableReportedByFlush) {
   each_backend([] { return full_table_reported(20, 40); });
 }

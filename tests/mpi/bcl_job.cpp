@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
     note("hash_map_buffer_full_queue", bcl_hash_map_buffer_checks::two_phases(150, 30, 8, 8));
     note("hash_map_buffer_full_table", bcl_hash_map_buffer_checks::full_table_reported(10, 20));
     note("hash_map_buffer_counters", bcl_hash_map_buffer_checks::counter_phases(100, 8));
+    note("hash_map_buffer_counters_full_queue",
+         bcl_hash_map_buffer_checks::counter_phases(100, 8, 8));
     note("bloom_filter_same_values", bcl_bloom_filter_checks::same_values_from_every_core(200));
     note("bloom_filter_false_positives",
          bcl_bloom_filter_checks::false_positive_rate(4096, 512, 3, 8000, false));
