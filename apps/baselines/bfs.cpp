@@ -35,6 +35,7 @@
 #include "baselines/mpi_job.hpp"
 #include "bfs/plain/graph500.hpp"
 #include "bfs/plain/search_report.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/progress.hpp"
 #include "common/plain/report.hpp"
@@ -90,7 +91,8 @@ std::optional<int> parse(options& o, int argc, char** argv) {
   cli.add_option("--impl", o.impl, "ignored (accepted so the line of `shoal bfs` runs here too)");
   cli.add_flag("--sender-filter,!--no-sender-filter", o.sender_filter,
                "send each remote vertex at most once per search (default on)");
-  cli.add_flag("--corrupt-for-test", o.corrupt)->group("");  // proves a failed check fails the run
+  // Hidden: proves a failed check fails the run.
+  shoal_apps::hide_from_help(cli, cli.add_flag("--corrupt-for-test", o.corrupt));
   if (const int status = shoal_baseline::parse_command_line(cli, program, argc, argv); status >= 0)
     return status;
   return std::nullopt;

@@ -29,6 +29,7 @@
 
 #include "baselines/alltoallv_exchange.hpp"
 #include "baselines/mpi_job.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/report.hpp"
 #include "intsort/plain/npb_is.hpp"
@@ -213,9 +214,9 @@ int parse(int argc, char** argv, options& o) {
                  "NPB problem class: S (2^16 keys), W (2^20), A (2^23) or B (2^25)")
       ->transform(CLI::IsMember({"S", "W", "A", "B"}, CLI::ignore_case))
       ->capture_default_str();
-  cli.add_option("--inject-fault", o.fault, "break a verification (tests)")
-      ->check(CLI::IsMember({"none", "partial", "full"}))
-      ->group("");
+  shoal_apps::hide_from_help(
+      cli, cli.add_option("--inject-fault", o.fault, "break a verification (tests)")
+               ->check(CLI::IsMember({"none", "partial", "full"})));
   cli.add_flag("--json", o.json, "print one JSON object on stdout instead of the summary");
   cli.add_option("--impl", o.impl, "accepted and ignored (the app's flag)");
   return shoal_baseline::parse_command_line(cli, "shoal-baseline-intsort", argc, argv);

@@ -24,6 +24,7 @@
 #include "bfs/search.hpp"
 #include "common/app.hpp"
 #include "common/plain/cli_checks.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/plain/memory.hpp"
 #include "common/plain/progress.hpp"
 #include "common/plain/text_input.hpp"
@@ -243,9 +244,10 @@ app_spec bfs_app() {
                 ->check(CLI::IsMember({"direct", "hypercube", "node"}))
                 ->capture_default_str();
 
-            cmd.add_option("--corrupt-for-test", o->corrupt_rule)
-                ->check(CLI::Range(1, 5))
-                ->group("");  // hidden: breaks one rule after the first search
+            // Hidden: breaks one rule after the first search.
+            hide_from_help(
+                cmd,
+                cmd.add_option("--corrupt-for-test", o->corrupt_rule)->check(CLI::Range(1, 5)));
             return [o, cache_slots](run_context& ctx) {
               refuse_unused(cache_slots, o->reduce == "min", "--reduce min");
               if (o->routing != "direct" && ctx.impl != "async")

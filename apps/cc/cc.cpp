@@ -41,6 +41,7 @@
 #include "cc/plain/union_find.hpp"
 #include "common/app.hpp"
 #include "common/plain/graph.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/plain/memory.hpp"
 #include "common/plain/text_input.hpp"
 #include "common/same_input.hpp"
@@ -281,8 +282,8 @@ app_spec cc_app() {
             // Without search keys the seed only drives the generator: a file excludes it.
             cmd.get_option("--graph")->excludes(
                 cmd.get_option("--seed")->description("seed of the Kronecker generator"));
-            cmd.add_flag("--corrupt", o->corrupt, "spoil one label before validation (tests)")
-                ->group("");
+            hide_from_help(cmd, cmd.add_flag("--corrupt", o->corrupt,
+                                             "spoil one label before validation (tests)"));
             return [o](run_context& ctx) { run_cc(*o, ctx); };
           }};
 }

@@ -35,6 +35,7 @@
 
 #include "common/app.hpp"
 #include "common/plain/bale.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/yield_every.hpp"
 
 namespace shoal_apps {
@@ -273,9 +274,8 @@ app_spec indexgather_app() {
             auto opts = std::make_shared<app_options>();
             bale::add_bale_options(cmd, opts->bale, "reads");
             // For the tests: the 12-byte requests that sizes too large to pack would use.
-            cmd.add_flag("--wide-requests", opts->wide_requests,
-                         "send 12-byte requests even when 8 would do (tests)")
-                ->group("");
+            hide_from_help(cmd, cmd.add_flag("--wide-requests", opts->wide_requests,
+                                             "send 12-byte requests even when 8 would do (tests)"));
             return [opts](run_context& ctx) { run_indexgather(*opts, ctx); };
           }};
 }

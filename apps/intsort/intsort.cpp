@@ -32,6 +32,7 @@
 #include <string>
 
 #include "common/app.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "intsort/plain/npb_is.hpp"
 #include "intsort/rank_spmd.hpp"
 
@@ -92,9 +93,9 @@ app_spec intsort_app() {
                 ->transform(CLI::IsMember({"S", "W", "A", "B"}, CLI::ignore_case))
                 ->capture_default_str();
             // For the tests: makes one verification fail, to prove it can.
-            cmd.add_option("--inject-fault", opts->fault, "break a verification (tests)")
-                ->check(CLI::IsMember({"none", "partial", "full", "overflow"}))
-                ->group("");
+            hide_from_help(
+                cmd, cmd.add_option("--inject-fault", opts->fault, "break a verification (tests)")
+                         ->check(CLI::IsMember({"none", "partial", "full", "overflow"})));
             return [opts](run_context& ctx) { run_intsort(*opts, ctx); };
           }};
 }

@@ -35,6 +35,7 @@
 
 #include "common/app.hpp"
 #include "common/plain/cli_checks.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "permutation/impls.hpp"
 
 namespace shoal_apps {
@@ -148,8 +149,8 @@ app_spec permutation_app() {
                                "slots of each core's reduction cache (--reduce dedup)")
                     ->check(CLI::Range(1U, shoal::max_cache_slots))
                     ->capture_default_str();
-            cmd.add_flag("--inject-fault-for-test", o->hooks.inject_fault)
-                ->group("");  // hidden: stores one wrong i, so validation must fail
+            // Hidden: stores one wrong i, so validation must fail.
+            hide_from_help(cmd, cmd.add_flag("--inject-fault-for-test", o->hooks.inject_fault));
             return [o](run_context& ctx) { run_permutation(*o, ctx); };
           }};
 }

@@ -39,6 +39,7 @@
 
 #include "common/app.hpp"
 #include "common/plain/cli_checks.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "pointerchase/chase_many.hpp"
 #include "pointerchase/plain/ring.hpp"
 
@@ -321,8 +322,8 @@ app_spec pointerchase_app() {
                                         "slots of each core's reduction cache (--reduce)")
                              ->check(CLI::Range(1U, shoal::max_cache_slots))
                              ->capture_default_str();
-        cmd.add_flag("--inject-fault-for-test", o->inject_fault)
-            ->group("");  // hidden: loses one hop, so validation must fail
+        // Hidden: loses one hop, so validation must fail.
+        hide_from_help(cmd, cmd.add_flag("--inject-fault-for-test", o->inject_fault));
         return [o](run_context& ctx) { run_pointerchase(*o, ctx); };
       }};
 }

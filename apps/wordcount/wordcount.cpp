@@ -26,6 +26,7 @@
 
 #include "common/app.hpp"
 #include "common/plain/cli_checks.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/text_input.hpp"
 #include "common/same_input.hpp"
@@ -180,7 +181,8 @@ app_spec wordcount_app() {
             ->check(unsigned_64_check())
             ->capture_default_str();
         auto corrupt = std::make_shared<bool>(false);
-        cmd.add_flag("--corrupt", *corrupt, "spoil one count before validation (tests)")->group("");
+        hide_from_help(
+            cmd, cmd.add_flag("--corrupt", *corrupt, "spoil one count before validation (tests)"));
         return [p, corrupt, zipf](run_context& ctx) { run_wordcount(*p, *corrupt, zipf, ctx); };
       }};
 }

@@ -66,6 +66,10 @@ endforeach()
 shoal_app_test(bfs_corrupt_rule3_fails_2x1 NP 2 EXPECT 1 MAX_S 30
   REGEX "\"validated\":false,\"validation\":\"root [0-9]+: rule 3 "
   COMMAND shoal-driver bfs --cores 1 --scale 10 --roots 2 --corrupt-for-test 3 --json)
+# The hidden flag's own errors name it, like a visible flag's.
+shoal_app_test(bfs_corrupt_rule_out_of_range_refused EXPECT 2 MAX_S 30
+  REGEX "shoal bfs: error: --corrupt-for-test: Value 9 not in range 1 to 5"
+  COMMAND shoal-driver bfs --cores 2 --scale 10 --corrupt-for-test 9)
 
 # Bad input: a message naming the flag, file and line, and status 2.
 shoal_app_test(bfs_missing_file EXPECT 2 MAX_S 30

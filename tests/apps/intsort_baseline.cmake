@@ -21,3 +21,15 @@ shoal_app_test(intsort_baseline_fault_full NP 2 EXPECT 1 MAX_S 20
 shoal_app_test(intsort_baseline_bad_class EXPECT 2 MAX_S 20
   REGEX "--class: Q not in \\{S,W,A,B\\}"
   COMMAND shoal-baseline-intsort --class Q)
+# The hidden --inject-fault: its errors name it (the app's overflow fault is
+# not the baseline's), its help leaves it out.
+shoal_app_test(intsort_baseline_bad_fault NP 2 EXPECT 2 MAX_S 20
+  REGEX "shoal-baseline-intsort: error: --inject-fault: overflow not in \\{none,partial,full\\}"
+  COMMAND shoal-baseline-intsort --class S --inject-fault overflow)
+shoal_app_test(intsort_baseline_bad_fault_missing EXPECT 2 MAX_S 20
+  REGEX "shoal-baseline-intsort: error: --inject-fault: 1 required TEXT:\\{none,partial,full\\} missing"
+  COMMAND shoal-baseline-intsort --class S --inject-fault)
+shoal_app_test(intsort_baseline_help_hides_fault_flag EXPECT zero MAX_S 20 REGEX "--class.*--json"
+  COMMAND shoal-baseline-intsort --help)
+set_tests_properties(intsort_baseline_help_hides_fault_flag PROPERTIES
+  FAIL_REGULAR_EXPRESSION "inject-fault;Tests only")

@@ -83,6 +83,10 @@ endforeach()
 shoal_app_test(pagerank_corrupt_fails EXPECT 1 MAX_S 10
   REGEX "validation  FAILED \\(max \\|rank - sequential rank\\| = [0-9.e+-]+ > 1e-9 n"
   COMMAND shoal-driver pagerank --cores 2 --scale 10 --corrupt-for-test)
+# The hidden flag's own errors name it, like a visible flag's (status 2).
+shoal_app_test(pagerank_bad_corrupt_value NP 2 EXPECT 2 MAX_S 30
+  REGEX "shoal pagerank: error: Could not convert: --corrupt-for-test = zzz"
+  COMMAND shoal-driver pagerank --cores 1 --scale 10 --corrupt-for-test=zzz)
 shoal_app_test(pagerank_corrupt_fails_2x1 NP 2 EXPECT 1 MAX_S 10
   REGEX "\"validated\":false"
   COMMAND shoal-driver pagerank --cores 1 --scale 10 --corrupt-for-test --json)

@@ -36,3 +36,7 @@ shoal_app_test(pagerank_baseline_scale_too_large NP 2 EXPECT 2 MAX_S 10
 shoal_app_test(pagerank_baseline_bad_tolerance NP 2 EXPECT 2 MAX_S 10
   REGEX "shoal-baseline-pagerank: error: --tolerance: must be a number > 0"
   COMMAND shoal-baseline-pagerank --tolerance -1)
+# The baseline's hidden flag is named in its errors too (status 2).
+shoal_app_test(pagerank_baseline_bad_corrupt_value EXPECT 2 MAX_S 10
+  REGEX "shoal-baseline-pagerank: error: Could not convert: --corrupt-for-test = zzz"
+  COMMAND shoal-baseline-pagerank --scale 10 --corrupt-for-test=zzz)

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/plain/cli_checks.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
 #include "common/plain/text_input.hpp"
@@ -40,9 +41,9 @@ void add_chma_options(CLI::App& cmd, chma_options& o) {
   cmd.add_option("--seed", o.seed, "seed of the generated pool and of every task's inputs")
       ->check(unsigned_64_check())
       ->capture_default_str();
-  cmd.add_option("--inject-fault", o.corrupt_task,
-                 "testing: this task inserts wrong strings (validation must fail)")
-      ->group("");
+  hide_from_help(cmd, cmd.add_option("--inject-fault", o.corrupt_task,
+                                     "testing: this task inserts wrong strings (validation must "
+                                     "fail)"));
 }
 
 std::string chma_problem::describe() const {

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "common/plain/cli_checks.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
 #include "common/plain/mix.hpp"
@@ -60,7 +61,8 @@ inline void add_bale_options(CLI::App& cmd, bale_options& o, const std::string& 
       ->check(unsigned_64_check())
       ->capture_default_str();
   // Fault injection for the tests: the validation must catch it (exit 1).
-  cmd.add_flag("--corrupt", o.corrupt, "spoil one result after the timed phase (tests)")->group("");
+  hide_from_help(
+      cmd, cmd.add_flag("--corrupt", o.corrupt, "spoil one result after the timed phase (tests)"));
 }
 
 /// Sizes of one run.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/plain/cli_checks.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
 #include "common/plain/mix.hpp"
@@ -52,9 +53,8 @@ void add_options(CLI::App& cmd, isx_options& o) {
       ->check(unsigned_64_check())
       ->capture_default_str();
   // For the tests: spoils the output, to prove the check fails.
-  cmd.add_option("--inject-fault", o.fault, "spoil the output (tests)")
-      ->check(CLI::IsMember({"none", "order", "lose", "range"}))
-      ->group("");
+  hide_from_help(cmd, cmd.add_option("--inject-fault", o.fault, "spoil the output (tests)")
+                          ->check(CLI::IsMember({"none", "order", "lose", "range"})));
 }
 
 isx_problem::isx_problem(const isx_options& o, int cores)

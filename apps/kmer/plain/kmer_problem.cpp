@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/plain/cli_checks.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
 #include "common/plain/mix.hpp"
@@ -59,9 +60,8 @@ void add_options(CLI::App& cmd, kmer_options& o) {
                                   ->check(unsigned_64_check())
                                   ->capture_default_str());
   // For the tests: spoils one count, to prove the check fails.
-  cmd.add_option("--inject-fault", o.fault, "spoil a count (tests)")
-      ->check(CLI::IsMember({"none", "count"}))
-      ->group("");
+  hide_from_help(cmd, cmd.add_option("--inject-fault", o.fault, "spoil a count (tests)")
+                          ->check(CLI::IsMember({"none", "count"})));
 }
 
 std::uint64_t entry_hash(kmer_t kmer, std::uint64_t count) noexcept {

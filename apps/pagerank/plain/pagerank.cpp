@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/plain/cli_checks.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
 
@@ -49,7 +50,7 @@ void add_pagerank_options(CLI::App& cmd, pagerank_options& o) {
   cmd.add_option("--iterations", o.iterations, "at most this many iterations (>= 1)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  cmd.add_flag("--corrupt-for-test", o.corrupt)->group("");  // hidden: proves validation fails
+  hide_from_help(cmd, cmd.add_flag("--corrupt-for-test", o.corrupt));  // proves validation fails
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/plain/cli_checks.hpp"
+#include "common/plain/hidden_option.hpp"
 #include "common/plain/input_error.hpp"
 #include "common/plain/memory.hpp"
 
@@ -26,9 +27,9 @@ void add_walk_options(CLI::App& cmd, walk_options& o) {
   cmd.add_option("--seed", o.seed, "seed of the graph, the start vertices and every step")
       ->check(unsigned_64_check())
       ->capture_default_str();
-  cmd.add_option("--inject-fault", o.corrupt_walker,
-                 "testing: send this walker astray on its first step (validation must fail)")
-      ->group("");
+  hide_from_help(cmd, cmd.add_option("--inject-fault", o.corrupt_walker,
+                                     "testing: send this walker astray on its first step "
+                                     "(validation must fail)"));
 }
 
 std::string walk_problem::describe() const {
