@@ -246,7 +246,7 @@ class hash_map {
     int core;
     std::uint64_t slot;
   };
-  [[gnu::always_inline]] place place_of(const K& k) const noexcept {
+  place place_of(const K& k) const noexcept {
     // Multiply-shift range reduction (Lemire), not division: the high word
     // of h * cores is the home, and the low word, uniform as h is, gives the
     // slot by the same reduction. Two multiplies where h % n and h / n %

@@ -19,29 +19,22 @@
 // Phases. Between the constructor (or a flush) and the next flush is an
 // insert phase: cores call insert() on their buffers; the map itself is
 // not touched by other operations (the map's find is not promised to see
-// buffered inserts, and the owners' plain stores would race with them).
-// Entries homed on the inserting core itself are applied by that core
-// during the phase, a stage at a time (plain loads and stores through
-// hash_map::owned()): no other core touches that part in the phase.
-// flush() ends the phase: every core pushes what it still holds (and
-// applies its own stage), rflush()es, passes an arrival barrier
-// (parallel.hpp: it does not wait for application messages; the phase's
-// pushes have completed by then, and messages of the caller's own are not
-// drained by flush), drains its own queue into its own part of the map
-// (plain stores again; a bucket found held ends the job), and passes a
-// second barrier (the allreduce of the totals). After flush() returns on a
-// core, every insert of the phase, from every core, is in the map and
-// found by find_only.
+// buffered inserts, and a local insert at flush would race with remote
+// ones). flush() ends the phase: every core pushes what it still holds,
+// rflush()es, passes an arrival barrier (parallel.hpp: it does not wait
+// for application messages; the phase's pushes have completed by then, and
+// messages of the caller's own are not drained by flush), drains its own
+// queue into its own part of the map (plain loads and stores through
+// hash_map::owned(): no other operation runs on the map in the phase; a
+// bucket found held ends the job), and passes a second barrier (the
+// allreduce of the totals). After flush() returns on a core, every insert
+// of the phase, from every core, is in the map and found by find_only.
 //
 // Order. Inserts of one key in one phase (from one core or several) leave
 // one of the values, unspecified which (BCL: ordering only after flush).
 //
 // Full queue, full table. A message whose push finds the owner's queue full
-// stays on the inserting core (a spill: memory grows with it) and is
-// inserted at flush with the map's atomic insert, after every owner has
-// applied its queue (slower, nothing lost; the flush of a phase with a
-// spill on any core pays one more allreduce). Not at once: the atomic
-// insert would race with the owner's plain stores of the phase.
+// is inserted at once with the map's atomic insert (slower, nothing lost).
 // An entry whose home part of the map is full is not inserted; flush()
 // returns, on every core, the job's totals of inserted, updated and full
 // (entries refused), so a full table is reported, never silent.
@@ -49,25 +42,21 @@
 // The buffered path, per entry: the inserting core hashes the key once
 // (hash_map::place_of: home core and first slot) and copies the key, the
 // value and the slot into the home core's stage (a flat array, m entries
-// per home core). A full stage of the core's own is applied at once; any
-// other goes in one push, and the home core applies each entry of its
-// queue. Either way an entry is applied in place at its slot, the bucket
-// prefetched 16 entries ahead, without hashing the key again (an entry
-// whose slot is free takes it with two stores). About 82 instructions an
-// insert all in (inserts, pushes, flush) before own stages were applied at
-// once, against about 290 before that, and about 750 for hash_map's atomic
-// insert (callgrind, bench/results/bcl.md).
+// per home core); a full stage goes in one push; the home core applies
+// each entry of its queue in place at its slot, prefetching the bucket 16
+// entries ahead, without hashing it again (an entry whose slot is free
+// takes it with two stores). About 82 instructions an insert all in
+// (inserts, pushes, flush) against about 290 before, and about 750 for
+// hash_map's atomic insert (callgrind, bench/results/bcl.md).
 //
 // Costs (A, W as in hash_map.hpp; m = message entries, n = cores):
 //   insert             a hash and a copy into a stage; every m-th insert to
 //                      one owner pushes the message: A + W(m) (when the
-//                      queue is full: a copy into the spill, and m atomic
-//                      inserts at flush, 2A + W + F each); every m-th
-//                      insert to the caller itself applies its stage: m l
+//                      queue is full: m atomic inserts instead, 2A + W + F
+//                      each)
 //   flush              per core: one push per non-empty stage, rflush, an
 //                      arrival barrier, the local inserts of its queue (CPU
-//                      only), an allreduce of 5 counters; with a spill on
-//                      any core, its atomic inserts and one more allreduce
+//                      only), an allreduce of 4 counters
 //   constructor        a fast_queue::make on this core (a global_alloc: a
 //                      round trip to rank 0, and a symmetric allocation of
 //                      `queue` entries on every core), a write of its ring
@@ -93,7 +82,6 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <vector>
 
@@ -139,7 +127,6 @@ class hash_map_buffer {
           "hash_map_buffer: a message of {} entries does not fit a queue of {} entries (need 1 "
           "to {})",
           message, queue, queue));
-    part_.emplace(map_.owned());
     fast_queue<entry> mine = fast_queue<entry>::make(mycore(), queue);
     (void)mine.local_nonatomic_touch();  // empty: no insert phase page-faults on its ring
     queues_ = allgather(mine);
@@ -159,7 +146,7 @@ class hash_map_buffer {
   /// push when that owner's buffer is full (see the costs).
   void insert(const K& k, const V& v) {
     check("insert");
-    put(k, v, hash_apply::insert);
+    if (const int home = stage(k, v); home >= 0) send(home, hash_apply::insert);
   }
 
   /// Collective: ends the insert phase (see the header). Returns the job's
@@ -172,7 +159,7 @@ class hash_map_buffer {
   /// kind on every core; a core mixing add and add_existing in one phase, or
   /// ending it with another kind, ends the job (insert() is not tracked:
   /// do not mix it with these). Costs as insert (a full queue: the atomic
-  /// add or add_existing per entry, at flush).
+  /// add or add_existing per entry).
   void add(const K& k, const V& d) requires detail::atomic_word<V> {
     buffer(k, d, hash_apply::add);
   }
@@ -183,7 +170,7 @@ class hash_map_buffer {
   /// Collective: flush() for a phase of add()s or add_existing()s (how;
   /// insert: the same as flush()). Every entry is applied on its home core with the
   /// map's add or add_existing under promise local; a message that found
-  /// its queue full is applied at flush with the atomic form instead.
+  /// its queue full was applied at once with the atomic form instead.
   /// Returns the job's totals: inserted (new keys, add), updated (keys
   /// added to), full (refused: home part full), absent (add_existing: key
   /// not in the map, nothing done).
@@ -196,7 +183,7 @@ class hash_map_buffer {
   }
 
   /// Collective: frees this core's queue once no core can push to it.
-  /// Inserts not flushed are dropped (own entries already applied stay).
+  /// Inserts not flushed are dropped.
   void destroy() {
     check("destroy");
     barrier();
@@ -204,7 +191,6 @@ class hash_map_buffer {
     queues_.clear();
     lanes_.clear();
     stage_.clear();
-    spill_ = {};
   }
 
  private:
@@ -229,66 +215,53 @@ class hash_map_buffer {
     }
   }
 
-  // Copies k -> v (an entry of kind `how`) with its slot into its home
-  // core's stage (one hash of k gives both), and sends the stage when full.
-  // Branch-free but for that: which home a key has is a coin toss the
-  // branch predictor loses.
-  void put(const K& k, const V& v, hash_apply how) {
+  // Copies k -> v into its home core's stage; returns that home when its
+  // stage is now full, else -1. One hash of k gives the home and the slot.
+  int stage(const K& k, const V& v) {
     const typename map_type::place at = map_.place_of(k);
     lane& l = lanes_[static_cast<std::size_t>(at.core)];
     *l.next = entry{k, v, at.slot};
-    if (++l.next == l.end) send(at.core, how);
+    return ++l.next == l.end ? at.core : -1;
   }
 
-  // Sends the stage for `home`: this core's own is applied in place at once
-  // (nobody else touches this part in the phase); another's is pushed as
-  // one message, and a full queue keeps it in the spill, applied with the
-  // phase's atomic form at flush.
+  // Pushes the stage for `home` as one message; a full queue is bypassed
+  // with the atomic form of `how` per entry, so nothing is lost.
   void send(int home, hash_apply how) {
     const auto h = static_cast<std::size_t>(home);
     lane& l = lanes_[h];
     entry* const first = l.end - message_;
     const std::span<const entry> run(first, l.next);
     l.next = first;
-    if (home == me_) return with_apply(how, [&](const auto& use) { apply_run(*part_, run, use); });
     if (queues_[h].push(run)) return;
-    spill_.insert(spill_.end(), run.begin(), run.end());
+    for (const entry& e : run) {
+      if (how == hash_apply::insert)
+        count(map_.insert(e.key, e.value));
+      else
+        apply_atomic(e, how);
+    }
   }
 
-  // The end of a phase of `how` entries: every core sends what it still
-  // holds (its own stage applied in place), rflush()es, passes a barrier, applies its own
-  // queue, and sums the counts (an allreduce: every core waits for every
-  // other). A spill on any core is applied after that, atomically, and
-  // summed by a second allreduce.
+  // The end of a phase of `how` entries: every core pushes what it still
+  // holds, rflush()es, passes a barrier, applies its own queue, and sums
+  // the counts (an allreduce: every core waits for every other).
   flush_result end_phase(hash_apply how) {
     check("flush");
     for (std::size_t c = 0; c < lanes_.size(); ++c)
       if (lanes_[c].next != lanes_[c].end - message_) send(static_cast<int>(c), how);
     rflush();
     // Arrival only, not barrier(): every operation of the phase has
-    // completed here (pushes are blocking under every backend, their puts
-    // remotely complete at the rflush above), so there is nothing in
-    // flight for a draining barrier to wait for. At 1 x 2 under load the
-    // draining barrier's quiescence wave took 2-3x as long
-    // (bench/results/bcl.md, h12i).
+    // completed here (pushes and the full-queue fallback's atomic inserts
+    // are blocking under every backend, their puts remotely complete at the
+    // rflush above), so there is nothing in flight for a draining barrier to
+    // wait for. At 1 x 2 under load the draining barrier's quiescence wave
+    // took 2-3x as long (bench/results/bcl.md, h12i).
     arrival_barrier();
     with_apply(how, [this](const auto& use) { drain(use); });
-    std::array<std::uint64_t, 5> totals = {counts_[0], counts_[1], counts_[2], counts_[3],
-                                           spill_.size()};
+    std::array<std::uint64_t, 4> totals = {counts_[0], counts_[1], counts_[2], absent_};
     allreduce_sum(std::span<std::uint64_t>(totals));  // waits for every core: a barrier
     counts_ = {};
-    if (totals[4] != 0) {
-      // Every owner's plain stores of the phase are done (the allreduce
-      // waited for every core); the spills' atomic forms may run now.
-      for (const entry& e : spill_) apply_atomic(e, how);
-      spill_ = {};
-      rflush();
-      tally more = counts_;
-      allreduce_sum(std::span<std::uint64_t>(more));
-      for (std::size_t k = 0; k < more.size(); ++k) totals[k] += more[k];
-      counts_ = {};
-    }
-    return flush_result{totals[0], totals[1], totals[2], totals[absent_index]};
+    absent_ = 0;
+    return flush_result{totals[0], totals[1], totals[2], totals[3]};
   }
 
   // The owner's apply step for a run of entries homed on this core, in
@@ -315,16 +288,15 @@ class hash_map_buffer {
     }
     for (; i < n; ++i) use(part, run[i], t);
     for (std::size_t k = 0; k < counts_.size(); ++k) counts_[k] += t[k];
+    absent_ += t[absent_index];
   }
   // Every entry other cores pushed to this core's queue, in place.
   template <class F>
   void drain(const F& use) {
+    const typename map_type::owned_part part = map_.owned();
     queues_[static_cast<std::size_t>(me_)].local_nonatomic_drain(
-        [&](std::span<const entry> run) { apply_run(*part_, run, use); });
+        [&](std::span<const entry> run) { apply_run(part, run, use); });
   }
-  // An apply step's outcomes: the three hash_insert results, then absent.
-  using tally = std::array<std::uint64_t, 4>;
-  static constexpr std::size_t absent_index = 3;
   // Calls g(use) with the owner's apply of one entry for `how`:
   // use(part, entry, tally) applies it and tallies the outcome.
   template <class G>
@@ -349,26 +321,25 @@ class hash_map_buffer {
 
   void count(hash_insert r) { ++counts_[static_cast<std::size_t>(r)]; }
 
-  // The atomic form of `how` for a spilled entry (its queue was full).
-  void apply_atomic(const entry& e, [[maybe_unused]] hash_apply how) {
+  // The counters' atomic forms, for a message whose queue was full.
+  void apply_atomic(const entry& e, hash_apply how) {
     if constexpr (detail::atomic_word<V>) {
       if (how == hash_apply::add_existing) {
         if (map_.add_existing(e.key, e.value, hash_promise::atomic))
           count(hash_insert::updated);
         else
-          ++counts_[absent_index];
-        return;
+          ++absent_;
+      } else {
+        count(map_.add(e.key, e.value, hash_promise::atomic));
       }
-      if (how == hash_apply::add) return count(map_.add(e.key, e.value, hash_promise::atomic));
     }
-    count(map_.insert(e.key, e.value));
   }
 
   void buffer(const K& k, const V& d, hash_apply how) {
     check(how == hash_apply::add ? "add" : "add_existing");
     check_phase(how, how == hash_apply::add ? "add" : "add_existing");
     phase_ = static_cast<int>(how);
-    put(k, d, how);
+    if (const int home = stage(k, d); home >= 0) send(home, how);
   }
   void check_phase(hash_apply how, const char* op) const {
     if (phase_ >= 0 && phase_ != static_cast<int>(how))
@@ -381,8 +352,6 @@ class hash_map_buffer {
   int phase_ = -1;
   int me_ = mycore();  // the core this object belongs to
   map_type map_;
-  std::optional<typename map_type::owned_part>
-      part_;  // this core's part (set once the map is checked)
   std::uint64_t message_;
   std::vector<fast_queue<entry>> queues_;  // indexed by host core
   // Per home core, where its next entry goes in stage_ and where its
@@ -393,8 +362,11 @@ class hash_map_buffer {
   };
   std::vector<entry> stage_;  // message_ entries per home core, back to back (never resized)
   std::vector<lane> lanes_;   // indexed by home core
-  std::vector<entry> spill_;  // messages whose queue was full, applied at flush
-  tally counts_{};            // this core's outcomes since the last flush
+  // An apply step's outcomes: the three hash_insert results, then absent.
+  using tally = std::array<std::uint64_t, 4>;
+  static constexpr std::size_t absent_index = 3;
+  std::array<std::uint64_t, 3> counts_{};  // this core's hash_insert results since the last flush
+  std::uint64_t absent_ = 0;               // this core's add_existing misses since the last flush
 };
 
 }  // namespace shoal::bcl
