@@ -1,9 +1,9 @@
 # BCL's data structures (include/shoal/bcl/) under mpirun, every one-sided
-# backend forced, at 1 x 2, 2 x 2 and 3 x 2 processes x cores; misuse ends
+# backend forced, at 1 x 2, 2 x 1, 2 x 2 and 3 x 2 processes x cores; misuse ends
 # the job with a clear message. Included from tests/CMakeLists.txt where MPI
 # was found.
 shoal_mpi_program(bcl_job mpi/bcl_job.cpp)
-shoal_one_sided_tests(bcl bcl_job MAX_S 120 CHECKS 26 SHAPES 1:2 2:2 3:2)
+shoal_one_sided_tests(bcl bcl_job MAX_S 120 CHECKS 26 SHAPES 1:2 2:1 2:2 3:2)
 shoal_mpi_test(bcl_hash_map_local_insert_on_another_rank EXPECT nonzero MAX_S 60
   REGEX "insert with promise local of a key whose home core [23] is on rank 1, called on rank 0"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --misuse local-remote)
