@@ -111,6 +111,15 @@ shoal_app_test(intsort_fault_missing_refused EXPECT 2 MAX_S 20
 shoal_app_test(intsort_fault_unknown_refused_2x1 NP 2 EXPECT 2 MAX_S 20
   REGEX "shoal intsort: error: --inject-fault: overflw not in \\{none,partial,full,overflow\\}"
   COMMAND shoal-driver intsort --cores 1 --class S --inject-fault overflw)
+shoal_app_test(intsort_fault_unknown_refused_2x2 NP 2 EXPECT 2 MAX_S 20
+  REGEX "shoal intsort: error: --inject-fault: overflw not in \\{none,partial,full,overflow\\}"
+  COMMAND shoal-driver intsort --cores 2 --class S --inject-fault overflw)
+# Only rank 1 given the misspelt fault: the job ends at once, status 2,
+# naming the rank and its arguments.
+shoal_app_test(intsort_fault_unknown_on_one_rank_2x2 NP 2 EXPECT 2 MAX_S 20
+  REGEX "rank\\(s\\) 1 were given other arguments.*rank 1's arguments: 'intsort --class S --inject-fault overflw'"
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/one_rank_args.sh 1 "--inject-fault overflw"
+          $<TARGET_FILE:shoal-driver> intsort --cores 2 --class S)
 shoal_app_test(intsort_help_hides_fault_flag EXPECT zero MAX_S 20 REGEX "--class.*--impl.*--json"
   COMMAND shoal-driver intsort --help)
 set_tests_properties(intsort_help_hides_fault_flag PROPERTIES
