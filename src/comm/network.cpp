@@ -7,15 +7,11 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstdint>
 #include <cstring>
 #include <new>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "comm/arrived_buffer.hpp"
+#include "comm/stream_copy.hpp"
 #include "tasks/scheduler.hpp"
 
 namespace shoal::detail {
@@ -104,40 +100,9 @@ void network::give_back(net_buffer* nb) {
   pool_.push_back(nb);
 }
 
-namespace {
-
-// Copies n bytes into a network buffer with non-temporal stores where it
-// can (x86, a 16-byte aligned destination, at least a page): the buffer is
-// read next by another process (MPI's single copy), and its lines, last
-// read by that process's CPU, would otherwise each be fetched back for
-// ownership before being overwritten.
-void copy_to_network(char* to, const char* from, std::size_t n) {
-#if defined(__SSE2__)
-  if (reinterpret_cast<std::uintptr_t>(to) % 16 == 0 && n >= 4096) {
-    std::size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i));
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i + 16));
-      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i + 32));
-      const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i + 48));
-      _mm_stream_si128(reinterpret_cast<__m128i*>(to + i), a);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(to + i + 16), b);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(to + i + 32), c);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(to + i + 48), d);
-    }
-    std::memcpy(to + i, from + i, n - i);
-    _mm_sfence();  // the streamed stores are weakly ordered: done before the send
-    return;
-  }
-#endif
-  std::memcpy(to, from, n);
-}
-
-}  // namespace
-
 void network::copy_batch(const buffer* b, char* to) {
   std::memcpy(to, static_cast<const void*>(b), sizeof(buffer));
-  copy_to_network(to + sizeof(buffer), b->data(), b->bytes);
+  copy_streaming(to + sizeof(buffer), b->data(), b->bytes);
 }
 
 void network::stage(buffer* b, int dest_rank) {
