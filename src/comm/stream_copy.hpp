@@ -14,7 +14,10 @@
 //   last read by the receiving process's CPU (the single copy), and the
 //   pool hands the same buffers out again. Plain stores fetch each line
 //   back for ownership before overwriting it; streaming stores do not.
-//   Measured in bench/results/recheck_amd.md (pagerank push at 2 x 1).
+//   Measured (bench/results/recheck_amd.md, AMD EPYC, pagerank push at
+//   2 x 1, interleaved with the MPI baseline): 0.83x -> 1.03x the
+//   baseline when the two processes' CPUs share no cache (the fetches
+//   cross between them), neutral (1.00 -> 0.99x) when they share one.
 #pragma once
 
 #include <cstddef>
