@@ -97,10 +97,11 @@ endforeach()
 # Under --one-sided rma a core waiting inside MPI needs the target process to
 # run, so Open MPI's yield when oversubscribed stays on (runtime.cpp): with
 # it forced off, this job (3 x 2 on 2 CPUs) took 8-76 s instead of 0.7 s.
-# Open MPI only: under MPICH 4.0 the same job took 1.5-68 s, before the
-# service stack (d3bbc9d) as after it; MPICH has no such yield to keep, and
-# its oversubscribed rma is an open problem (one_sided_rma_np3_cores2, with
-# 90 s, covers its correctness there).
+# Open MPI only: MPICH 4.0 has no such yield to keep. There the same job
+# took 13-99 s (cas_lock: tasks spinning on an RMA lock held by a task of
+# another process) until shoal::yield() with nothing else ready on its core
+# called sched_yield when cores sleep when idle (scheduler.cpp): 0.9-22 s
+# since (one_sided_rma_np3_cores2, with 90 s, covers its correctness there).
 if(TARGET one_sided_job AND SHOAL_HAVE_MPI AND NOT SHOAL_MPIEXEC MATCHES "mpich")
   shoal_mpi_test(one_sided_rma_oversubscribed_keeps_mpi_yield EXPECT zero MAX_S 30
     REGEX "one_sided rma: (11|12) checks, 0 wrong values: PASSED"
