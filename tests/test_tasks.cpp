@@ -163,6 +163,47 @@ TEST_P(task_spawn, StatsCountSpawnedAndRunTasks) {
 
 SHOAL_TEST_CORES(task_spawn);
 
+// A task that yields with nothing else ready on its core offers the CPU to
+// the OS under --idle yield and sleep (a spin on another thread's work then
+// leaves that thread the CPU), and never under spin; a yield that switches
+// to another ready task does not.
+std::uint64_t os_yields_of(shoal::idle_kind idle, bool with_partner) {
+  shoal::config cfg;
+  cfg.cores = 1;
+  cfg.idle = idle;
+  shoal::init(cfg);
+  std::uint64_t before = 0;
+  std::uint64_t after = 0;
+  shoal_test::run_once([&] {
+    before = shoal::stats_per_core()[0].os_yields;
+    bool stop = false;
+    bool partner_done = !with_partner;
+    if (with_partner) {
+      shoal::spawn([&stop, &partner_done] {
+        while (!stop) shoal::yield();
+        partner_done = true;
+      });
+      shoal::yield();  // the partner starts and is ready from here on
+    }
+    for (int i = 0; i < 200; ++i) shoal::yield();
+    stop = true;
+    after = shoal::stats_per_core()[0].os_yields;
+    while (!partner_done) shoal::yield();  // it reads `stop` on this stack
+  });
+  shoal::finalize();
+  return after - before;
+}
+
+TEST(lone_yield, OffersTheCpuUnderSleepAndYieldOnly) {
+  EXPECT_GE(os_yields_of(shoal::idle_kind::sleep, false), 200u);
+  EXPECT_GE(os_yields_of(shoal::idle_kind::yield, false), 200u);
+  EXPECT_EQ(os_yields_of(shoal::idle_kind::spin, false), 0u);
+}
+
+TEST(lone_yield, NotWhenAnotherTaskIsReady) {
+  EXPECT_EQ(os_yields_of(shoal::idle_kind::sleep, true), 0u);
+}
+
 // ------------------------------------------------------ suspended workers
 
 class suspended_workers : public cores_test {};

@@ -28,6 +28,7 @@ struct core_stats {
   std::uint64_t polls_backlogged = 0;    ///< polls that left arrived batches for the next one
   std::uint64_t polls_on_send = 0;       ///< polls asked for by the send bound (aggregator.hpp)
   std::uint64_t context_switches = 0;    ///< worker-to-worker or worker-to-scheduler switches
+  std::uint64_t os_yields = 0;           ///< lone yields given to the OS (--idle yield, sleep)
   std::uint64_t tasks_spawned = 0;
   std::uint64_t tasks_run = 0;
   std::uint64_t tasks_stolen = 0;    ///< tasks this core took from other cores

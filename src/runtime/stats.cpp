@@ -36,11 +36,12 @@ void combine(core_stats& a, const core_stats& b, Op op) {
                       &core_stats::flushes_on_idle,   &core_stats::backpressure_waits,
                       &core_stats::overflow_buffers,  &core_stats::polls,
                       &core_stats::polls_backlogged,  &core_stats::polls_on_send,
-                      &core_stats::context_switches,  &core_stats::tasks_spawned,
-                      &core_stats::tasks_run,         &core_stats::tasks_stolen,
-                      &core_stats::steal_attempts,    &core_stats::workers_created,
-                      &core_stats::idle_ns,           &core_stats::busy_ns,
-                      &core_stats::ready_len_sum,     &core_stats::ready_len_samples})
+                      &core_stats::context_switches,  &core_stats::os_yields,
+                      &core_stats::tasks_spawned,     &core_stats::tasks_run,
+                      &core_stats::tasks_stolen,      &core_stats::steal_attempts,
+                      &core_stats::workers_created,   &core_stats::idle_ns,
+                      &core_stats::busy_ns,           &core_stats::ready_len_sum,
+                      &core_stats::ready_len_samples})
     a.*member = op(a.*member, b.*member);
 }
 
@@ -84,6 +85,7 @@ std::vector<std::pair<std::string, double>> stats_fields(const core_stats& t) {
       {"polls_backlogged", d(t.polls_backlogged)},
       {"polls_on_send", d(t.polls_on_send)},
       {"context_switches", d(t.context_switches)},
+      {"os_yields", d(t.os_yields)},
       {"tasks_spawned", d(t.tasks_spawned)},
       {"tasks_run", d(t.tasks_run)},
       {"tasks_stolen", d(t.tasks_stolen)},

@@ -190,7 +190,10 @@ void scheduler::yield() {
   // without this).
   const bool alone = ready_.empty() && !startable_task_waiting();
   ready_.push(self);
-  if (alone && g_idle.spin_ns == 0) sched_yield();
+  if (alone && g_idle.spin_ns == 0) {
+    ++stats.os_yields;
+    sched_yield();
+  }
   switch_from(self);
 }
 
