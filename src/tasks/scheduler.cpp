@@ -184,13 +184,13 @@ void scheduler::yield() {
   // A task that yields with nothing else to run on its core is spinning on
   // something another thread must do. When cores are not meant to keep a
   // CPU each (--idle yield or sleep; auto picks sleep when the node has
-  // more cores than CPUs), that thread may be waiting for this very CPU,
-  // so offer it to the OS
-  // (a spin on an MPI-RMA lock at 3 x 2 on 2 CPUs under MPICH took 34-99 s
-  // without this).
-  const bool alone = ready_.empty() && !startable_task_waiting();
+  // more cores than CPUs), that thread may be waiting for this very CPU, so
+  // offer it to the OS (a spin on an MPI-RMA lock at 3 x 2 on 2 CPUs under
+  // MPICH took 34-99 s without this). The policy is tested first: under
+  // spin and mixed a yield costs what it did.
+  const bool offer_cpu = g_idle.spin_ns == 0 && ready_.empty() && !startable_task_waiting();
   ready_.push(self);
-  if (alone && g_idle.spin_ns == 0) {
+  if (offer_cpu) {
     ++stats.os_yields;
     sched_yield();
   }
