@@ -45,6 +45,12 @@ enum class idle_kind : int {
   sleep = 3,      // poll, then sleep 50 us doubling to 1 ms between polls
 };
 
+/// How messages between processes of one node travel (--node-messages).
+enum class node_messages_kind : int {
+  shm = 0,  // through shared memory, read in place by the receiver (MPI when it cannot be mapped)
+  mpi = 1,  // through MPI, as between nodes
+};
+
 /// Whether shoal may widen a launcher's CPU binding (--bind;
 /// src/runtime/cpu_binding.hpp).
 enum class bind_kind : int {
@@ -103,6 +109,8 @@ struct config {
   /// when every core has a CPU of its own, and sleeps at once (up to 1 ms)
   /// when the node is oversubscribed.
   idle_kind idle = idle_kind::automatic;
+  /// --node-messages shm|mpi: see node_messages_kind.
+  node_messages_kind node_messages = node_messages_kind::shm;
   /// --bind auto|keep: see bind_kind. auto gives each rank a CPU per core
   /// when its launcher bound it to fewer and the node has enough.
   bind_kind bind = bind_kind::automatic;

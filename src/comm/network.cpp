@@ -35,21 +35,26 @@ void push_staged_partial() {
   if (g_network != nullptr) g_network->send_partial();
 }
 
-network::network(transport& t, std::size_t net_bytes, int window, std::size_t receive_limit)
+network::network(transport& t, std::size_t net_bytes, int window, std::size_t receive_limit,
+                 bool node_shared)
     : net_(t),
       net_bytes_(net_bytes),
       window_(window),
       receive_limit_(static_cast<std::int64_t>(receive_limit)) {
   for (int r = 0; r < t.ranks(); ++r) out_.push_back(std::make_unique<outbox>());
-  net_.start_messages(net_bytes_, receives_posted);
+  net_.start_messages(net_bytes_, receives_posted, node_shared);
   g_network = this;
 }
 
 network::~network() {
   g_network = nullptr;
+  auto drop = [this](net_buffer* nb) {
+    if (nb != nullptr && nb->node) net_.drop_node_buffer(nb->data);
+    delete nb;
+  };
   for (auto& o : out_) {
-    delete o->current;
-    for (net_buffer* nb : o->queued) delete nb;
+    drop(o->current);
+    for (net_buffer* nb : o->queued) drop(nb);
   }
   for (net_buffer* nb : pool_) delete nb;
   // The transport outlives this network (init/finalize cycles): give back
@@ -58,22 +63,31 @@ network::~network() {
     if (rb->data != nullptr) net_.recycle(rb->data);
 }
 
-network::net_buffer* network::take_buffer() {
+network::net_buffer* network::take_buffer(int dest) {
+  net_buffer* nb = nullptr;
   {
     lock_guard lock(pool_mu_);
     peak_ = std::max(peak_, ++out_count_);
     if (!pool_.empty()) {
-      net_buffer* nb = pool_.back();
+      nb = pool_.back();
       pool_.pop_back();
-      return nb;
     }
   }
-  // Bounded: every buffer out holds at least one core buffer, and those
-  // come from the cores' fixed pools.
-  allocated_.fetch_add(1, std::memory_order_relaxed);
-  auto* nb = new net_buffer;
-  nb->bytes.resize(net_bytes_);
-  nb->batches.reserve(16);
+  if (nb == nullptr) {
+    // Bounded: every buffer out holds at least one core buffer, and those
+    // come from the cores' fixed pools.
+    allocated_.fetch_add(1, std::memory_order_relaxed);
+    nb = new net_buffer;
+    nb->batches.reserve(16);
+  }
+  if (char* in_place = net_.node_buffer(dest); in_place != nullptr) {
+    nb->data = in_place;
+    nb->node = true;
+  } else {
+    if (nb->bytes.empty()) nb->bytes.resize(net_bytes_);
+    nb->data = nb->bytes.data();
+    nb->node = false;
+  }
   return nb;
 }
 
@@ -95,6 +109,8 @@ void network::give_back(net_buffer* nb) {
   nb->used = 0;
   nb->lone = nullptr;
   nb->batches.clear();
+  nb->data = nullptr;  // a node buffer is the transport's once sent
+  nb->node = false;
   lock_guard lock(pool_mu_);
   --out_count_;
   pool_.push_back(nb);
@@ -113,7 +129,7 @@ void network::stage(buffer* b, int dest_rank) {
   if (o.current != nullptr && o.current->used + need > net_bytes_)
     o.queued.push_back(close_current(o));
   if (o.current == nullptr) {
-    o.current = take_buffer();
+    o.current = take_buffer(dest_rank);
     note_open(open_.fetch_add(1, std::memory_order_relaxed) + 1);
     o.current->dest = dest_rank;
     // Acq_rel: the new buffer counts before its batch is counted sent, for
@@ -121,15 +137,17 @@ void network::stage(buffer* b, int dest_rank) {
     unsent_.fetch_add(1, std::memory_order_acq_rel);
   }
   net_buffer& nb = *o.current;
-  if (nb.batches.empty()) {
+  if (nb.batches.empty() && !nb.node) {
     // Alone so far: it may leave as it is (lone_batch), so no copy yet.
+    // (Into a node buffer every batch is copied at once: that copy is the
+    // only one on its way, the receiver reads it where it is.)
     nb.lone = b;
   } else {
     if (nb.lone != nullptr) {
-      copy_batch(nb.lone, nb.bytes.data());
+      copy_batch(nb.lone, nb.data);
       nb.lone = nullptr;
     }
-    copy_batch(b, nb.bytes.data() + nb.used);
+    copy_batch(b, nb.data + nb.used);
   }
   nb.used += need;
   nb.batches.push_back(b);

@@ -51,7 +51,10 @@ namespace shoal::detail {
 
 class network {
  public:
-  network(transport& t, std::size_t net_bytes, int window, std::size_t receive_limit);
+  /// `node_shared`: messages to the ranks of this node through shared
+  /// memory (transport::start_messages).
+  network(transport& t, std::size_t net_bytes, int window, std::size_t receive_limit,
+          bool node_shared = false);
   ~network();
   network(const network&) = delete;
   network& operator=(const network&) = delete;
@@ -123,7 +126,11 @@ class network {
 
  private:
   struct net_buffer {
-    std::vector<char> bytes;
+    std::vector<char> bytes;  // own storage, made when first needed
+    // Where the batches are copied: `bytes`, or a buffer of the transport
+    // that the destination reads in place (transport::node_buffer).
+    char* data = nullptr;
+    bool node = false;  // data is the transport's: never sent as `lone`
     std::vector<buffer*> batches;  // core buffers copied in, returned once sent
     // The only batch so far, not copied: a core buffer is laid out as on
     // the wire (header, payload, room to pad it to 64), so a buffer that
@@ -132,7 +139,7 @@ class network {
     std::size_t used = 0;  // bytes on the wire
     int dest = 0;
     const void* wire() const noexcept {
-      return lone != nullptr ? static_cast<const void*>(lone) : bytes.data();
+      return lone != nullptr ? static_cast<const void*>(lone) : data;
     }
   };
   // A received network buffer whose batches the cores are handling in place.
@@ -150,7 +157,9 @@ class network {
   /// Takes the outbox's partly filled buffer out of filling (it no longer
   /// counts as open) and returns it.
   net_buffer* close_current(outbox& o) SHOAL_REQUIRES(o.mu);
-  net_buffer* take_buffer() SHOAL_EXCLUDES(pool_mu_);
+  /// A buffer for rank `dest`: the transport's in-place one when it has
+  /// one for `dest`, else one of this process's.
+  net_buffer* take_buffer(int dest) SHOAL_EXCLUDES(pool_mu_);
   /// Copies batch `b` as it travels (header, then payload) to `to`.
   static void copy_batch(const buffer* b, char* to);
   void give_back(net_buffer* nb) SHOAL_EXCLUDES(pool_mu_);

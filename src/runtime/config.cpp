@@ -137,6 +137,13 @@ const std::array choice_options{
                   {"auto", "spin", "yield", "sleep"},
                   [](const config& c) { return static_cast<int>(c.idle); },
                   [](config& c, int v) { c.idle = static_cast<idle_kind>(v); }},
+    choice_option{"node-messages",
+                  "how messages between processes of one node travel (jobs of several "
+                  "processes): shm (through /dev/shm, read in place by the receiver; mpi when "
+                  "a rank of the node cannot map it), mpi (through MPI, as between nodes)",
+                  {"shm", "mpi"},
+                  [](const config& c) { return static_cast<int>(c.node_messages); },
+                  [](config& c, int v) { c.node_messages = static_cast<node_messages_kind>(v); }},
     choice_option{"bind",
                   "CPUs of this rank's cores: auto (when the launcher bound the rank to fewer "
                   "CPUs than --cores and the node has one per core of every rank, run on this "
@@ -278,6 +285,7 @@ std::vector<std::string> known_env_names() {
   for (const auto& option : choice_options) names.push_back(env_name(option.name));
   names.insert(names.end(), {"SHOAL_BCL_PATH", "SHOAL_BCL_CALIBRATION"});  // bcl/path.hpp
   names.emplace_back("SHOAL_SHM_FREE_MB");  // memory/one_sided.cpp: --one-sided auto's room test
+  names.emplace_back("SHOAL_NODE_MESSAGES_FAIL");  // transport/mpi_transport.cpp: a simulated failed mapping
   names.emplace_back("SHOAL_SHM_MAP_FAIL");  // memory/one_sided.cpp: a simulated failed mapping
   return names;
 }

@@ -235,7 +235,8 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
     g_rt->net = std::make_unique<network>(net, static_cast<std::size_t>(cfg.network_bytes), 4,
                                           static_cast<std::size_t>(cfg.cores) *
                                               static_cast<std::size_t>(cfg.buffers_per_core) *
-                                              static_cast<std::size_t>(cfg.aggregation_bytes));
+                                              static_cast<std::size_t>(cfg.aggregation_bytes),
+                                          cfg.node_messages == node_messages_kind::shm);
   // Binding first: the cores start below with the widened mask, and the
   // idle policy reads the mask as it is after it.
   const std::string bound =
@@ -256,6 +257,8 @@ void setup(const config& cfg, const std::vector<std::string>& args) {
   if (cfg.verbose && g_info.rank == 0)
     std::fprintf(stderr, "shoal: idle cores: %s\nshoal: cpus: %s\n", idle.words.c_str(),
                  bound.c_str());
+  if (cfg.verbose && g_info.rank == 0 && g_rt->net != nullptr)
+    std::fprintf(stderr, "shoal: messages within the node: %s\n", net.node_messages().c_str());
   one_sided_start(cfg, net, g_rt->heap->base(), heap_mapped);
 }
 

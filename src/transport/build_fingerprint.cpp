@@ -62,12 +62,18 @@ void check_job_consistency(transport& t, const config& cfg, const std::vector<st
   struct shape {
     std::uint64_t binary, arguments;
     std::int64_t cores, heap_mb, block_bytes, aggregation_bytes, network_bytes;
-    std::int64_t one_sided;  // the windows behind it are made collectively
+    std::int64_t one_sided;      // the windows behind it are made collectively
+    std::int64_t node_messages;  // so is the node's shared memory for messages
   };
-  const shape mine{build_fingerprint(),  hash_arguments(args),
-                   cfg.cores,            cfg.heap_mb,
-                   cfg.block_bytes,      cfg.aggregation_bytes,
-                   cfg.network_bytes,    static_cast<std::int64_t>(cfg.one_sided)};
+  const shape mine{build_fingerprint(),
+                   hash_arguments(args),
+                   cfg.cores,
+                   cfg.heap_mb,
+                   cfg.block_bytes,
+                   cfg.aggregation_bytes,
+                   cfg.network_bytes,
+                   static_cast<std::int64_t>(cfg.one_sided),
+                   static_cast<std::int64_t>(cfg.node_messages)};
   std::vector<shape> all(static_cast<std::size_t>(t.ranks()));
   t.allgather(&mine, all.data(), sizeof(shape));
   std::string problem;
@@ -88,11 +94,17 @@ void check_job_consistency(transport& t, const config& cfg, const std::vector<st
           r, b.cores, b.heap_mb, b.block_bytes, b.aggregation_bytes, b.network_bytes, a.cores,
           a.heap_mb, a.block_bytes, a.aggregation_bytes, a.network_bytes);
     } else if (b.one_sided != a.one_sided) {
-      static constexpr const char* words[] = {"auto", "direct", "shm", "rma", "am"};
+      static constexpr const char* words[] = {"auto", "direct", "shm", "rma", "am", "node"};
       problem = fmt::format(
           "ranks disagree on --one-sided: rank {} has {}, rank 0 has {}; pass the same value to "
           "every rank",
           r, words[b.one_sided], words[a.one_sided]);
+    } else if (b.node_messages != a.node_messages) {
+      static constexpr const char* words[] = {"shm", "mpi"};
+      problem = fmt::format(
+          "ranks disagree on --node-messages: rank {} has {}, rank 0 has {}; pass the same value "
+          "to every rank",
+          r, words[b.node_messages], words[a.node_messages]);
     }
   }
   std::string differing;

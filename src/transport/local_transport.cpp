@@ -27,7 +27,7 @@ class local_transport final : public transport {
   [[noreturn]] void abort(int status) noexcept override { std::_Exit(status); }
 
   // One rank: a message to itself is copied and reported at the next poll.
-  void start_messages(std::size_t max_bytes, int) override { max_bytes_ = max_bytes; }
+  void start_messages(std::size_t max_bytes, int, bool) override { max_bytes_ = max_bytes; }
   void send(int dest, const void* data, std::size_t bytes, void* token) override {
     SHOAL_CHECK(dest == 0 && bytes <= max_bytes_, "local transport: send of {} bytes to rank {}",
                 bytes, dest);

@@ -18,9 +18,16 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <mpi.h>
 
+#include <fmt/format.h>
+
 #include "transport/mpi_peer_watch.hpp"
+#include "transport/node_mailbox.hpp"
 
 namespace shoal::detail {
 namespace {
@@ -302,8 +309,9 @@ class mpi_transport final : public transport {
     for (char* p : owned_) std::free(p);
   }
 
-  void start_messages(std::size_t max_bytes, int receives) override {
+  void start_messages(std::size_t max_bytes, int receives, bool node_shared) override {
     if (!recv_requests_.empty()) return;  // kept across init/finalize cycles
+    if (node_shared && ranks_ > 1) open_node_mailbox(max_bytes);
     lock_guard lock(mu_);
     max_bytes_ = max_bytes;
     recv_buffers_.resize(static_cast<std::size_t>(receives));
@@ -315,7 +323,24 @@ class mpi_transport final : public transport {
     done_.resize(static_cast<std::size_t>(receives));
   }
 
-  void recycle(char* data) override { spare_.push_back(data); }
+  void recycle(char* data) override {
+    if (mail_ != nullptr && mail_->owner_of(data) >= 0)
+      mail_->give_back(data);  // read in place from a peer of this node
+    else
+      spare_.push_back(data);
+  }
+
+  char* node_buffer(int dest) override {
+    return mail_ != nullptr && node_peer(dest) >= 0 ? mail_->take_slot() : nullptr;
+  }
+  void drop_node_buffer(char* data) override {
+    if (mail_ != nullptr && mail_->is_own_slot(data)) mail_->put_slot(data);
+  }
+  std::string node_messages() const override {
+    if (mail_ == nullptr) return node_note_.empty() ? "mpi" : "mpi (" + node_note_ + ")";
+    return fmt::format("shm ({} ranks on this node, {} slots of {} bytes each)",
+                       node_world_.size(), mail_->slots(), mail_->slot_bytes());
+  }
 
   // Polls a started collective to its end, with mu_ free between tests (the
   // heartbeat thread takes it), and ends the job when a peer has left: it
@@ -339,6 +364,15 @@ class mpi_transport final : public transport {
 
   void send(int dest, const void* data, std::size_t bytes, void* token) override {
     lock_guard lock(mu_);
+    if (const int peer = node_peer(dest); peer >= 0) {
+      // Behind any message to this peer still waiting for a slot: in order.
+      std::deque<node_send>& q = node_waiting_[static_cast<std::size_t>(peer)];
+      if (q.empty() && publish(peer, data, bytes))
+        node_sent_.push_back(token);
+      else
+        q.push_back(node_send{data, bytes, token});
+      return;
+    }
     MPI_Request r = MPI_REQUEST_NULL;
     MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, message_tag, comm_, &r);
     send_requests_.push_back(r);
@@ -360,7 +394,7 @@ class mpi_transport final : public transport {
   bool poll(const events& e, bool receive) override {
     // Held across the callbacks too: they only queue what arrived or was sent.
     lock_guard lock(mu_);
-    bool any = false;
+    bool any = mail_ != nullptr && poll_node(e, receive);
     if (!send_requests_.empty()) {
       int n = 0;
       done_.resize(std::max(done_.size(), send_requests_.size()));
@@ -466,6 +500,160 @@ class mpi_transport final : public transport {
                    rank_, arrived);
   }
 
+  // ---- Messages to the ranks of this node through shared memory.
+
+  /// A message to a peer of this node waiting for a free slot.
+  struct node_send {
+    const void* data;
+    std::size_t bytes;
+    void* token;
+  };
+
+  // This node's index of world rank `dest`, when messages to it go through
+  // the mailbox; else -1 (another node, this rank, or no mailbox).
+  int node_peer(int dest) const noexcept {
+    if (mail_ == nullptr || dest == rank_) return -1;
+    return node_index_[static_cast<std::size_t>(dest)];
+  }
+
+  // Makes the message readable by `peer`: in place when it is a slot of
+  // this rank's segment (node_buffer), else copied into a free one. False
+  // when no slot is free.
+  bool publish(int peer, const void* data, std::size_t bytes) {
+    char* slot = static_cast<char*>(const_cast<void*>(data));
+    if (!mail_->is_own_slot(slot)) {
+      slot = mail_->take_slot();
+      if (slot == nullptr) return false;
+      std::memcpy(slot, data, bytes);
+    }
+    mail_->publish(peer, slot, bytes);
+    return true;
+  }
+
+  // poll()'s share for the mailbox: slots handed back, waiting messages
+  // published, sends reported, and (when `receive`) arrivals read in place,
+  // at most a few per peer per call, as the MPI path takes one round.
+  bool poll_node(const events& e, bool receive) {
+    bool any = mail_->collect_returns();
+    for (std::size_t p = 0; p < node_waiting_.size(); ++p) {
+      std::deque<node_send>& q = node_waiting_[p];
+      while (!q.empty() && publish(static_cast<int>(p), q.front().data, q.front().bytes)) {
+        node_sent_.push_back(q.front().token);
+        q.pop_front();
+      }
+    }
+    if (!node_sent_.empty()) {
+      any = true;
+      reported_.swap(node_sent_);
+      for (void* token : reported_) e.sent(e.context, token);
+      reported_.clear();
+    }
+    if (!receive) return any;
+    for (std::size_t p = 0; p < node_world_.size(); ++p) {
+      const int source = node_world_[p];
+      if (source == rank_) continue;
+      any |= mail_->read_from(static_cast<int>(p), receives_per_poll, [&](char* d, std::size_t n) {
+        return e.received(e.context, source, d, n);
+      }) > 0;
+    }
+    return any;
+  }
+
+  // Collective (every rank, from start_messages): maps a segment of every
+  // rank of this node (POSIX shared memory, unlinked once all have mapped
+  // it). Any rank that cannot (no room in /dev/shm, a failed mapping)
+  // makes the whole node use MPI, with the reason for --verbose.
+  void open_node_mailbox(std::size_t max_bytes) {
+    barrier();  // polled: every rank is here before the blocking calls below
+    lock_guard lock(mu_);
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+    int size = 0;
+    int me = 0;
+    MPI_Comm_size(node, &size);
+    MPI_Comm_rank(node, &me);
+    std::vector<int> world(static_cast<std::size_t>(size));
+    MPI_Allgather(&rank_, 1, MPI_INT, world.data(), 1, MPI_INT, node);
+    if (size > 1) map_node_segments(node, me, world, max_bytes);
+    MPI_Comm_free(&node);
+  }
+
+  void map_node_segments(MPI_Comm node, int me, const std::vector<int>& world,
+                         std::size_t max_bytes) {
+    const int size = static_cast<int>(world.size());
+    // Enough slots for each peer's window and the buffers being filled,
+    // within 256 MiB a rank unless --network-bytes asks for more than that
+    // in 4 slots.
+    constexpr std::size_t most_bytes = std::size_t{256} << 20;
+    const auto by_room = static_cast<std::uint32_t>(std::max<std::size_t>(4, most_bytes / max_bytes));
+    const std::uint32_t slots =
+        std::min({std::max<std::uint32_t>(16, 8 * static_cast<std::uint32_t>(size - 1)),
+                  std::uint32_t{256}, by_room});
+    const std::size_t bytes = node_mailbox::segment_bytes(size, slots, max_bytes);
+    // A name of this job's own: node rank 0's pid and clock.
+    unsigned long long tag[2] = {static_cast<unsigned long long>(getpid()),
+                                 static_cast<unsigned long long>(
+                                     std::chrono::steady_clock::now().time_since_epoch().count())};
+    MPI_Bcast(tag, 2, MPI_UNSIGNED_LONG_LONG, 0, node);
+    auto name = [&tag](int i) { return fmt::format("/shoal-{}-{}-{}", tag[0], tag[1], i); };
+    std::vector<char*> bases(static_cast<std::size_t>(size), nullptr);
+    std::string why;
+    const char* fail = std::getenv("SHOAL_NODE_MESSAGES_FAIL");  // test hook: this rank fails
+    if (fail != nullptr && std::atoi(fail) == rank_) why = "a simulated failure (SHOAL_NODE_MESSAGES_FAIL)";
+    const std::string mine = name(me);
+    int fd = why.empty() ? shm_open(mine.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600) : -1;
+    if (why.empty() && fd < 0) why = fmt::format("shm_open {}: {}", mine, std::strerror(errno));
+    if (why.empty()) {
+      // Reserved now: a tmpfs short of room fails here, not with SIGBUS later.
+      const int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+      if (err != 0) why = fmt::format("/dev/shm has no room for {} bytes: {}", bytes, std::strerror(err));
+    }
+    if (why.empty()) why = map_one(fd, bytes, bases[static_cast<std::size_t>(me)]);
+    if (why.empty()) node_mailbox::init_segment(bases[static_cast<std::size_t>(me)], size, slots);
+    if (fd >= 0) close(fd);
+    bool ok = agree(node, why.empty());
+    for (int i = 0; ok && i < size; ++i) {
+      if (i == me) continue;
+      const int peer_fd = shm_open(name(i).c_str(), O_RDWR, 0600);
+      if (peer_fd < 0) {
+        why = fmt::format("shm_open {}: {}", name(i), std::strerror(errno));
+        break;
+      }
+      why = map_one(peer_fd, bytes, bases[static_cast<std::size_t>(i)]);
+      close(peer_fd);
+      if (!why.empty()) break;
+    }
+    // Every rank has tried to map every segment once this agreement returns:
+    // the names can go (the mappings stay until the processes exit).
+    ok = agree(node, why.empty()) && ok;
+    if (fd >= 0) shm_unlink(mine.c_str());
+    if (!ok) {
+      for (char* b : bases)
+        if (b != nullptr) munmap(b, bytes);
+      node_note_ = why.empty() ? "another rank of this node could not map shared memory" : why;
+      return;
+    }
+    mail_ = std::make_unique<node_mailbox>(bases, me, slots, max_bytes);
+    node_world_ = world;
+    node_index_.assign(static_cast<std::size_t>(ranks_), -1);
+    for (int i = 0; i < size; ++i) node_index_[static_cast<std::size_t>(world[static_cast<std::size_t>(i)])] = i;
+    node_waiting_.resize(static_cast<std::size_t>(size));
+  }
+
+  static std::string map_one(int fd, std::size_t bytes, char*& base) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) return fmt::format("mmap of {} bytes: {}", bytes, std::strerror(errno));
+    base = static_cast<char*>(p);
+    return {};
+  }
+
+  // Whether every rank of `node` says yes.
+  static bool agree(MPI_Comm node, bool mine) {
+    int v = mine ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, node);
+    return v != 0;
+  }
+
   void post_receive(int i) {
     MPI_Irecv(recv_buffers_[static_cast<std::size_t>(i)], static_cast<int>(max_bytes_), MPI_BYTE,
               MPI_ANY_SOURCE, message_tag, comm_, &recv_requests_[static_cast<std::size_t>(i)]);
@@ -481,6 +669,14 @@ class mpi_transport final : public transport {
   std::vector<void*> send_tokens_;
   std::vector<int> done_;
   std::deque<int> posted_;  // receive indices in posting order
+  static constexpr int receives_per_poll = 16;  // from each peer of the node
+  std::unique_ptr<node_mailbox> mail_;  // null: every message through MPI
+  std::string node_note_;               // why not, when a rank could not map it
+  std::vector<int> node_world_;         // node index -> world rank
+  std::vector<int> node_index_;         // world rank -> node index, -1 elsewhere
+  std::vector<std::deque<node_send>> node_waiting_;  // by node index: no free slot yet
+  std::vector<void*> node_sent_;                      // published, not yet reported
+  std::vector<void*> reported_;                       // poll's copy of node_sent_
   annotated_mutex mu_;      // guards no field: one MPI call at a time (heartbeats too)
   std::unique_ptr<mpi_peer_watch> watch_;  // jobs of several processes
   bool left_ = false;

@@ -64,13 +64,30 @@ class transport {
   };
 
   /// Pre-posts `receives` receives of at most `max_bytes` each. Once, before
-  /// the first send or poll; every rank the same values.
-  virtual void start_messages(std::size_t max_bytes, int receives) = 0;
+  /// the first send or poll; every rank the same values. Collective. With
+  /// `node_shared`, messages to the ranks of this node travel through
+  /// shared memory (node_mailbox.hpp) when every rank can map it; else, and
+  /// for the other ranks, through MPI. A later call (init/finalize cycles)
+  /// keeps the first call's choice.
+  virtual void start_messages(std::size_t max_bytes, int receives, bool node_shared = false) = 0;
   /// Starts sending `bytes` (at most max_bytes) at `data` to rank `dest`
   /// (any, including this one). Non-blocking; the buffer stays untouched
   /// until poll() reports `token` sent. Messages from one rank to another
-  /// arrive in the order they were sent.
+  /// arrive in the order they were sent. `data` may be a buffer from
+  /// node_buffer(dest): it is then read in place by `dest` (no copy), and
+  /// belongs to the transport from this call on.
   virtual void send(int dest, const void* data, std::size_t bytes, void* token) = 0;
+  /// A buffer of max_bytes that rank `dest` reads in place when it is sent
+  /// there, or null (not on this node, node_shared off, or none free).
+  /// Any thread. One that is never sent goes back with drop_node_buffer().
+  virtual char* node_buffer(int dest) {
+    (void)dest;
+    return nullptr;
+  }
+  virtual void drop_node_buffer(char* data) { (void)data; }
+  /// How messages reach the ranks of this node, for --verbose: "shm (N
+  /// ranks, S slots of B bytes)" or "mpi".
+  virtual std::string node_messages() const { return "mpi"; }
   /// Reports finished sends and, when `receive`, arrived messages (re-posting
   /// their receives; with `receive` false arrivals wait in the transport,
   /// which holds their senders back: receive-side flow control). True when
