@@ -704,6 +704,7 @@ TEST(ConfigDescribe, OneLinePerFieldWithItsValue) {
       {"--transport", "auto"},
       {"--one-sided", "auto"},
       {"--idle", "auto"},
+      {"--node-messages", "shm"},
       {"--bind", "auto"}};
   ASSERT_EQ(lines.size(), expected.size());
   const std::size_t value_column = lines[0].find_last_of(' ') + 1;
@@ -788,6 +789,27 @@ TEST(ConfigIdle, FlagEnvironmentDefaultAndUnknownWord) {
     EXPECT_STREQ(e.what(), "--idle: expected one of auto, spin, yield, sleep, got 'nap'");
   }
   EXPECT_NE(shoal::config::help().find("--idle WORD"), std::string::npos);
+}
+
+TEST(ConfigNodeMessages, FlagEnvironmentDefaultAndUnknownWord) {
+  EXPECT_EQ(parse({}).cfg.node_messages, shoal::node_messages_kind::shm);
+  EXPECT_EQ(parse({"--node-messages", "mpi"}).cfg.node_messages, shoal::node_messages_kind::mpi);
+  EXPECT_EQ(parse({"--node-messages=shm"}).cfg.node_messages, shoal::node_messages_kind::shm);
+  EXPECT_EQ(parse({}, {"SHOAL_NODE_MESSAGES=mpi"}).cfg.node_messages,
+            shoal::node_messages_kind::mpi);
+  // The flag wins over the environment.
+  EXPECT_EQ(parse({"--node-messages", "shm"}, {"SHOAL_NODE_MESSAGES=mpi"}).cfg.node_messages,
+            shoal::node_messages_kind::shm);
+  for (const char* bad : {"auto", "", "SHM"}) {
+    try {
+      (void)parse({"--node-messages", bad});
+      FAIL() << "--node-messages '" << bad << "' was accepted";
+    } catch (const shoal::config_error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("--node-messages: expected one of shm, mpi, got '") + bad + "'");
+    }
+  }
+  EXPECT_NE(shoal::config::help().find("--node-messages WORD"), std::string::npos);
 }
 
 TEST(ConfigBind, FlagEnvironmentDefaultAndUnknownWord) {

@@ -8,6 +8,8 @@
 #ifdef SHOAL_HAVE_MPI
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -330,8 +332,13 @@ class mpi_transport final : public transport {
       spare_.push_back(data);
   }
 
+  // Not the last few slots: those are for the copies of messages that wait
+  // for one (send of a buffer of the caller's own). Every slot they take is
+  // published at once and comes back once read, so a waiting message always
+  // gets one, even while the network holds every other slot unsent (in a
+  // buffer being filled, or queued behind the waiting message itself).
   char* node_buffer(int dest) override {
-    return mail_ != nullptr && node_peer(dest) >= 0 ? mail_->take_slot() : nullptr;
+    return mail_ != nullptr && node_peer(dest) >= 0 ? mail_->take_slot(copy_slots) : nullptr;
   }
   void drop_node_buffer(char* data) override {
     if (mail_ != nullptr && mail_->is_own_slot(data)) mail_->put_slot(data);
@@ -564,6 +571,8 @@ class mpi_transport final : public transport {
   // it). Any rank that cannot (no room in /dev/shm, a failed mapping)
   // makes the whole node use MPI, with the reason for --verbose.
   void open_node_mailbox(std::size_t max_bytes) {
+    simulated_node_failure();  // a bad value ends the job before the collectives
+    forced_node_slots();
     barrier();  // polled: every rank is here before the blocking calls below
     lock_guard lock(mu_);
     MPI_Comm node = MPI_COMM_NULL;
@@ -586,9 +595,10 @@ class mpi_transport final : public transport {
     // in 4 slots.
     constexpr std::size_t most_bytes = std::size_t{256} << 20;
     const auto by_room = static_cast<std::uint32_t>(std::max<std::size_t>(4, most_bytes / max_bytes));
-    const std::uint32_t slots =
-        std::min({std::max<std::uint32_t>(16, 8 * static_cast<std::uint32_t>(size - 1)),
-                  std::uint32_t{256}, by_room});
+    std::uint32_t slots =
+        std::min({std::max<std::uint32_t>(16, 4 * static_cast<std::uint32_t>(size - 1) + 8),
+                  std::uint32_t{64}, by_room});
+    if (const int forced = forced_node_slots(); forced > 0) slots = static_cast<std::uint32_t>(forced);
     const std::size_t bytes = node_mailbox::segment_bytes(size, slots, max_bytes);
     // A name of this job's own: node rank 0's pid and clock.
     unsigned long long tag[2] = {static_cast<unsigned long long>(getpid()),
@@ -598,39 +608,40 @@ class mpi_transport final : public transport {
     auto name = [&tag](int i) { return fmt::format("/shoal-{}-{}-{}", tag[0], tag[1], i); };
     std::vector<char*> bases(static_cast<std::size_t>(size), nullptr);
     std::string why;
-    const char* fail = std::getenv("SHOAL_NODE_MESSAGES_FAIL");  // test hook: this rank fails
-    if (fail != nullptr && std::atoi(fail) == rank_) why = "a simulated failure (SHOAL_NODE_MESSAGES_FAIL)";
+    if (simulated_node_failure())
+      why = fmt::format("rank {}: SHOAL_NODE_MESSAGES_FAIL=1, a simulated failure to map it", rank_);
     const std::string mine = name(me);
     int fd = why.empty() ? shm_open(mine.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600) : -1;
-    if (why.empty() && fd < 0) why = fmt::format("shm_open {}: {}", mine, std::strerror(errno));
+    if (why.empty() && fd < 0) why = fmt::format("rank {}: shm_open {}: {}", rank_, mine, std::strerror(errno));
     if (why.empty()) {
       // Reserved now: a tmpfs short of room fails here, not with SIGBUS later.
       const int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
-      if (err != 0) why = fmt::format("/dev/shm has no room for {} bytes: {}", bytes, std::strerror(err));
+      if (err != 0) why = fmt::format("rank {}: /dev/shm has no room for {} bytes: {}", rank_, bytes,
+                        std::strerror(err));
     }
-    if (why.empty()) why = map_one(fd, bytes, bases[static_cast<std::size_t>(me)]);
+    if (why.empty()) why = map_one(rank_, fd, bytes, bases[static_cast<std::size_t>(me)]);
     if (why.empty()) node_mailbox::init_segment(bases[static_cast<std::size_t>(me)], size, slots);
     if (fd >= 0) close(fd);
-    bool ok = agree(node, why.empty());
+    bool ok = agree(node, why);
     for (int i = 0; ok && i < size; ++i) {
       if (i == me) continue;
       const int peer_fd = shm_open(name(i).c_str(), O_RDWR, 0600);
       if (peer_fd < 0) {
-        why = fmt::format("shm_open {}: {}", name(i), std::strerror(errno));
+        why = fmt::format("rank {}: shm_open {}: {}", rank_, name(i), std::strerror(errno));
         break;
       }
-      why = map_one(peer_fd, bytes, bases[static_cast<std::size_t>(i)]);
+      why = map_one(rank_, peer_fd, bytes, bases[static_cast<std::size_t>(i)]);
       close(peer_fd);
       if (!why.empty()) break;
     }
     // Every rank has tried to map every segment once this agreement returns:
     // the names can go (the mappings stay until the processes exit).
-    ok = agree(node, why.empty()) && ok;
+    ok = agree(node, why) && ok;
     if (fd >= 0) shm_unlink(mine.c_str());
     if (!ok) {
       for (char* b : bases)
         if (b != nullptr) munmap(b, bytes);
-      node_note_ = why.empty() ? "another rank of this node could not map shared memory" : why;
+      node_note_ = why;
       return;
     }
     mail_ = std::make_unique<node_mailbox>(bases, me, slots, max_bytes);
@@ -640,18 +651,56 @@ class mpi_transport final : public transport {
     node_waiting_.resize(static_cast<std::size_t>(size));
   }
 
-  static std::string map_one(int fd, std::size_t bytes, char*& base) {
+  // SHOAL_NODE_MESSAGES_FAIL=1 makes this rank fail to map the node's
+  // message segments (tests of the fall back to MPI); 0 or unset: it does
+  // not. Any other value ends the job, naming it.
+  bool simulated_node_failure() {
+    const char* v = std::getenv("SHOAL_NODE_MESSAGES_FAIL");
+    if (v == nullptr || std::strcmp(v, "0") == 0) return false;
+    if (std::strcmp(v, "1") == 0) return true;
+    std::fprintf(stderr, "shoal: error: SHOAL_NODE_MESSAGES_FAIL on rank %d: expected 0 or 1, got '%s'\n",
+                 rank_, v);
+    std::fflush(stderr);
+    abort(exit_status::usage);
+  }
+
+  // SHOAL_NODE_SLOTS (tests: few slots, so messages wait for them): the
+  // slots of each rank's segment, in [4, 4096]; 0 when unset. Any other
+  // value ends the job, naming it.
+  int forced_node_slots() {
+    const char* v = std::getenv("SHOAL_NODE_SLOTS");
+    if (v == nullptr) return 0;
+    char* end = nullptr;
+    errno = 0;
+    const long n = std::strtol(v, &end, 10);
+    if (end != v && *end == '\0' && errno == 0 && n >= 4 && n <= 4096) return static_cast<int>(n);
+    std::fprintf(stderr, "shoal: error: SHOAL_NODE_SLOTS on rank %d: expected a whole number in [4, 4096], got '%s'\n",
+                 rank_, v);
+    std::fflush(stderr);
+    abort(exit_status::usage);
+  }
+
+  static std::string map_one(int rank, int fd, std::size_t bytes, char*& base) {
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) return fmt::format("mmap of {} bytes: {}", bytes, std::strerror(errno));
+    if (p == MAP_FAILED)
+      return fmt::format("rank {}: mmap of {} bytes: {}", rank, bytes, std::strerror(errno));
     base = static_cast<char*>(p);
     return {};
   }
 
-  // Whether every rank of `node` says yes.
-  static bool agree(MPI_Comm node, bool mine) {
-    int v = mine ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, node);
-    return v != 0;
+  // Whether no rank of `node` has a reason (`why`) not to go on; if one
+  // has, `why` becomes the first such rank's, on every rank.
+  static bool agree(MPI_Comm node, std::string& why) {
+    int me = 0;
+    MPI_Comm_rank(node, &me);
+    int first = why.empty() ? INT_MAX : me;
+    MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, node);
+    if (first == INT_MAX) return true;
+    std::array<char, 256> text{};
+    why.copy(text.data(), text.size() - 1);
+    MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, first, node);
+    why = text.data();
+    return false;
   }
 
   void post_receive(int i) {
@@ -670,6 +719,7 @@ class mpi_transport final : public transport {
   std::vector<int> done_;
   std::deque<int> posted_;  // receive indices in posting order
   static constexpr int receives_per_poll = 16;  // from each peer of the node
+  static constexpr std::uint32_t copy_slots = 2;  // kept from node_buffer()
   std::unique_ptr<node_mailbox> mail_;  // null: every message through MPI
   std::string node_note_;               // why not, when a rank could not map it
   std::vector<int> node_world_;         // node index -> world rank

@@ -60,9 +60,9 @@ node_mailbox::ring& node_mailbox::ring_in(int owner, int peer, bool returns) con
                                                index * ring_bytes(slots_)));
 }
 
-char* node_mailbox::take_slot() {
+char* node_mailbox::take_slot(std::uint32_t keep_free) {
   std::lock_guard lock(free_mu_);
-  if (free_.empty()) return nullptr;
+  if (free_.size() <= keep_free) return nullptr;
   const std::uint32_t i = free_.back();
   free_.pop_back();
   return slot_at(me_, i);

@@ -47,8 +47,9 @@ class node_mailbox {
   /// Lays out a fresh (zeroed) segment. The owner, before the others map it.
   static void init_segment(char* base, int node_size, std::uint32_t slots);
 
-  /// A free slot of this process's segment, or null when every one is out.
-  char* take_slot();
+  /// A free slot of this process's segment, or null when no more than
+  /// `keep_free` are free.
+  char* take_slot(std::uint32_t keep_free = 0);
   /// Returns a slot taken and never published to the free list.
   void put_slot(char* slot);
   /// Whether `p` is the start of one of this process's slots.

@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include <unistd.h>
+
 #include "test_support.hpp"
 
 namespace shoal_dist {
@@ -26,7 +28,16 @@ inline int g_ranks = 1;
 
 inline int job_cores() { return g_cores_per_rank * g_ranks; }
 inline bool rank0() { return g_rank == 0; }
-inline shoal::config job_config() { return shoal_test::make_config(g_cores_per_rank); }
+/// The runtime's SHOAL_* variables (tests of a setting run every program
+/// under it: tests/node_messages.cmake), with this job's cores.
+inline shoal::config job_config() {
+  char name[] = "dist";
+  char* argv[] = {name, nullptr};
+  int argc = 1;
+  shoal::config c = shoal::config::parse(argc, argv, environ);
+  c.cores = g_cores_per_rank;
+  return c;
+}
 
 /// init, run(root) under a watchdog with the teardown check, finalize; on
 /// every rank.
