@@ -42,8 +42,8 @@
 #   make asan-ci    the same tree, only what the subset needs: the distributed tests at
 #                   3 processes x 2 cores and the worker-stack tests (what CI runs)
 #   make tsan       ThreadSanitizer tree in build-tsan/: the runtime's unit tests
-#   make tsan-ci    the same tree, only test_tasks, test_messages and
-#                   test_fiber_sanitizer (what CI runs)
+#   make tsan-ci    the same tree, only test_tasks, test_messages,
+#                   test_fiber_sanitizer and test_node_mailbox (what CI runs)
 #   make docs       regenerate docs/layers.svg (the layer diagram) from docs/layers.dot
 #   make clean      remove build/, build-asan/, build-tsan/, build-mpich/ and build-fuzz/
 #
@@ -103,16 +103,17 @@ ASAN_CI_TESTS := ^(distributed_np3_cores2|dist_[a-z_]+_np3_cores2|mpi_steal_betw
 
 # The runtime's unit tests under ThreadSanitizer (`make tsan`): every gtest case
 # (a name with a dot) of these programs.
-TSAN_TARGETS := test_tasks test_sync test_completion test_messages test_fiber_sanitizer
+TSAN_TARGETS := test_tasks test_sync test_completion test_messages test_fiber_sanitizer test_node_mailbox
 TSAN_TESTS := \.
 # ThreadSanitizer counts each fiber as a thread and dies past 8128; this test
 # keeps 100,000 workers suspended at once (it runs in every other build).
 TSAN_EXCLUDE := suspended_workers\.HundredThousand
 # The CI subset (tsan-ci, run by make test; TEST_TSAN=0 skips it): the
-# scheduler, tasks, stacks and the messages between cores, without the
+# scheduler, tasks, stacks, the messages between cores and the node's
+# shared-memory rings between processes (test_node_mailbox), without the
 # 10-million-iteration loops (6 cases, a third of the run under TSan; the
 # same code runs at 100,000). Cold build 82 s + run about 75 s at -j2.
-TSAN_CI_TARGETS := test_tasks test_messages test_fiber_sanitizer
+TSAN_CI_TARGETS := test_tasks test_messages test_fiber_sanitizer test_node_mailbox
 TSAN_CI_EXCLUDE := parallel_for_sizes\..*_n(9999995|10000000)_
 
 HARNESS_ARGS ?=
