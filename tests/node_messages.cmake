@@ -21,6 +21,17 @@ shoal_mpi_test(dist_phases_flood_np2_cores1_node_4_slots EXPECT zero MAX_S 60 RE
   COMMAND ${CMAKE_COMMAND} -E env SHOAL_NODE_SLOTS=4
           ${SHOAL_MPIEXEC} -np 2 $<TARGET_FILE:dist_phases> --cores 1
           --gtest_filter=*FloodFromComputingCores*)
+# The transport's buffers (MPI receives, node slots) are made at the first
+# init of a process: a later init/finalize cycle may use smaller network
+# buffers, and one with larger ones ends the job naming both sizes.
+shoal_mpi_test(node_messages_later_cycle_smaller_network_bytes EXPECT zero MAX_S 60
+  REGEX "one_sided am: 12 checks, 0 wrong values: PASSED"
+  COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --cycles 3
+          --later-network-bytes 32768)
+shoal_mpi_test(node_messages_later_cycle_larger_network_bytes_refused EXPECT nonzero MAX_S 60
+  REGEX "--network-bytes 131072 is above 65536, the first run's in this process"
+  COMMAND ${SHOAL_MPIEXEC} -np 2 ${one_sided_job} --cores 2 --cycles 2
+          --later-network-bytes 131072)
 if(NOT TARGET shoal-driver)
   return()
 endif()

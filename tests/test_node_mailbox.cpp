@@ -49,7 +49,7 @@ TEST(node_mailbox, SegmentHoldsItsRingsAndSlots) {
   const std::size_t two = node_mailbox::segment_bytes(2, 16, 65536);
   EXPECT_GE(two, 16u * 65536u);
   EXPECT_GT(node_mailbox::segment_bytes(64, 16, 65536), two);  // more peers, more rings
-  EXPECT_GT(node_mailbox::segment_bytes(2, 32, 65536), two);  // more slots
+  EXPECT_GT(node_mailbox::segment_bytes(2, 32, 65536), two);   // more slots
   // A slot size that is no multiple of 64 is rounded up, so slots stay aligned.
   node n(2, 4, 1000);
   EXPECT_EQ(n.boxes[0]->slot_bytes(), 1024u);
@@ -94,10 +94,11 @@ TEST(node_mailbox, SlotsRunOutAndComeBackOnlyWhenTheReaderHandsThemBack) {
   EXPECT_EQ(sender.slots_out(), 3u);
   // The reader takes two of the three; it keeps the first, is done with the second.
   std::vector<std::pair<char*, std::size_t>> seen;
-  EXPECT_EQ(reader.read_from(0, 2, [&](char* d, std::size_t b) {
-    seen.emplace_back(d, b);
-    return seen.size() == 1;  // keep the first
-  }),
+  EXPECT_EQ(reader.read_from(0, 2,
+                             [&](char* d, std::size_t b) {
+                               seen.emplace_back(d, b);
+                               return seen.size() == 1;  // keep the first
+                             }),
             2);
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[0].first, taken[0]);  // read in place, in order
@@ -108,11 +109,12 @@ TEST(node_mailbox, SlotsRunOutAndComeBackOnlyWhenTheReaderHandsThemBack) {
   EXPECT_EQ(sender.slots_out(), 2u);
   EXPECT_EQ(seen[0].first[0], 'a');  // the kept one is still there
   reader.give_back(seen[0].first);
-  EXPECT_EQ(reader.read_from(0, 8, [&](char* d, std::size_t b) {
-    EXPECT_EQ(b, 102u);
-    EXPECT_EQ(d[0], 'c');
-    return false;
-  }),
+  EXPECT_EQ(reader.read_from(0, 8,
+                             [&](char* d, std::size_t b) {
+                               EXPECT_EQ(b, 102u);
+                               EXPECT_EQ(d[0], 'c');
+                               return false;
+                             }),
             1);
   EXPECT_EQ(reader.read_from(0, 8, [](char*, std::size_t) { return false; }), 0);
   EXPECT_TRUE(sender.collect_returns());

@@ -130,7 +130,7 @@ class network {
     // Where the batches are copied: `bytes`, or a buffer of the transport
     // that the destination reads in place (transport::node_buffer).
     char* data = nullptr;
-    bool node = false;  // data is the transport's: never sent as `lone`
+    bool node = false;             // data is the transport's: never sent as `lone`
     std::vector<buffer*> batches;  // core buffers copied in, returned once sent
     // The only batch so far, not copied: a core buffer is laid out as on
     // the wire (header, payload, room to pad it to 64), so a buffer that

@@ -285,8 +285,9 @@ std::vector<std::string> known_env_names() {
   for (const auto& option : choice_options) names.push_back(env_name(option.name));
   names.insert(names.end(), {"SHOAL_BCL_PATH", "SHOAL_BCL_CALIBRATION"});  // bcl/path.hpp
   names.emplace_back("SHOAL_SHM_FREE_MB");  // memory/one_sided.cpp: --one-sided auto's room test
-  names.emplace_back("SHOAL_NODE_SLOTS");  // transport/mpi_transport.cpp: slots of the node's message segments
-  names.emplace_back("SHOAL_NODE_MESSAGES_FAIL");  // transport/mpi_transport.cpp: a simulated failed mapping
+  // transport/mpi_transport.cpp: slots of the node's message segments, and
+  // a simulated failure to map them.
+  names.insert(names.end(), {"SHOAL_NODE_SLOTS", "SHOAL_NODE_MESSAGES_FAIL"});
   names.emplace_back("SHOAL_SHM_MAP_FAIL");  // memory/one_sided.cpp: a simulated failed mapping
   return names;
 }

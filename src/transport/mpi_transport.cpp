@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -21,10 +21,9 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <mpi.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#include <mpi.h>
 
 #include <fmt/format.h>
 
@@ -312,7 +311,17 @@ class mpi_transport final : public transport {
   }
 
   void start_messages(std::size_t max_bytes, int receives, bool node_shared) override {
-    if (!recv_requests_.empty()) return;  // kept across init/finalize cycles
+    if (!recv_requests_.empty()) {  // kept across init/finalize cycles
+      if (max_bytes <= max_bytes_) return;
+      // MPI would truncate such a message, and a node slot is too small for it.
+      std::fprintf(stderr,
+                   "shoal: error: rank %d: --network-bytes %zu is above %zu, the first run's in "
+                   "this process (the transport's buffers are made once per process); pass the "
+                   "largest value to the first shoal::init\n",
+                   rank_, max_bytes, max_bytes_);
+      std::fflush(stderr);
+      abort(exit_status::usage);
+    }
     if (node_shared && ranks_ > 1) open_node_mailbox(max_bytes);
     lock_guard lock(mu_);
     max_bytes_ = max_bytes;
@@ -345,8 +354,8 @@ class mpi_transport final : public transport {
   }
   std::string node_messages() const override {
     if (mail_ == nullptr) return node_note_.empty() ? "mpi" : "mpi (" + node_note_ + ")";
-    return fmt::format("shm ({} ranks on this node, {} slots of {} bytes each)",
-                       node_world_.size(), mail_->slots(), mail_->slot_bytes());
+    return fmt::format("shm ({} ranks on this node, {} slots of {} bytes each)", node_world_.size(),
+                       mail_->slots(), mail_->slot_bytes());
   }
 
   // Polls a started collective to its end, with mu_ free between tests (the
@@ -590,15 +599,17 @@ class mpi_transport final : public transport {
   void map_node_segments(MPI_Comm node, int me, const std::vector<int>& world,
                          std::size_t max_bytes) {
     const int size = static_cast<int>(world.size());
-    // Enough slots for each peer's window and the buffers being filled,
-    // within 256 MiB a rank unless --network-bytes asks for more than that
-    // in 4 slots.
+    // Slots for each peer's window of 4 buffers in flight, one being filled
+    // and the 2 kept for copies: 4 a peer plus 8, from 16 to 64, and at most
+    // 256 MiB a rank (but 4 slots) when --network-bytes is large.
     constexpr std::size_t most_bytes = std::size_t{256} << 20;
-    const auto by_room = static_cast<std::uint32_t>(std::max<std::size_t>(4, most_bytes / max_bytes));
+    const auto by_room =
+        static_cast<std::uint32_t>(std::max<std::size_t>(4, most_bytes / max_bytes));
     std::uint32_t slots =
         std::min({std::max<std::uint32_t>(16, 4 * static_cast<std::uint32_t>(size - 1) + 8),
                   std::uint32_t{64}, by_room});
-    if (const int forced = forced_node_slots(); forced > 0) slots = static_cast<std::uint32_t>(forced);
+    if (const int forced = forced_node_slots(); forced > 0)
+      slots = static_cast<std::uint32_t>(forced);
     const std::size_t bytes = node_mailbox::segment_bytes(size, slots, max_bytes);
     // A name of this job's own: node rank 0's pid and clock.
     unsigned long long tag[2] = {static_cast<unsigned long long>(getpid()),
@@ -609,15 +620,18 @@ class mpi_transport final : public transport {
     std::vector<char*> bases(static_cast<std::size_t>(size), nullptr);
     std::string why;
     if (simulated_node_failure())
-      why = fmt::format("rank {}: SHOAL_NODE_MESSAGES_FAIL=1, a simulated failure to map it", rank_);
+      why =
+          fmt::format("rank {}: SHOAL_NODE_MESSAGES_FAIL=1, a simulated failure to map it", rank_);
     const std::string mine = name(me);
     int fd = why.empty() ? shm_open(mine.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600) : -1;
-    if (why.empty() && fd < 0) why = fmt::format("rank {}: shm_open {}: {}", rank_, mine, std::strerror(errno));
+    if (why.empty() && fd < 0)
+      why = fmt::format("rank {}: shm_open {}: {}", rank_, mine, std::strerror(errno));
     if (why.empty()) {
       // Reserved now: a tmpfs short of room fails here, not with SIGBUS later.
       const int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
-      if (err != 0) why = fmt::format("rank {}: /dev/shm has no room for {} bytes: {}", rank_, bytes,
-                        std::strerror(err));
+      if (err != 0)
+        why = fmt::format("rank {}: /dev/shm has no room for {} bytes: {}", rank_, bytes,
+                          std::strerror(err));
     }
     if (why.empty()) why = map_one(rank_, fd, bytes, bases[static_cast<std::size_t>(me)]);
     if (why.empty()) node_mailbox::init_segment(bases[static_cast<std::size_t>(me)], size, slots);
@@ -647,7 +661,8 @@ class mpi_transport final : public transport {
     mail_ = std::make_unique<node_mailbox>(bases, me, slots, max_bytes);
     node_world_ = world;
     node_index_.assign(static_cast<std::size_t>(ranks_), -1);
-    for (int i = 0; i < size; ++i) node_index_[static_cast<std::size_t>(world[static_cast<std::size_t>(i)])] = i;
+    for (int i = 0; i < size; ++i)
+      node_index_[static_cast<std::size_t>(world[static_cast<std::size_t>(i)])] = i;
     node_waiting_.resize(static_cast<std::size_t>(size));
   }
 
@@ -658,7 +673,8 @@ class mpi_transport final : public transport {
     const char* v = std::getenv("SHOAL_NODE_MESSAGES_FAIL");
     if (v == nullptr || std::strcmp(v, "0") == 0) return false;
     if (std::strcmp(v, "1") == 0) return true;
-    std::fprintf(stderr, "shoal: error: SHOAL_NODE_MESSAGES_FAIL on rank %d: expected 0 or 1, got '%s'\n",
+    std::fprintf(stderr,
+                 "shoal: error: SHOAL_NODE_MESSAGES_FAIL on rank %d: expected 0 or 1, got '%s'\n",
                  rank_, v);
     std::fflush(stderr);
     abort(exit_status::usage);
@@ -674,7 +690,9 @@ class mpi_transport final : public transport {
     errno = 0;
     const long n = std::strtol(v, &end, 10);
     if (end != v && *end == '\0' && errno == 0 && n >= 4 && n <= 4096) return static_cast<int>(n);
-    std::fprintf(stderr, "shoal: error: SHOAL_NODE_SLOTS on rank %d: expected a whole number in [4, 4096], got '%s'\n",
+    std::fprintf(stderr,
+                 "shoal: error: SHOAL_NODE_SLOTS on rank %d: expected a whole number in [4, 4096], "
+                 "got '%s'\n",
                  rank_, v);
     std::fflush(stderr);
     abort(exit_status::usage);
@@ -718,15 +736,15 @@ class mpi_transport final : public transport {
   std::vector<void*> send_tokens_;
   std::vector<int> done_;
   std::deque<int> posted_;  // receive indices in posting order
-  static constexpr int receives_per_poll = 16;  // from each peer of the node
-  static constexpr std::uint32_t copy_slots = 2;  // kept from node_buffer()
-  std::unique_ptr<node_mailbox> mail_;  // null: every message through MPI
-  std::string node_note_;               // why not, when a rank could not map it
-  std::vector<int> node_world_;         // node index -> world rank
-  std::vector<int> node_index_;         // world rank -> node index, -1 elsewhere
+  static constexpr int receives_per_poll = 16;       // from each peer of the node
+  static constexpr std::uint32_t copy_slots = 2;     // kept from node_buffer()
+  std::unique_ptr<node_mailbox> mail_;               // null: every message through MPI
+  std::string node_note_;                            // why not, when a rank could not map it
+  std::vector<int> node_world_;                      // node index -> world rank
+  std::vector<int> node_index_;                      // world rank -> node index, -1 elsewhere
   std::vector<std::deque<node_send>> node_waiting_;  // by node index: no free slot yet
-  std::vector<void*> node_sent_;                      // published, not yet reported
-  std::vector<void*> reported_;                       // poll's copy of node_sent_
+  std::vector<void*> node_sent_;                     // published, not yet reported
+  std::vector<void*> reported_;                      // poll's copy of node_sent_
   annotated_mutex mu_;      // guards no field: one MPI call at a time (heartbeats too)
   std::unique_ptr<mpi_peer_watch> watch_;  // jobs of several processes
   bool left_ = false;

@@ -85,7 +85,8 @@ void node_mailbox::publish(int peer, char* slot, std::size_t bytes) {
   SHOAL_ASSERT(is_own_slot(slot) && bytes <= slot_bytes_ && peer != me_,
                "node_mailbox::publish: {} bytes to node process {}", bytes, peer);
   const char* first = bases_[static_cast<std::size_t>(me_)] + slots_off_;
-  const auto index = static_cast<std::uint64_t>(static_cast<std::size_t>(slot - first) / slot_bytes_);
+  const auto index =
+      static_cast<std::uint64_t>(static_cast<std::size_t>(slot - first) / slot_bytes_);
   ring& r = ring_of(me_, peer, /*returns=*/false);
   const std::uint64_t head = r.head.load(std::memory_order_relaxed);
   SHOAL_ASSERT(head - r.tail.load(std::memory_order_relaxed) <= mask_,
@@ -107,7 +108,8 @@ void node_mailbox::give_back(const char* data) {
   const int owner = owner_of(data);
   SHOAL_ASSERT(owner >= 0 && owner != me_, "node_mailbox::give_back: not a peer's slot");
   const char* first = bases_[static_cast<std::size_t>(owner)] + slots_off_;
-  const auto index = static_cast<std::uint64_t>(static_cast<std::size_t>(data - first) / slot_bytes_);
+  const auto index =
+      static_cast<std::uint64_t>(static_cast<std::size_t>(data - first) / slot_bytes_);
   ring& r = ring_in(owner, me_, /*returns=*/true);
   const std::uint64_t head = r.head.load(std::memory_order_relaxed);
   r.entries()[head & mask_] = index;

@@ -8,6 +8,7 @@
 // call that must end the job with a clear message (tests/one_sided.cmake);
 // --cycles N runs N - 1 shorter jobs first, each with its own init/finalize.
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -72,16 +73,20 @@ int main(int argc, char** argv) {
   shoal::init(argc, argv);
   std::string bad;
   int cycles = 1;
+  std::int64_t later_network_bytes = 0;  // --later-network-bytes: the cycles after the first
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--misuse") == 0) bad = argv[i + 1];
     if (std::strcmp(argv[i], "--cycles") == 0) cycles = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--later-network-bytes") == 0)
+      later_network_bytes = std::atoll(argv[i + 1]);
   }
   if (!bad.empty()) return misuse(bad);
   // --cycles N: N - 1 more init/run/finalize cycles first (the windows are
   // made and freed each time, as a test program with one job per test does;
   // shm's is freed at the next cycle's start).
   for (int c = 1; c < cycles; ++c) {
-    const shoal::config cfg = shoal::current_config();
+    shoal::config cfg = shoal::current_config();
+    if (later_network_bytes > 0) cfg.network_bytes = later_network_bytes;
     u64 w = 0;  // set by the root task, which runs on rank 0
     shoal::run([&w] { w = put_flush_barrier_get() + fast_queue_checks::full_empty_and_wrap(); });
     shoal::finalize();
