@@ -34,8 +34,8 @@ void node_mailbox::init_segment(char* base, int node_size, std::uint32_t slots) 
     r->head.store(0, std::memory_order_relaxed);
     r->tail.store(0, std::memory_order_relaxed);
   }
-  // Published to the other processes by the barrier before they map it.
-  std::atomic_thread_fence(std::memory_order_release);
+  // Published to the other processes by the collective that follows (they
+  // map it only after it), as a thread's writes are by starting another.
 }
 
 node_mailbox::node_mailbox(std::vector<char*> bases, int me, std::uint32_t slots,
