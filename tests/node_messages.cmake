@@ -59,7 +59,16 @@ shoal_mpi_test(node_messages_bad_fail_knob_on_rank1 EXPECT nonzero MAX_S 30
   REGEX "SHOAL_NODE_MESSAGES_FAIL on rank 1: expected 0 or 1, got 'yes'"
   COMMAND ${SHOAL_MPIEXEC} -np 1 ${app} --cores 1
           : -np 1 ${CMAKE_COMMAND} -E env SHOAL_NODE_MESSAGES_FAIL=yes ${app} --cores 1)
-foreach(bad 3 4097 lots 5x)
+shoal_mpi_test(node_messages_empty_fail_knob_on_rank1 EXPECT nonzero MAX_S 30
+  REGEX "SHOAL_NODE_MESSAGES_FAIL on rank 1: expected 0 or 1, got ''"
+  COMMAND ${SHOAL_MPIEXEC} -np 1 ${app} --cores 1
+          : -np 1 ${CMAKE_COMMAND} -E env SHOAL_NODE_MESSAGES_FAIL= ${app} --cores 1)
+shoal_mpi_test(node_messages_empty_slots_knob_on_rank1 EXPECT nonzero MAX_S 30
+  REGEX "SHOAL_NODE_SLOTS on rank 1: expected a whole number in \\[4, 4096\\], got ''"
+  COMMAND ${SHOAL_MPIEXEC} -np 1 ${app} --cores 1
+          : -np 1 ${CMAKE_COMMAND} -E env SHOAL_NODE_SLOTS= ${app} --cores 1)
+# 3 and 4097 just outside, an endless number that overflows a long, words.
+foreach(bad 3 4097 lots 5x 99999999999999999999999999)
   shoal_mpi_test(node_messages_bad_slots_knob_${bad}_on_rank1 EXPECT nonzero MAX_S 30
     REGEX "SHOAL_NODE_SLOTS on rank 1: expected a whole number in \\[4, 4096\\], got '${bad}'"
     COMMAND ${SHOAL_MPIEXEC} -np 1 ${app} --cores 1

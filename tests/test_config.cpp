@@ -812,6 +812,25 @@ TEST(ConfigNodeMessages, FlagEnvironmentDefaultAndUnknownWord) {
   EXPECT_NE(shoal::config::help().find("--node-messages WORD"), std::string::npos);
 }
 
+TEST(ConfigWord, NamesEachValueOfAWordOptionAndRefusesTheRest) {
+  EXPECT_EQ(shoal::config::word("one-sided", 5), "node");
+  EXPECT_EQ(shoal::config::word("one-sided", 0), "auto");
+  EXPECT_EQ(shoal::config::word("node-messages", 1), "mpi");
+  EXPECT_EQ(shoal::config::word("idle", static_cast<int>(shoal::idle_kind::sleep)), "sleep");
+  const auto refused = [](std::string_view option, int value, const std::string& message) {
+    try {
+      (void)shoal::config::word(option, value);
+      ADD_FAILURE() << option << " " << value << " was named";
+    } catch (const shoal::config_error& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
+  };
+  refused("node-messages", 2, "--node-messages: no word for value 2 (0 to 1)");
+  refused("one-sided", -1, "--one-sided: no word for value -1 (0 to 5)");
+  refused("cores", 0, "--cores: not an option that takes a word");
+  refused("", 0, "--: not an option that takes a word");
+}
+
 TEST(ConfigBind, FlagEnvironmentDefaultAndUnknownWord) {
   EXPECT_EQ(parse({}).cfg.bind, shoal::bind_kind::automatic);
   EXPECT_EQ(parse({"--bind", "keep"}).cfg.bind, shoal::bind_kind::keep);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shoal {
@@ -155,6 +156,12 @@ struct config {
   /// One line per field, flag name padded then value ("  --cores  ...  2"),
   /// in declaration order, each ending in '\n'; for --verbose.
   std::string describe() const;
+
+  /// The word that value `value` of the word-valued option `option` (its
+  /// flag name without "--", e.g. "one-sided") stands for, as --help lists
+  /// them; throws config_error for an option that takes no words or a value
+  /// out of its range.
+  static std::string word(std::string_view option, int value);
 
   /// Help text listing every flag, its environment variable, default and range.
   static std::string help();

@@ -49,7 +49,7 @@ network::network(transport& t, std::size_t net_bytes, int window, std::size_t re
 network::~network() {
   g_network = nullptr;
   auto drop = [this](net_buffer* nb) {
-    if (nb != nullptr && nb->node) net_.drop_node_buffer(nb->data);
+    if (nb != nullptr && nb->in_node()) net_.drop_node_buffer(nb->data);
     delete nb;
   };
   for (auto& o : out_) {
@@ -80,13 +80,10 @@ network::net_buffer* network::take_buffer(int dest) {
     nb = new net_buffer;
     nb->batches.reserve(16);
   }
-  if (char* in_place = net_.node_buffer(dest); in_place != nullptr) {
-    nb->data = in_place;
-    nb->node = true;
-  } else {
+  nb->data = net_.node_buffer(dest);
+  if (nb->data == nullptr) {
     if (nb->bytes.empty()) nb->bytes.resize(net_bytes_);
     nb->data = nb->bytes.data();
-    nb->node = false;
   }
   return nb;
 }
@@ -110,7 +107,6 @@ void network::give_back(net_buffer* nb) {
   nb->lone = nullptr;
   nb->batches.clear();
   nb->data = nullptr;  // a node buffer is the transport's once sent
-  nb->node = false;
   lock_guard lock(pool_mu_);
   --out_count_;
   pool_.push_back(nb);
@@ -137,7 +133,7 @@ void network::stage(buffer* b, int dest_rank) {
     unsent_.fetch_add(1, std::memory_order_acq_rel);
   }
   net_buffer& nb = *o.current;
-  if (nb.batches.empty() && !nb.node) {
+  if (nb.batches.empty() && !nb.in_node()) {
     // Alone so far: it may leave as it is (lone_batch), so no copy yet.
     // (Into a node buffer every batch is copied at once: that copy is the
     // only one on its way, the receiver reads it where it is.)

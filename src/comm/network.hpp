@@ -130,7 +130,6 @@ class network {
     // Where the batches are copied: `bytes`, or a buffer of the transport
     // that the destination reads in place (transport::node_buffer).
     char* data = nullptr;
-    bool node = false;             // data is the transport's: never sent as `lone`
     std::vector<buffer*> batches;  // core buffers copied in, returned once sent
     // The only batch so far, not copied: a core buffer is laid out as on
     // the wire (header, payload, room to pad it to 64), so a buffer that
@@ -138,6 +137,8 @@ class network {
     buffer* lone = nullptr;
     std::size_t used = 0;  // bytes on the wire
     int dest = 0;
+    /// data is the transport's (a node buffer): never sent as `lone`.
+    bool in_node() const noexcept { return data != nullptr && data != bytes.data(); }
     const void* wire() const noexcept {
       return lone != nullptr ? static_cast<const void*>(lone) : data;
     }

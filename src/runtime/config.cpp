@@ -470,6 +470,17 @@ void config::validate() const {
   check_stack_reserve(effective);
 }
 
+std::string config::word(std::string_view option, int value) {
+  for (const auto& o : choice_options) {
+    if (o.name != option) continue;
+    if (value < 0 || static_cast<std::size_t>(value) >= o.words.size())
+      throw config_error(fmt::format("{}: no word for value {} (0 to {})", flag_name(option), value,
+                                     o.words.size() - 1));
+    return std::string(o.words[static_cast<std::size_t>(value)]);
+  }
+  throw config_error(fmt::format("{}: not an option that takes a word", flag_name(option)));
+}
+
 std::string config::describe() const {
   std::string out;
   for (const auto& option : int_options) {

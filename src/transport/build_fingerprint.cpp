@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -55,6 +56,15 @@ std::string quoted(const std::vector<std::string>& args) {
   return "'" + out + "'";
 }
 
+// Rank `r` has `theirs` for the word-valued option, rank 0 `ours`.
+std::string disagreement(std::string_view option, std::size_t r, std::int64_t theirs,
+                         std::int64_t ours) {
+  return fmt::format(
+      "ranks disagree on --{}: rank {} has {}, rank 0 has {}; pass the same value to every rank",
+      option, r, config::word(option, static_cast<int>(theirs)),
+      config::word(option, static_cast<int>(ours)));
+}
+
 }  // namespace
 
 void check_job_consistency(transport& t, const config& cfg, const std::vector<std::string>& args) {
@@ -94,17 +104,9 @@ void check_job_consistency(transport& t, const config& cfg, const std::vector<st
           r, b.cores, b.heap_mb, b.block_bytes, b.aggregation_bytes, b.network_bytes, a.cores,
           a.heap_mb, a.block_bytes, a.aggregation_bytes, a.network_bytes);
     } else if (b.one_sided != a.one_sided) {
-      static constexpr const char* words[] = {"auto", "direct", "shm", "rma", "am", "node"};
-      problem = fmt::format(
-          "ranks disagree on --one-sided: rank {} has {}, rank 0 has {}; pass the same value to "
-          "every rank",
-          r, words[b.one_sided], words[a.one_sided]);
+      problem = disagreement("one-sided", r, b.one_sided, a.one_sided);
     } else if (b.node_messages != a.node_messages) {
-      static constexpr const char* words[] = {"shm", "mpi"};
-      problem = fmt::format(
-          "ranks disagree on --node-messages: rank {} has {}, rank 0 has {}; pass the same value "
-          "to every rank",
-          r, words[b.node_messages], words[a.node_messages]);
+      problem = disagreement("node-messages", r, b.node_messages, a.node_messages);
     }
   }
   std::string differing;

@@ -183,11 +183,8 @@ class mpi_transport final : public transport {
     if (shm_win_ != MPI_WIN_NULL) MPI_Win_free(&shm_win_);
     if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
     bases.assign(static_cast<std::size_t>(ranks_), nullptr);
-    MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_);
-    int node_size = 0;
-    MPI_Comm_size(node_comm_, &node_size);
-    std::vector<int> world(static_cast<std::size_t>(node_size));
-    MPI_Allgather(&rank_, 1, MPI_INT, world.data(), 1, MPI_INT, node_comm_);
+    const std::vector<int> world = split_node(node_comm_);
+    const auto node_size = static_cast<int>(world.size());
     MPI_Info info = MPI_INFO_NULL;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
@@ -560,9 +557,8 @@ class mpi_transport final : public transport {
     }
     if (!node_sent_.empty()) {
       any = true;
-      reported_.swap(node_sent_);
-      for (void* token : reported_) e.sent(e.context, token);
-      reported_.clear();
+      for (void* token : node_sent_) e.sent(e.context, token);  // never sends again
+      node_sent_.clear();
     }
     if (!receive) return any;
     for (std::size_t p = 0; p < node_world_.size(); ++p) {
@@ -580,25 +576,33 @@ class mpi_transport final : public transport {
   // it). Any rank that cannot (no room in /dev/shm, a failed mapping)
   // makes the whole node use MPI, with the reason for --verbose.
   void open_node_mailbox(std::size_t max_bytes) {
-    simulated_node_failure();  // a bad value ends the job before the collectives
-    forced_node_slots();
+    // The knobs first: a bad value ends the job before the collectives.
+    const bool simulate_failure = simulated_node_failure();
+    const int forced_slots = forced_node_slots();
     barrier();  // polled: every rank is here before the blocking calls below
     lock_guard lock(mu_);
     MPI_Comm node = MPI_COMM_NULL;
-    MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
-    int size = 0;
-    int me = 0;
-    MPI_Comm_size(node, &size);
-    MPI_Comm_rank(node, &me);
-    std::vector<int> world(static_cast<std::size_t>(size));
-    MPI_Allgather(&rank_, 1, MPI_INT, world.data(), 1, MPI_INT, node);
-    if (size > 1) map_node_segments(node, me, world, max_bytes);
+    const std::vector<int> world = split_node(node);
+    if (world.size() > 1) map_node_segments(node, world, max_bytes, simulate_failure, forced_slots);
     MPI_Comm_free(&node);
   }
 
-  void map_node_segments(MPI_Comm node, int me, const std::vector<int>& world,
-                         std::size_t max_bytes) {
+  // Makes `node`, the ranks of this rank's node; returns their world ranks,
+  // by node rank. Collective; under mu_.
+  std::vector<int> split_node(MPI_Comm& node) {
+    MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+    int size = 0;
+    MPI_Comm_size(node, &size);
+    std::vector<int> world(static_cast<std::size_t>(size));
+    MPI_Allgather(&rank_, 1, MPI_INT, world.data(), 1, MPI_INT, node);
+    return world;
+  }
+
+  void map_node_segments(MPI_Comm node, const std::vector<int>& world, std::size_t max_bytes,
+                         bool simulate_failure, int forced_slots) {
     const int size = static_cast<int>(world.size());
+    int me = 0;
+    MPI_Comm_rank(node, &me);
     // Slots for each peer's window of 4 buffers in flight, one being filled
     // and the 2 kept for copies: 4 a peer plus 8, from 16 to 64, and at most
     // 256 MiB a rank (but 4 slots) when --network-bytes is large.
@@ -608,8 +612,7 @@ class mpi_transport final : public transport {
     std::uint32_t slots =
         std::min({std::max<std::uint32_t>(16, 4 * static_cast<std::uint32_t>(size - 1) + 8),
                   std::uint32_t{64}, by_room});
-    if (const int forced = forced_node_slots(); forced > 0)
-      slots = static_cast<std::uint32_t>(forced);
+    if (forced_slots > 0) slots = static_cast<std::uint32_t>(forced_slots);
     const std::size_t bytes = node_mailbox::segment_bytes(size, slots, max_bytes);
     // A name of this job's own: node rank 0's pid and clock.
     unsigned long long tag[2] = {static_cast<unsigned long long>(getpid()),
@@ -619,7 +622,7 @@ class mpi_transport final : public transport {
     auto name = [&tag](int i) { return fmt::format("/shoal-{}-{}-{}", tag[0], tag[1], i); };
     std::vector<char*> bases(static_cast<std::size_t>(size), nullptr);
     std::string why;
-    if (simulated_node_failure())
+    if (simulate_failure)
       why =
           fmt::format("rank {}: SHOAL_NODE_MESSAGES_FAIL=1, a simulated failure to map it", rank_);
     const std::string mine = name(me);
@@ -744,7 +747,6 @@ class mpi_transport final : public transport {
   std::vector<int> node_index_;                      // world rank -> node index, -1 elsewhere
   std::vector<std::deque<node_send>> node_waiting_;  // by node index: no free slot yet
   std::vector<void*> node_sent_;                     // published, not yet reported
-  std::vector<void*> reported_;                      // poll's copy of node_sent_
   annotated_mutex mu_;      // guards no field: one MPI call at a time (heartbeats too)
   std::unique_ptr<mpi_peer_watch> watch_;  // jobs of several processes
   bool left_ = false;
