@@ -42,7 +42,7 @@ shoal_mpi_test(bcl_path_differs_between_ranks EXPECT 2 MAX_S 60
           SHOAL_BCL_PATH delegate ${bcl_job} --cores 2 --transport mpi)
 # The calibration file make bench-bcl writes (bench/bcl_costs.py) is what
 # auto reads: every check passes with the table's choice from its figures.
-shoal_mpi_test(bcl_path_auto_from_calibration_file EXPECT zero MAX_S 120
+shoal_mpi_test(bcl_path_auto_from_calibration_file EXPECT zero MAX_S 120 ONE_NODE
   REGEX "bcl shm: 26 checks, 0 wrong values: PASSED.*auto, costs [^ ]*bench/results/bcl_calibration.txt: insert\\+find one-sided"
   COMMAND ${CMAKE_COMMAND} -E env SHOAL_BCL_CALIBRATION=${PROJECT_SOURCE_DIR}/bench/results/bcl_calibration.txt
           ${SHOAL_MPIEXEC} -np 2 ${bcl_job} --cores 2 --one-sided shm --transport mpi --verbose)
@@ -57,7 +57,7 @@ foreach(way onesided delegate)
   else()
     set(figures "A\\+W = 3168 ns, delegate D = 2258 ns")
   endif()
-  shoal_mpi_test(bcl_path_fast_queue_calibrated_${way}_np2 EXPECT zero MAX_S 120
+  shoal_mpi_test(bcl_path_fast_queue_calibrated_${way}_np2 EXPECT zero MAX_S 120 ONE_NODE
     REGEX "bcl shm: 26 checks, 0 wrong values: PASSED.*bcl fast_queue\\(host core 0, capacity [0-9]+\\) made on core 0: path ${way} \\(auto, costs [^ ]*bcl_costs_fast_queue_${way}.txt: push one-sided ${figures}\\)"
     COMMAND ${CMAKE_COMMAND} -E env
             SHOAL_BCL_CALIBRATION=${CMAKE_CURRENT_SOURCE_DIR}/mpi/bcl_costs_fast_queue_${way}.txt

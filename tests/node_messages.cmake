@@ -38,20 +38,20 @@ endif()
 # The driver parses the flags; histogram validates every counter.
 set(app $<TARGET_FILE:shoal-driver> histogram --requests-per-core 100000)
 set(valid "validation +PASSED")
-shoal_mpi_test(node_messages_shm_named_by_verbose EXPECT zero MAX_S 60
+shoal_mpi_test(node_messages_shm_named_by_verbose EXPECT zero MAX_S 60 ONE_NODE
   REGEX "${valid}.*messages within the node: shm \\(3 ranks on this node, 16 slots of 65536 bytes each\\)"
   COMMAND ${SHOAL_MPIEXEC} -np 3 ${app} --cores 2 --verbose)
 shoal_mpi_test(node_messages_mpi_named_by_verbose EXPECT zero MAX_S 60
   REGEX "${valid}.*messages within the node: mpi[^ (]"
   COMMAND ${SHOAL_MPIEXEC} -np 2 ${app} --cores 2 --verbose --node-messages mpi)
-shoal_mpi_test(node_messages_slots_knob_named_by_verbose EXPECT zero MAX_S 60
+shoal_mpi_test(node_messages_slots_knob_named_by_verbose EXPECT zero MAX_S 60 ONE_NODE
   REGEX "${valid}.*messages within the node: shm \\(2 ranks on this node, 5 slots of 4096 bytes each\\)"
   COMMAND ${CMAKE_COMMAND} -E env SHOAL_NODE_SLOTS=5
           ${SHOAL_MPIEXEC} -np 2 ${app} --cores 2 --verbose --network-bytes 4096
           --aggregation-bytes 1024)
 # Rank 1 alone fails to map (simulated): the node uses MPI, rank 0 names the
 # rank and the cause, the counts validate (stdout, then stderr).
-shoal_mpi_test(node_messages_fall_back_when_rank1_cannot_map EXPECT zero MAX_S 60
+shoal_mpi_test(node_messages_fall_back_when_rank1_cannot_map EXPECT zero MAX_S 60 ONE_NODE
   REGEX "${valid}.*messages within the node: mpi \\(rank 1: SHOAL_NODE_MESSAGES_FAIL=1, a simulated failure to map it\\)"
   COMMAND ${SHOAL_MPIEXEC} -np 1 ${app} --cores 2 --verbose
           : -np 1 ${CMAKE_COMMAND} -E env SHOAL_NODE_MESSAGES_FAIL=1 ${app} --cores 2 --verbose)

@@ -350,6 +350,7 @@ class mpi_transport final : public transport {
     if (mail_ != nullptr && mail_->is_own_slot(data)) mail_->put_slot(data);
   }
   std::string node_messages() const override {
+    if (alone_on_node_) return "none (no other rank on this node)";
     if (mail_ == nullptr) return node_note_.empty() ? "mpi" : "mpi (" + node_note_ + ")";
     return fmt::format("shm ({} ranks on this node, {} slots of {} bytes each)", node_world_.size(),
                        mail_->slots(), mail_->slot_bytes());
@@ -583,7 +584,11 @@ class mpi_transport final : public transport {
     lock_guard lock(mu_);
     MPI_Comm node = MPI_COMM_NULL;
     const std::vector<int> world = split_node(node);
-    if (world.size() > 1) map_node_segments(node, world, max_bytes, simulate_failure, forced_slots);
+    if (world.size() > 1) {
+      map_node_segments(node, world, max_bytes, simulate_failure, forced_slots);
+    } else {
+      alone_on_node_ = true;
+    }
     MPI_Comm_free(&node);
   }
 
@@ -742,6 +747,7 @@ class mpi_transport final : public transport {
   static constexpr int receives_per_poll = 16;       // from each peer of the node
   static constexpr std::uint32_t copy_slots = 2;     // kept from node_buffer()
   std::unique_ptr<node_mailbox> mail_;               // null: every message through MPI
+  bool alone_on_node_ = false;  // no peer to share a node with: nothing to open
   std::string node_note_;                            // why not, when a rank could not map it
   std::vector<int> node_world_;                      // node index -> world rank
   std::vector<int> node_index_;                      // world rank -> node index, -1 elsewhere

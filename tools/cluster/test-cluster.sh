@@ -6,9 +6,10 @@
 #
 #   test-cluster.sh [BUILD_DIR]
 #
-# Variables: CLUSTER_CTEST_ARGS (default -L ^mpi$ -E _shm(_|$): every distributed
-# test but those of --one-sided shm, which needs one node and is refused
-# across hosts: a step below checks that refusal; their one-process cases run
+# Variables: CLUSTER_CTEST_ARGS (default -L ^mpi$ -LE ^one_node$ -E _shm(_|$):
+# every distributed test but those of --one-sided shm and the others that need
+# all their processes on one node (label one_node), which would be refused or
+# take another path across hosts: a step below checks that refusal; they run
 # in make test),
 # CLUSTER_SKIP_CTEST=1, CLUSTER_SKIP_APPS=1, CLUSTER_LINK_DOWN_WATCHDOG_S (5), CLUSTER_LINK_DOWN_GRACE_S
 # (how long past the watchdog the job may take to end, 60), CLUSTER_LINK_DOWN_REGEX
@@ -41,7 +42,7 @@ trap 'exit 130' INT TERM
 
 step() { echo; echo "== test-cluster: $*"; }
 
-CTEST_ARGS=${CLUSTER_CTEST_ARGS:--L ^mpi$ -E _shm(_|$)}
+CTEST_ARGS=${CLUSTER_CTEST_ARGS:--L ^mpi$ -LE ^one_node$ -E _shm(_|$)}
 if [ "${CLUSTER_SKIP_CTEST:-0}" != 1 ]; then
   # shellcheck disable=SC2086  # the arguments are meant to split
   step "ctest $CTEST_ARGS across the hosts"
@@ -61,6 +62,26 @@ else
   echo "$out" | tail -n 10
   failed+=("--one-sided shm across hosts: status $rc, not the refusal")
 fi
+
+# Messages within a node through its shared-memory segments, between nodes
+# through MPI, in one job: 6 ranks, two on each host (ranks are placed one
+# per host in turn), every counter validated; rank 0 names its node's path.
+# Then one rank a host: no segment to open, and --verbose says so.
+node_messages_step() {  # node_messages_step NP REGEX
+  step "mpirun -np $1 shoal histogram --verbose: $2"
+  local out rc
+  out=$(timeout 120 "$CLUSTER" run mpirun -np "$1" "$SHOAL" histogram --requests-per-core 200000 \
+    --cores 1 --verbose 2>&1)
+  rc=$?
+  if [ $rc = 0 ] && grep -q "validation  *PASSED" <<<"$out" && grep -Eq "$2" <<<"$out"; then
+    grep -E "$2" <<<"$out" | head -n 1
+  else
+    echo "$out" | tail -n 10
+    failed+=("node messages at $1 ranks: status $rc, or no '$2'")
+  fi
+}
+node_messages_step 6 "messages within the node: shm \(2 ranks on this node, "
+node_messages_step 3 "messages within the node: none \(no other rank on this node\)"
 
 # Apps on 3 hosts (one rank each, 2 cores), each validated by itself.
 apps=(
