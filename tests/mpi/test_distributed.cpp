@@ -840,6 +840,47 @@ TEST(distributed, FuturesFulfilledOnAnotherRank) {
   }
 }
 
+// ------------------------------------------------------------ idle cores
+
+// The lone-yield rule (tasks/scheduler.cpp, test_tasks.cpp's lone_yield at
+// one process) on every core of every process: a task that yields with
+// nothing else ready on its core offers the CPU to the OS under --idle
+// sleep, and never under spin. Each core reads its own os_yields counter
+// (stats_per_core() is this process's cores, by local index) around 200
+// yields; the root gathers every core's count.
+std::vector<i64> lone_yields_on_every_core(shoal::idle_kind idle) {
+  const int C = job_cores();
+  std::vector<i64> gained(static_cast<std::size_t>(C), -1);
+  shoal::config cfg = job_config();
+  cfg.idle = idle;
+  shoal::init(cfg);
+  shoal_test::run_once([&] {
+    const auto g = make_global(gained.data());
+    shoal::on_all_cores([g] {
+      const int me = shoal::mycore();
+      const auto local = static_cast<std::size_t>(me % shoal::local_cores());
+      const std::uint64_t before = shoal::stats_per_core()[local].os_yields;
+      for (int i = 0; i < 200; ++i) shoal::yield();
+      const std::uint64_t after = shoal::stats_per_core()[local].os_yields;
+      delegate::write(g + me, static_cast<i64>(after - before));
+    });
+  });
+  shoal::finalize();
+  return gained;
+}
+
+TEST(distributed, LoneYieldsOfferTheCpuUnderSleepOnlyOnEveryCore) {
+  const std::vector<i64> sleep = lone_yields_on_every_core(shoal::idle_kind::sleep);
+  const std::vector<i64> spin = lone_yields_on_every_core(shoal::idle_kind::spin);
+  if (rank0()) {
+    for (int c = 0; c < job_cores(); ++c) {
+      const auto k = static_cast<std::size_t>(c);
+      EXPECT_GE(sleep[k], 200) << "core " << c << " under --idle sleep";
+      EXPECT_EQ(spin[k], 0) << "core " << c << " under --idle spin";
+    }
+  }
+}
+
 // ----------------------------------------------- runs, init, exceptions
 
 TEST(distributed, SeveralRunsInOneInit) {
