@@ -55,6 +55,14 @@ shoal_mpi_test(node_messages_fall_back_when_rank1_cannot_map EXPECT zero MAX_S 6
   REGEX "${valid}.*messages within the node: mpi \\(rank 1: SHOAL_NODE_MESSAGES_FAIL=1, a simulated failure to map it\\)"
   COMMAND ${SHOAL_MPIEXEC} -np 1 ${app} --cores 2 --verbose
           : -np 1 ${CMAKE_COMMAND} -E env SHOAL_NODE_MESSAGES_FAIL=1 ${app} --cores 2 --verbose)
+# A real failure, not a simulated one: 4096 slots of 64 MiB (256 GiB) a rank
+# is more than any /dev/shm holds, so posix_fallocate fails at once (tmpfs
+# refuses a reservation larger than itself before allocating any of it) and
+# the node falls back to MPI, naming the size and the system's reason.
+shoal_mpi_test(node_messages_dev_shm_too_small_falls_back EXPECT zero MAX_S 60 ONE_NODE
+  REGEX "${valid}.*messages within the node: mpi \\(rank [01]: /dev/shm has no room for 274878042112 bytes: "
+  COMMAND ${CMAKE_COMMAND} -E env SHOAL_NODE_SLOTS=4096
+          ${SHOAL_MPIEXEC} -np 2 ${app} --cores 2 --verbose --network-bytes 67108864)
 shoal_mpi_test(node_messages_bad_fail_knob_on_rank1 EXPECT nonzero MAX_S 30
   REGEX "SHOAL_NODE_MESSAGES_FAIL on rank 1: expected 0 or 1, got 'yes'"
   COMMAND ${SHOAL_MPIEXEC} -np 1 ${app} --cores 1
