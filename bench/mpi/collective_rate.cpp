@@ -1,4 +1,5 @@
-// collective_rate: large collectives and bulk range transfer.
+// collective_rate: large collectives, bulk range transfer, and the latency
+// of the small synchronisations every phase ends with.
 //
 // Run: mpirun --oversubscribe -np 2 build/bin/bench-distributed-collectives --cores 2
 //      build/bin/bench-distributed-collectives --cores 2            (one process)
@@ -10,6 +11,8 @@
 //   read_range  core 0 reads --doubles doubles of a block-cyclic array
 //               spanning every core (blocking).
 //   write_range core 0 writes them back (blocking).
+//   barrier, arrival_barrier, allreduce 4 words: 2000 calls back to back
+//               on every core, per call (the fixed cost of a phase end).
 //
 // Each timing runs on every core between two barriers (the collectives) or
 // on core 0 alone (the range transfers); one warm-up, then --repetitions
@@ -18,10 +21,12 @@
 #include <shoal/shoal.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +49,7 @@ options g_opt;
 
 shoal::per_core<std::vector<double>> g_times;  // core 0's, per repetition
 std::atomic<int> g_bad{0};
+constexpr int sync_calls = 2000;  // per timed run of bench_sync
 
 /// Times `op` on every core between barriers; core 0 records seconds.
 template <class Op>
@@ -86,6 +92,26 @@ void bench_broadcast() {
     std::fill(v.begin(), v.end(), static_cast<double>(shoal::mycore()));
     shoal::broadcast(std::span<double>(v), root);
     if (v.front() != root || v.back() != root) g_bad.fetch_add(1);
+  });
+}
+
+/// The fixed cost of a phase end: `calls` back-to-back barrier(),
+/// arrival_barrier() or 4-word allreduce_sum() calls on every core, per
+/// call (core 0's time over the run of calls, median over repetitions).
+enum class sync_kind { barrier, arrival, allreduce4 };
+void bench_sync(sync_kind kind, int calls) {
+  time_spmd([kind, calls] {
+    for (int i = 0; i < calls; ++i) {
+      if (kind == sync_kind::barrier) {
+        shoal::barrier();
+      } else if (kind == sync_kind::arrival) {
+        shoal::arrival_barrier();
+      } else {
+        std::array<std::uint64_t, 4> v = {1, 2, 3, 4};
+        shoal::allreduce_sum(std::span<std::uint64_t>(v));
+        if (v[3] != 4 * static_cast<std::uint64_t>(shoal::cores())) g_bad.fetch_add(1);
+      }
+    }
   });
 }
 
@@ -133,9 +159,19 @@ int main(int argc, char** argv) {
     else if (a == "--repetitions")
       g_opt.repetitions = std::atoi(argv[++i]);
   }
+  if (g_opt.mib < 1 || g_opt.doubles < 1 || g_opt.repetitions < 1) {
+    std::fprintf(stderr,
+                 "collective_rate: error: --mib, --doubles and --repetitions must be at least 1 "
+                 "(got %lld, %lld, %d)\n",
+                 static_cast<long long>(g_opt.mib), static_cast<long long>(g_opt.doubles),
+                 g_opt.repetitions);
+    shoal::finalize();
+    return 2;
+  }
   const double cores = shoal::cores();
   const double dbytes = static_cast<double>(g_opt.doubles) * 8;
   std::vector<double> t_gather, t_reduce, t_bcast, t_read, t_write;
+  std::vector<std::vector<double>> t_sync;  // by sync_kind
   shoal::run([&] {
     shoal::on_all_cores([] { bench_allgather(); });
     t_gather = take_times();
@@ -144,6 +180,10 @@ int main(int argc, char** argv) {
     shoal::on_all_cores([] { bench_broadcast(); });
     t_bcast = take_times();
     bench_ranges(t_read, t_write);
+    for (const sync_kind k : {sync_kind::barrier, sync_kind::arrival, sync_kind::allreduce4}) {
+      shoal::on_all_cores([k] { bench_sync(k, sync_calls); });
+      t_sync.push_back(take_times());
+    }
   });
   if (shoal::myrank() == 0) {
     std::printf("collectives: %d ranks x %d cores, %d repetitions (medians)\n", shoal::ranks(),
@@ -153,6 +193,10 @@ int main(int argc, char** argv) {
     report("broadcast", t_bcast, dbytes);
     report("read_range", t_read, dbytes);
     report("write_range", t_write, dbytes);
+    const char* names[] = {"barrier", "arrival_barrier", "allreduce 4 words"};
+    for (std::size_t k = 0; k < t_sync.size(); ++k)
+      std::printf("%-17s %7.3f us a call (%d calls back to back on every core)\n", names[k],
+                  median(t_sync[k]) / sync_calls * 1e6, sync_calls);
   }
   const int bad = g_bad.load();
   shoal::finalize();
