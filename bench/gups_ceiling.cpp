@@ -14,14 +14,14 @@
 // value (so the timed loop did apply what it claims).
 //
 //   gups-ceiling [--log-table 26] [--threads 2] [--json]
-#include <CLI/CLI.hpp>
-#include <fmt/core.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <thread>
 #include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
 
 #include "gups/apply_queue.hpp"
 #include "gups/plain/hpcc_stream.hpp"
@@ -88,7 +88,8 @@ int main(int argc, char** argv) {
   };
   const auto t0 = std::chrono::steady_clock::now();
   on_threads(run);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   on_threads(run);  // undoes the timed pass
 
   std::uint64_t wrong = 0;
@@ -99,13 +100,15 @@ int main(int argc, char** argv) {
   const double updates = static_cast<double>(per_thread) * threads;
   const double gups = updates / seconds / 1e9;
   if (json) {
-    fmt::print("{{\"app\": \"gups-ceiling\", \"log_table\": {}, \"threads\": {}, \"time_s\": {}, "
-               "\"rate\": {}, \"unit\": \"GUPS\", \"wrong\": {}}}\n",
-               log_table, threads, seconds, gups, wrong);
+    fmt::print(
+        "{{\"app\": \"gups-ceiling\", \"log_table\": {}, \"threads\": {}, \"time_s\": {}, "
+        "\"rate\": {}, \"unit\": \"GUPS\", \"wrong\": {}}}\n",
+        log_table, threads, seconds, gups, wrong);
   } else {
-    fmt::print("gups-ceiling: 2^{} words, {} threads: {:.4f} GUPS ({:.2f} ns an update a thread), "
-               "{} words wrong after undoing\n",
-               log_table, threads, gups, seconds / static_cast<double>(per_thread) * 1e9, wrong);
+    fmt::print(
+        "gups-ceiling: 2^{} words, {} threads: {:.4f} GUPS ({:.2f} ns an update a thread), "
+        "{} words wrong after undoing\n",
+        log_table, threads, gups, seconds / static_cast<double>(per_thread) * 1e9, wrong);
   }
   return wrong == 0 ? 0 : 1;
 }
