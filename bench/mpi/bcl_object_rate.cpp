@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
+
 namespace {
 
 using u64 = std::uint64_t;
@@ -81,10 +83,13 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   shoal::init(argc, argv);
   u64 keys = 2000, reps = 5;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--keys") == 0) keys = std::strtoull(argv[i + 1], nullptr, 10);
-    if (std::strcmp(argv[i], "--reps") == 0) reps = std::strtoull(argv[i + 1], nullptr, 10);
-  }
+  bench_args::read_flags("bcl-object-rate", argc, argv, {"--keys", "--reps"},
+                         [&](std::string_view flag, const std::string& value) {
+                           if (flag == "--keys")
+                             keys = bench_args::whole("bcl-object-rate", flag, value, 1, 1 << 24);
+                           else
+                             reps = bench_args::whole("bcl-object-rate", flag, value, 1, 1000);
+                         });
   const std::vector<u64> lengths = {0, 8, 100, 1000, 10000};  // 0: the u64 table
   std::vector<std::vector<phase_times>> got(lengths.size());
   shoal::run([&] {

@@ -41,6 +41,8 @@
 
 #include <sched.h>
 
+#include "bench_args.hpp"
+
 namespace {
 
 using u64 = std::uint64_t;
@@ -129,14 +131,10 @@ void measure(u64 keys, results* r) {
 int main(int argc, char** argv) {
   shoal::init(argc, argv);
   std::vector<u64> sizes = {1024, 8192};
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], "--keys") == 0) {
-      sizes.clear();
-      for (char* p = argv[i + 1]; *p != '\0';) {
-        sizes.push_back(std::strtoull(p, &p, 10));
-        if (*p == ',') ++p;
-      }
-    }
+  bench_args::read_flags("bcl-rate", argc, argv, {"--keys"},
+                         [&sizes](std::string_view flag, const std::string& value) {
+                           sizes = bench_args::wholes("bcl-rate", flag, value, 1, u64{1} << 26);
+                         });
   const std::string backend = shoal::one_sided_backend_name();
   const std::string shape =
       std::to_string(shoal::ranks()) + "x" + std::to_string(shoal::cores() / shoal::ranks());

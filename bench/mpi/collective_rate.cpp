@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
+
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -150,24 +152,19 @@ std::vector<double> take_times() {
 
 int main(int argc, char** argv) {
   shoal::init(argc, argv);
-  for (int i = 1; i + 1 < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--mib")
-      g_opt.mib = std::atol(argv[++i]);
-    else if (a == "--doubles")
-      g_opt.doubles = std::atol(argv[++i]);
-    else if (a == "--repetitions")
-      g_opt.repetitions = std::atoi(argv[++i]);
-  }
-  if (g_opt.mib < 1 || g_opt.doubles < 1 || g_opt.repetitions < 1) {
-    std::fprintf(stderr,
-                 "collective_rate: error: --mib, --doubles and --repetitions must be at least 1 "
-                 "(got %lld, %lld, %d)\n",
-                 static_cast<long long>(g_opt.mib), static_cast<long long>(g_opt.doubles),
-                 g_opt.repetitions);
-    shoal::finalize();
-    return 2;
-  }
+  bench_args::read_flags(
+      "bench-distributed-collectives", argc, argv, {"--mib", "--doubles", "--repetitions"},
+      [](std::string_view flag, const std::string& value) {
+        if (flag == "--mib")
+          g_opt.mib = static_cast<std::int64_t>(
+              bench_args::whole("bench-distributed-collectives", flag, value, 1, 1024));
+        else if (flag == "--doubles")
+          g_opt.doubles = static_cast<std::int64_t>(bench_args::whole(
+              "bench-distributed-collectives", flag, value, 1, std::uint64_t{1} << 28));
+        else
+          g_opt.repetitions = static_cast<int>(
+              bench_args::whole("bench-distributed-collectives", flag, value, 1, 1000));
+      });
   const double cores = shoal::cores();
   const double dbytes = static_cast<double>(g_opt.doubles) * 8;
   std::vector<double> t_gather, t_reduce, t_bcast, t_read, t_write;

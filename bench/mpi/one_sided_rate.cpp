@@ -34,6 +34,8 @@
 #include <cstring>
 #include <string>
 
+#include "bench_args.hpp"
+
 namespace {
 
 using u64 = std::uint64_t;
@@ -67,10 +69,15 @@ int main(int argc, char** argv) {
   shoal::init(argc, argv);
   std::int64_t ops = 20000;
   int tasks = 64;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--ops") == 0) ops = std::atoll(argv[i + 1]);
-    if (std::strcmp(argv[i], "--tasks") == 0) tasks = std::atoi(argv[i + 1]);
-  }
+  bench_args::read_flags(
+      "one-sided-rate", argc, argv, {"--ops", "--tasks"},
+      [&](std::string_view flag, const std::string& value) {
+        if (flag == "--ops")
+          ops = static_cast<std::int64_t>(
+              bench_args::whole("one-sided-rate", flag, value, 1, std::uint64_t{1} << 32));
+        else
+          tasks = static_cast<int>(bench_args::whole("one-sided-rate", flag, value, 1, 4096));
+      });
   const std::string backend = shoal::one_sided_backend_name();
   const std::string shape =
       std::to_string(shoal::ranks()) + "x" + std::to_string(shoal::cores() / shoal::ranks());
