@@ -49,6 +49,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
+
 namespace {
 
 using u64 = std::uint64_t;
@@ -257,13 +259,16 @@ int main(int argc, char** argv) {
   shoal::init(argc, argv);
   int items = 1000;
   std::string designs = "queue,lock,notify";
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--items") == 0) items = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--designs") == 0) designs = argv[i + 1];
-  }
-  if (items <= 0 || shoal::cores() < 2) {
-    std::fprintf(stderr,
-                 "queue-rate: --items must be positive and the job needs 2 cores or more\n");
+  bench_args::read_flags(
+      "queue-rate", argc, argv, {"--items", "--designs"},
+      [&](std::string_view flag, const std::string& value) {
+        if (flag == "--items")
+          items = static_cast<int>(bench_args::whole("queue-rate", flag, value, 1, 10'000'000));
+        else
+          designs = value;
+      });
+  if (shoal::cores() < 2) {
+    std::fprintf(stderr, "queue-rate: the job needs 2 cores or more (--cores)\n");
     shoal::finalize();
     return 2;
   }
