@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
+
 namespace {
 
 double median(std::vector<double> v) {
@@ -50,30 +52,17 @@ int main(int argc, char** argv) {
   long calls = 20000;
   long updates = 2000000;
   int repetitions = 5;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--benchmark_", 0) == 0) continue;  // from `make bench`
-    const bool has_value = i + 1 < argc;
-    long* target = a == "--calls" ? &calls : a == "--updates" ? &updates : nullptr;
-    if (target != nullptr && has_value) {
-      *target = std::atol(argv[++i]);
-      if (*target < 1) {
-        if (shoal::myrank() == 0) std::fprintf(stderr, "%s: expected a positive integer\n", a.c_str());
-        shoal::finalize();
-        return 2;
-      }
-    } else if (a == "--repetitions" && has_value) {
-      repetitions = std::clamp(std::atoi(argv[++i]), 1, 1000);
-    } else {
-      if (shoal::myrank() == 0)
-        std::fprintf(stderr,
-                     "bench-distributed-delegates: unknown argument '%s'\n"
-                     "usage: [shoal flags] [--calls N] [--updates N] [--repetitions R]\n",
-                     a.c_str());
-      shoal::finalize();
-      return 2;
-    }
-  }
+  bench_args::read_flags(
+      "bench-distributed-delegates", argc, argv, {"--calls", "--updates", "--repetitions"},
+      [&](std::string_view flag, const std::string& value) {
+        const char* me = "bench-distributed-delegates";
+        if (flag == "--calls")
+          calls = static_cast<long>(bench_args::whole(me, flag, value, 1, 1'000'000'000));
+        else if (flag == "--updates")
+          updates = static_cast<long>(bench_args::whole(me, flag, value, 1, 1'000'000'000));
+        else
+          repetitions = static_cast<int>(bench_args::whole(me, flag, value, 1, 1000));
+      });
   if (shoal::ranks() < 2) {
     std::fprintf(stderr,
                  "bench-distributed-delegates: needs at least 2 ranks (mpirun -np 2); skipped\n");
