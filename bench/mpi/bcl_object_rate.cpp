@@ -84,11 +84,11 @@ int main(int argc, char** argv) {
   shoal::init(argc, argv);
   u64 keys = 2000, reps = 5;
   bench_args::read_flags("bcl-object-rate", argc, argv, {"--keys", "--reps"},
-                         [&](std::string_view flag, const std::string& value) {
-                           if (flag == "--keys")
-                             keys = bench_args::whole("bcl-object-rate", flag, value, 1, 1 << 24);
+                         [&](const bench_args::value& v) {
+                           if (v.flag == "--keys")
+                             keys = v.whole(1, 1 << 24);
                            else
-                             reps = bench_args::whole("bcl-object-rate", flag, value, 1, 1000);
+                             reps = v.whole(1, 1000);
                          });
   const std::vector<u64> lengths = {0, 8, 100, 1000, 10000};  // 0: the u64 table
   std::vector<std::vector<phase_times>> got(lengths.size());

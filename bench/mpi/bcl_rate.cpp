@@ -131,10 +131,9 @@ void measure(u64 keys, results* r) {
 int main(int argc, char** argv) {
   shoal::init(argc, argv);
   std::vector<u64> sizes = {1024, 8192};
-  bench_args::read_flags("bcl-rate", argc, argv, {"--keys"},
-                         [&sizes](std::string_view flag, const std::string& value) {
-                           sizes = bench_args::wholes("bcl-rate", flag, value, 1, u64{1} << 26);
-                         });
+  bench_args::read_flags("bcl-rate", argc, argv, {"--keys"}, [&sizes](const bench_args::value& v) {
+    sizes = v.wholes(1, u64{1} << 26);
+  });
   const std::string backend = shoal::one_sided_backend_name();
   const std::string shape =
       std::to_string(shoal::ranks()) + "x" + std::to_string(shoal::cores() / shoal::ranks());

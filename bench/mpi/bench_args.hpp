@@ -4,11 +4,12 @@
 // Contract.
 // - read_flags(program, argc, argv, flags, set): every word must be one of
 //   `flags` followed by a value (a Google Benchmark flag, --benchmark_*,
-//   passed by `make bench`, is skipped); set(flag, value) is called for
-//   each in order. An unknown word or a flag without its value ends the job.
-// - whole(program, flag, text, lo, hi): `text`, all of it, as a whole
-//   number in [lo, hi]; anything else (empty, a sign, trailing letters, out
-//   of range) ends the job. wholes(...): a comma-separated list of them.
+//   passed by `make bench`, is skipped); set(value) is called for each in
+//   order. An unknown word or a flag without its value ends the job.
+// - value::whole(lo, hi): the value, all of it, as a whole number in
+//   [lo, hi]; anything else (empty, a sign, trailing letters, out of range)
+//   ends the job, naming program, flag and value. wholes(lo, hi): a
+//   comma-separated list of them.
 // - Ending the job: rank 0 prints "<program>: error: <what>" and the usage
 //   line (for a word it does not know), then every rank finalizes and exits with status 2. Every
 //   rank reads the same words, so all of them end the same way (collective).
@@ -41,6 +42,41 @@ namespace bench_args {
   std::exit(2);
 }
 
+/// One flag's value as read_flags() hands it on; its checks name the
+/// program and the flag.
+struct value {
+  const char* program;
+  std::string_view flag;
+  std::string text;
+
+  /// `text`, all of it, as a whole number in [lo, hi], else the job ends.
+  std::uint64_t whole(std::uint64_t lo, std::uint64_t hi) const { return whole_of(text, lo, hi); }
+  /// A comma-separated list of such numbers.
+  std::vector<std::uint64_t> wholes(std::uint64_t lo, std::uint64_t hi) const {
+    std::vector<std::uint64_t> out;
+    for (std::size_t start = 0;;) {
+      const std::size_t comma = text.find(',', start);
+      out.push_back(whole_of(text.substr(start, comma - start), lo, hi));
+      if (comma == std::string::npos) return out;
+      start = comma + 1;
+    }
+  }
+
+ private:
+  std::uint64_t whole_of(const std::string& word, std::uint64_t lo, std::uint64_t hi) const {
+    char* end = nullptr;
+    errno = 0;
+    const bool digits = !word.empty() && word[0] >= '0' && word[0] <= '9';
+    const unsigned long long v = digits ? std::strtoull(word.c_str(), &end, 10) : 0;
+    if (!digits || *end != '\0' || errno != 0 || v < lo || v > hi)
+      fail(program,
+           std::string(flag) + " '" + word + "': expected a whole number in [" +
+               std::to_string(lo) + ", " + std::to_string(hi) + "]",
+           {});
+    return v;
+  }
+};
+
 template <class F>
 void read_flags(const char* program, int argc, char** argv,
                 std::initializer_list<const char*> flags, const F& set) {
@@ -51,34 +87,7 @@ void read_flags(const char* program, int argc, char** argv,
     for (const char* f : flags) known = known || word == f;
     if (!known) fail(program, "unknown argument '" + std::string(word) + "'", flags);
     if (i + 1 >= argc) fail(program, std::string(word) + " needs a value", flags);
-    set(word, std::string(argv[++i]));
-  }
-}
-
-inline std::uint64_t whole(const char* program, std::string_view flag, const std::string& text,
-                           std::uint64_t lo, std::uint64_t hi) {
-  char* end = nullptr;
-  errno = 0;
-  const bool digits = !text.empty() && text[0] >= '0' && text[0] <= '9';
-  const unsigned long long v = digits ? std::strtoull(text.c_str(), &end, 10) : 0;
-  if (!digits || *end != '\0' || errno != 0 || v < lo || v > hi)
-    fail(program,
-         std::string(flag) + " '" + text + "': expected a whole number in [" + std::to_string(lo) +
-             ", " + std::to_string(hi) + "]",
-         {});
-  return v;
-}
-
-inline std::vector<std::uint64_t> wholes(const char* program, std::string_view flag,
-                                         const std::string& text, std::uint64_t lo,
-                                         std::uint64_t hi) {
-  std::vector<std::uint64_t> out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = text.find(',', start);
-    out.push_back(whole(program, flag, text.substr(start, comma - start), lo, hi));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
+    set(value{program, word, argv[++i]});
   }
 }
 

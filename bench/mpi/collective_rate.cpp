@@ -152,19 +152,16 @@ std::vector<double> take_times() {
 
 int main(int argc, char** argv) {
   shoal::init(argc, argv);
-  bench_args::read_flags(
-      "bench-distributed-collectives", argc, argv, {"--mib", "--doubles", "--repetitions"},
-      [](std::string_view flag, const std::string& value) {
-        if (flag == "--mib")
-          g_opt.mib = static_cast<std::int64_t>(
-              bench_args::whole("bench-distributed-collectives", flag, value, 1, 1024));
-        else if (flag == "--doubles")
-          g_opt.doubles = static_cast<std::int64_t>(bench_args::whole(
-              "bench-distributed-collectives", flag, value, 1, std::uint64_t{1} << 28));
-        else
-          g_opt.repetitions = static_cast<int>(
-              bench_args::whole("bench-distributed-collectives", flag, value, 1, 1000));
-      });
+  bench_args::read_flags("bench-distributed-collectives", argc, argv,
+                         {"--mib", "--doubles", "--repetitions"}, [](const bench_args::value& v) {
+                           if (v.flag == "--mib")
+                             g_opt.mib = static_cast<std::int64_t>(v.whole(1, 1024));
+                           else if (v.flag == "--doubles")
+                             g_opt.doubles =
+                                 static_cast<std::int64_t>(v.whole(1, std::uint64_t{1} << 28));
+                           else
+                             g_opt.repetitions = static_cast<int>(v.whole(1, 1000));
+                         });
   const double cores = shoal::cores();
   const double dbytes = static_cast<double>(g_opt.doubles) * 8;
   std::vector<double> t_gather, t_reduce, t_bcast, t_read, t_write;

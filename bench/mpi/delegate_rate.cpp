@@ -52,17 +52,16 @@ int main(int argc, char** argv) {
   long calls = 20000;
   long updates = 2000000;
   int repetitions = 5;
-  bench_args::read_flags(
-      "bench-distributed-delegates", argc, argv, {"--calls", "--updates", "--repetitions"},
-      [&](std::string_view flag, const std::string& value) {
-        const char* me = "bench-distributed-delegates";
-        if (flag == "--calls")
-          calls = static_cast<long>(bench_args::whole(me, flag, value, 1, 1'000'000'000));
-        else if (flag == "--updates")
-          updates = static_cast<long>(bench_args::whole(me, flag, value, 1, 1'000'000'000));
-        else
-          repetitions = static_cast<int>(bench_args::whole(me, flag, value, 1, 1000));
-      });
+  bench_args::read_flags("bench-distributed-delegates", argc, argv,
+                         {"--calls", "--updates", "--repetitions"},
+                         [&](const bench_args::value& v) {
+                           if (v.flag == "--calls")
+                             calls = static_cast<long>(v.whole(1, 1'000'000'000));
+                           else if (v.flag == "--updates")
+                             updates = static_cast<long>(v.whole(1, 1'000'000'000));
+                           else
+                             repetitions = static_cast<int>(v.whole(1, 1000));
+                         });
   if (shoal::ranks() < 2) {
     std::fprintf(stderr,
                  "bench-distributed-delegates: needs at least 2 ranks (mpirun -np 2); skipped\n");

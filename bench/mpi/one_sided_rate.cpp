@@ -69,15 +69,13 @@ int main(int argc, char** argv) {
   shoal::init(argc, argv);
   std::int64_t ops = 20000;
   int tasks = 64;
-  bench_args::read_flags(
-      "one-sided-rate", argc, argv, {"--ops", "--tasks"},
-      [&](std::string_view flag, const std::string& value) {
-        if (flag == "--ops")
-          ops = static_cast<std::int64_t>(
-              bench_args::whole("one-sided-rate", flag, value, 1, std::uint64_t{1} << 32));
-        else
-          tasks = static_cast<int>(bench_args::whole("one-sided-rate", flag, value, 1, 4096));
-      });
+  bench_args::read_flags("one-sided-rate", argc, argv, {"--ops", "--tasks"},
+                         [&](const bench_args::value& v) {
+                           if (v.flag == "--ops")
+                             ops = static_cast<std::int64_t>(v.whole(1, std::uint64_t{1} << 32));
+                           else
+                             tasks = static_cast<int>(v.whole(1, 4096));
+                         });
   const std::string backend = shoal::one_sided_backend_name();
   const std::string shape =
       std::to_string(shoal::ranks()) + "x" + std::to_string(shoal::cores() / shoal::ranks());

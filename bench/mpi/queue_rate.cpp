@@ -259,14 +259,13 @@ int main(int argc, char** argv) {
   shoal::init(argc, argv);
   int items = 1000;
   std::string designs = "queue,lock,notify";
-  bench_args::read_flags(
-      "queue-rate", argc, argv, {"--items", "--designs"},
-      [&](std::string_view flag, const std::string& value) {
-        if (flag == "--items")
-          items = static_cast<int>(bench_args::whole("queue-rate", flag, value, 1, 10'000'000));
-        else
-          designs = value;
-      });
+  bench_args::read_flags("queue-rate", argc, argv, {"--items", "--designs"},
+                         [&](const bench_args::value& v) {
+                           if (v.flag == "--items")
+                             items = static_cast<int>(v.whole(1, 10'000'000));
+                           else
+                             designs = v.text;
+                         });
   if (shoal::cores() < 2) {
     std::fprintf(stderr, "queue-rate: the job needs 2 cores or more (--cores)\n");
     shoal::finalize();
